@@ -1,0 +1,82 @@
+# Two commands do everything: `make test` and `make demo` (see README.md).
+#
+# With a ROS 2 install sourced (ROS_DISTRO set) they build against it. Otherwise they create a
+# dedicated virtualenv with pinned ROS 2 wheels from PyPI: .venv for Jazzy (default) or
+# .venv-kilted for `make test ROS_WHEELS=kilted`, each with its own build/install folders.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+ROS_WHEELS ?= jazzy
+CYCLES ?= 0
+ARM ?=
+PYTEST_ARGS ?=
+
+ifneq ($(filter-out jazzy kilted,$(ROS_WHEELS)),)
+$(error ROS_WHEELS must be jazzy or kilted, got '$(ROS_WHEELS)')
+endif
+
+ifdef ROS_DISTRO
+  # A sourced ROS 2 install: build with its colcon and Python.
+  SUFFIX :=
+  VENV_STAMP :=
+  ACTIVATE := true
+  PY := python3
+  COLCON_ARGS :=
+else
+  ifeq ($(ROS_WHEELS),jazzy)
+    SUFFIX :=
+  else
+    SUFFIX := -$(ROS_WHEELS)
+  endif
+  VENV := $(CURDIR)/.venv$(SUFFIX)
+  VENV_STAMP := $(VENV)/.installed
+  PY := $(VENV)/bin/python
+  ACTIVATE := source $(VENV)/bin/activate && export AMENT_PREFIX_PATH=$(VENV) \
+              CMAKE_PREFIX_PATH=$(VENV)
+  COLCON_ARGS := --cmake-args -DPython3_EXECUTABLE=$(PY) -DBUILD_TESTING=OFF
+endif
+
+BUILD_BASE := build$(SUFFIX)
+INSTALL_BASE := install$(SUFFIX)
+LOG_BASE := log$(SUFFIX)
+# Discovery stays on this machine, whatever the caller's environment says.
+RUN_ENV := export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST RMW_IMPLEMENTATION=rmw_fastrtps_cpp \
+           && source $(INSTALL_BASE)/setup.bash
+
+.PHONY: help setup build lint test demo bench clean
+
+help:
+	@echo 'make test   build the workspace, lint, run every test (ROS_WHEELS=jazzy|kilted)'
+	@echo 'make demo   build and run the arm pipeline (CYCLES=1 stops after one cycle)'
+	@echo 'make bench  run the benchmarks, write bench_results.json'
+	@echo 'make clean  remove build, install, log folders (venvs stay)'
+
+$(VENV_STAMP): requirements/ros-$(ROS_WHEELS).txt requirements/dev.txt tools/setup_venv.sh
+	tools/setup_venv.sh $(ROS_WHEELS) $(VENV)
+	touch $@
+
+setup: $(VENV_STAMP)
+
+build: setup
+	$(ACTIVATE) && colcon --log-base $(LOG_BASE) build --symlink-install \
+	  --build-base $(BUILD_BASE) --install-base $(INSTALL_BASE) \
+	  --event-handlers console_cohesion- summary+ $(COLCON_ARGS)
+
+lint: setup
+	$(ACTIVATE) && ruff check src benchmarks tools
+
+test: lint build
+	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m pytest src $(PYTEST_ARGS)
+
+demo: build
+	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m arm_bringup.demo --cycles $(CYCLES) \
+	  $(if $(ARM),--arm $(ARM),)
+
+bench: build
+	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m pip install --quiet --disable-pip-version-check \
+	  -r requirements/bench.txt && $(PY) benchmarks/run_all.py
+
+clean:
+	rm -rf build install log build-kilted install-kilted log-kilted

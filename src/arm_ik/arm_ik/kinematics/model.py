@@ -1,0 +1,267 @@
+"""Serial-chain arm model built from a URDF, with forward kinematics and Jacobians.
+
+The URDF expanded from ``arm_description`` is the only source of the geometry:
+link offsets, joint axes and limits are read from it, never restated here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+import xml.etree.ElementTree as ElementTree
+
+import numpy as np
+
+from arm_ik.kinematics.transforms import axis_angle_matrices, make_transform, rpy_to_matrix
+
+FULL_TURN = 2.0 * math.pi
+
+
+class DescriptionError(ValueError):
+    """The robot description cannot be turned into a usable arm model."""
+
+
+@dataclass(frozen=True)
+class Joint:
+    """One movable joint of the chain, in the frame of the previous movable joint.
+
+    ``offset`` is the fixed transform from the previous joint's rotated frame (or
+    the base link) to this joint's frame, fixed joints in between folded in.
+    """
+
+    name: str
+    axis: np.ndarray
+    offset: np.ndarray
+    lower: float
+    upper: float
+    velocity: float
+    effort: float
+
+    @property
+    def wraps(self) -> bool:
+        """True when the range spans a full turn, so angles may be wrapped, not clamped."""
+        return self.upper - self.lower >= FULL_TURN - 1e-9
+
+
+def _parse_origin(element: ElementTree.Element | None) -> np.ndarray:
+    if element is None:
+        return np.eye(4)
+    xyz = np.array([float(v) for v in element.get('xyz', '0 0 0').split()])
+    rpy = [float(v) for v in element.get('rpy', '0 0 0').split()]
+    if xyz.shape != (3,) or len(rpy) != 3:
+        raise DescriptionError(f'malformed <origin xyz="{element.get("xyz")}" '
+                               f'rpy="{element.get("rpy")}">')
+    return make_transform(rpy_to_matrix(*rpy), xyz)
+
+
+def _float_attribute(element: ElementTree.Element, name: str, joint: str) -> float:
+    text = element.get(name)
+    if text is None:
+        raise DescriptionError(f'joint "{joint}": <limit> has no "{name}" attribute')
+    value = float(text)
+    if not math.isfinite(value):
+        raise DescriptionError(f'joint "{joint}": limit {name}={text} is not finite')
+    return value
+
+
+class ArmModel:
+    """A serial chain from ``base_link`` to a tip link, ready for FK and Jacobians.
+
+    Attributes:
+        name: robot name from the URDF.
+        base_link, tip_link: frame names the chain runs between.
+        joints: movable joints, base to tip.
+        joint_names: their names (tuple).
+        lower, upper: position limits, radians (arrays of length n).
+        velocity_limits: rad/s, from the URDF ``<limit velocity>``.
+        tip_offset: fixed transform from the last joint's rotated frame to the tip.
+    """
+
+    def __init__(self, name: str, base_link: str, tip_link: str,
+                 joints: list[Joint], tip_offset: np.ndarray) -> None:
+        if not joints:
+            raise DescriptionError(f'no movable joint between "{base_link}" and "{tip_link}"')
+        self.name = name
+        self.base_link = base_link
+        self.tip_link = tip_link
+        self.joints = tuple(joints)
+        self.joint_names = tuple(j.name for j in joints)
+        self.dof = len(joints)
+        self.lower = np.array([j.lower for j in joints])
+        self.upper = np.array([j.upper for j in joints])
+        self.velocity_limits = np.array([j.velocity for j in joints])
+        self.wraps = np.array([j.wraps for j in joints])
+        self.tip_offset = tip_offset
+        self._axes = np.array([j.axis for j in joints])
+        self._offsets = np.array([j.offset for j in joints])
+
+    # ------------------------------------------------------------------ parsing
+    @classmethod
+    def from_urdf(cls, urdf_xml: str, base_link: str = 'base_link',
+                  tip_link: str = 'tool0') -> 'ArmModel':
+        """Build the chain ``base_link`` → ``tip_link`` from URDF text.
+
+        Raises:
+            DescriptionError: the XML does not parse, a link is missing, the chain is
+                broken, or a revolute joint lacks finite limits (lower < upper,
+                velocity > 0).
+        """
+        try:
+            root = ElementTree.fromstring(urdf_xml)
+        except ElementTree.ParseError as error:
+            raise DescriptionError(f'robot_description is not valid XML: {error}') from None
+        if root.tag != 'robot':
+            raise DescriptionError(f'root element is <{root.tag}>, expected <robot>')
+        links = {link.get('name') for link in root.findall('link')}
+        for frame in (base_link, tip_link):
+            if frame not in links:
+                raise DescriptionError(f'link "{frame}" is not in the description '
+                                       f'(links: {", ".join(sorted(links))})')
+        by_child = {}
+        for joint in root.findall('joint'):
+            child = joint.find('child')
+            if child is not None:
+                by_child[child.get('link')] = joint
+        chain = []
+        link = tip_link
+        while link != base_link:
+            joint = by_child.get(link)
+            if joint is None:
+                raise DescriptionError(f'no joint chain from "{base_link}" to "{tip_link}" '
+                                       f'(link "{link}" has no parent joint)')
+            chain.append(joint)
+            link = joint.find('parent').get('link')
+        chain.reverse()
+        joints: list[Joint] = []
+        pending = np.eye(4)
+        for element in chain:
+            name = element.get('name')
+            kind = element.get('type')
+            origin = _parse_origin(element.find('origin'))
+            if kind == 'fixed':
+                pending = pending @ origin
+                continue
+            if kind not in ('revolute', 'continuous'):
+                raise DescriptionError(f'joint "{name}" is {kind}; only revolute, continuous '
+                                       'and fixed joints are supported')
+            axis_element = element.find('axis')
+            axis = np.array([float(v) for v in (axis_element.get('xyz') if axis_element
+                                                is not None else '1 0 0').split()])
+            norm = np.linalg.norm(axis)
+            if axis.shape != (3,) or not np.isfinite(norm) or norm < 1e-12:
+                raise DescriptionError(f'joint "{name}" has a degenerate axis {axis.tolist()}')
+            limit = element.find('limit')
+            if kind == 'continuous':
+                lower, upper = -math.pi, math.pi
+                velocity = _float_attribute(limit, 'velocity', name) if limit is not None \
+                    else math.inf
+                effort = float(limit.get('effort', 'inf')) if limit is not None else math.inf
+            else:
+                if limit is None:
+                    raise DescriptionError(f'revolute joint "{name}" has no <limit>')
+                lower = _float_attribute(limit, 'lower', name)
+                upper = _float_attribute(limit, 'upper', name)
+                velocity = _float_attribute(limit, 'velocity', name)
+                effort = _float_attribute(limit, 'effort', name)
+                if not lower < upper:
+                    raise DescriptionError(f'joint "{name}": lower limit {lower} is not below '
+                                           f'upper limit {upper}')
+            if velocity <= 0.0:
+                raise DescriptionError(f'joint "{name}": velocity limit {velocity} must be > 0')
+            joints.append(Joint(name, axis / norm, pending @ origin, lower, upper,
+                                velocity, effort))
+            pending = np.eye(4)
+        return cls(root.get('name', ''), base_link, tip_link, joints, pending)
+
+    # ------------------------------------------------------------------ kinematics
+    def within_limits(self, q: np.ndarray, tolerance: float = 1e-9) -> bool:
+        """True when every joint of ``q`` lies inside its limits (± tolerance, radians)."""
+        q = np.asarray(q, dtype=float)
+        return bool(np.all(q >= self.lower - tolerance) and np.all(q <= self.upper + tolerance))
+
+    def clamp(self, q: np.ndarray) -> np.ndarray:
+        """``q`` clamped into the joint limits."""
+        return np.clip(q, self.lower, self.upper)
+
+    def random_configurations(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        """``count`` configurations drawn uniformly inside the limits, shape (count, n)."""
+        return rng.uniform(self.lower, self.upper, size=(count, self.dof))
+
+    def frames_batch(self, q: np.ndarray) -> np.ndarray:
+        """World frames of every joint (after its rotation) and of the tip.
+
+        Args:
+            q: joint positions, shape (N, n), radians.
+
+        Returns:
+            Array (N, n + 1, 4, 4): entry i < n is joint i's frame after rotating by
+            q_i (its origin lies on the joint axis); entry n is the tip frame.
+        """
+        q = np.atleast_2d(np.asarray(q, dtype=float))
+        count = q.shape[0]
+        frames = np.empty((count, self.dof + 1, 4, 4))
+        current = np.broadcast_to(np.eye(4), (count, 4, 4))
+        rotation = np.zeros((count, 4, 4))
+        rotation[:, 3, 3] = 1.0
+        for index, joint in enumerate(self.joints):
+            rotation[:, :3, :3] = axis_angle_matrices(joint.axis, q[:, index])
+            current = current @ joint.offset @ rotation
+            frames[:, index] = current
+        frames[:, self.dof] = current @ self.tip_offset
+        return frames
+
+    def fk_batch(self, q: np.ndarray) -> np.ndarray:
+        """Tip transforms for N configurations, shape (N, 4, 4)."""
+        return self.frames_batch(q)[:, -1]
+
+    def frames(self, q: np.ndarray) -> np.ndarray:
+        """World frames of every joint and the tip for one configuration, (n + 1, 4, 4)."""
+        return self.frames_batch(np.asarray(q, dtype=float)[None, :])[0]
+
+    def fk(self, q: np.ndarray) -> np.ndarray:
+        """Tip transform in the base frame for one configuration (4×4)."""
+        return self.frames(q)[-1]
+
+    def joint_origins_and_axes(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """World origins (n, 3) and unit axes (n, 3) of every joint, and the tip position (3,)."""
+        frames = self.frames(q)
+        origins = frames[:-1, :3, 3]
+        axes = np.einsum('nij,nj->ni', frames[:-1, :3, :3], self._axes)
+        return origins, axes, frames[-1, :3, 3]
+
+    def jacobian(self, q: np.ndarray) -> np.ndarray:
+        """Geometric Jacobian (6, n) of the tip: rows vx vy vz wx wy wz.
+
+        For revolute joint i with world axis a_i and origin o_i the linear column is
+        a_i × (p − o_i) and the angular column is a_i.
+        """
+        origins, axes, tip = self.joint_origins_and_axes(q)
+        jacobian = np.empty((6, self.dof))
+        jacobian[:3] = np.cross(axes, tip - origins).T
+        jacobian[3:] = axes.T
+        return jacobian
+
+    def shoulder_position(self) -> np.ndarray:
+        """World position of the first joint whose axis is not vertical at q = 0 (the shoulder).
+
+        Falls back to the first joint when every axis is vertical.
+        """
+        origins, axes, _ = self.joint_origins_and_axes(np.zeros(self.dof))
+        for origin, axis in zip(origins, axes):
+            if abs(axis[2]) < 0.99:
+                return origin
+        return origins[0]
+
+    def max_reach(self) -> float:
+        """Upper bound of the tip's distance from the shoulder: the sum of the link lengths
+        from the shoulder joint on, metres."""
+        frames = self.frames(np.zeros(self.dof))
+        points = [self.shoulder_position()]
+        start = False
+        for frame in frames:
+            if not start and np.allclose(frame[:3, 3], points[0]):
+                start = True
+                continue
+            if start:
+                points.append(frame[:3, 3])
+        return float(sum(np.linalg.norm(b - a) for a, b in zip(points, points[1:])))

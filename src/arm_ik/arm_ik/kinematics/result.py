@@ -1,0 +1,106 @@
+"""Structured solver results: an IK failure is an answer, not an exception."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import enum
+import math
+
+import numpy as np
+
+
+class ErrorCode(enum.IntEnum):
+    """Why a solve succeeded or failed. Values match the constants in arm_interfaces."""
+
+    OK = 0
+    OUT_OF_REACH = 1
+    INSIDE_INNER_HOLE = 2
+    BELOW_MIN_HEIGHT = 3
+    JOINT_LIMITS = 4
+    NOT_CONVERGED = 5
+    TIMED_OUT = 6
+    INVALID_INPUT = 7
+    UNKNOWN_FRAME = 8
+    UNKNOWN_JOINT_NAMES = 9
+    UNKNOWN_SOLVER = 10
+    SOLVER_NOT_APPLICABLE = 11
+    FLOOR_COLLISION = 12
+    PARTIAL_SOLUTION = 13
+    BUSY = 14
+    INTERNAL_ERROR = 15
+
+
+class GoalType(enum.IntEnum):
+    """What part of the tool pose a solve must reach."""
+
+    POSITION = 0      # tip position only (3 constraints)
+    TOOL_DOWN = 1     # tip position and tool Z axis pointing along −Z of the base
+    FULL_POSE = 2     # position and orientation (6 constraints)
+
+
+@dataclass(frozen=True, slots=True)
+class Solution:
+    """One labelled joint solution (radians), e.g. branch 'elbow_up'."""
+
+    label: str
+    q: np.ndarray
+
+
+@dataclass(slots=True)
+class IKResult:
+    """Outcome of one IK request.
+
+    Attributes:
+        code: ErrorCode; ``success`` is ``code == OK``.
+        reason: what happened, in words a person can act on.
+        q: chosen joint positions (radians) or None when there is none to offer.
+        branch: label of the chosen solution ('' for numeric solvers).
+        tip_position: tip position reached by ``q`` (metres, base frame).
+        position_error: |target − reached| (metres); inf when nothing was reached.
+        orientation_error: rotation angle between target and reached tool (radians),
+            0 for position-only goals.
+        iterations: solver iterations used (0 for closed-form solvers).
+        max_joint_step: largest single-joint change in one iteration (radians).
+        solutions: every alternative solution when asked for.
+        solve_time: wall time of the solve (seconds).
+    """
+
+    code: ErrorCode
+    reason: str = ''
+    q: np.ndarray | None = None
+    branch: str = ''
+    tip_position: np.ndarray | None = None
+    position_error: float = math.inf
+    orientation_error: float = 0.0
+    iterations: int = 0
+    max_joint_step: float = 0.0
+    solutions: list[Solution] = field(default_factory=list)
+    solve_time: float = 0.0
+
+    @property
+    def success(self) -> bool:
+        return self.code == ErrorCode.OK
+
+
+def invalid_input(reason: str) -> IKResult:
+    """A result for malformed input (NaN, inf, wrong shape...)."""
+    return IKResult(ErrorCode.INVALID_INPUT, reason)
+
+
+def check_vector(value: object, size: int, field_name: str) -> tuple[np.ndarray | None, str]:
+    """Convert ``value`` to a finite float vector of ``size``; on failure return (None, reason).
+
+    Never raises: bad shapes, non-numbers, NaN and inf all come back as a reason naming
+    the field and the offending component.
+    """
+    try:
+        vector = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        return None, f'{field_name} is not a numeric vector'
+    if vector.shape != (size,):
+        return None, f'{field_name} has {vector.size} values, expected {size}'
+    bad = np.flatnonzero(~np.isfinite(vector))
+    if bad.size:
+        index = int(bad[0])
+        return None, f'{field_name}[{index}] is {vector[index]} (must be finite)'
+    return vector, ''

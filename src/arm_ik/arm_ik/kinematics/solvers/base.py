@@ -1,0 +1,167 @@
+"""What every solver shares: options, the workspace pre-check and the solver interface."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+import math
+import time
+
+import numpy as np
+
+from arm_ik.kinematics.model import ArmModel
+from arm_ik.kinematics.result import check_vector, ErrorCode, GoalType, IKResult
+
+# Hard caps so that a request cannot make a solver run unbounded (RELIABILITY cases 7 and 8).
+MAX_ITERATIONS_CAP = 100_000
+MAX_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class SolveOptions:
+    """Per-request solver settings. Units: metres, radians, seconds.
+
+    Attributes:
+        max_iterations: iteration limit of numeric solvers (1..MAX_ITERATIONS_CAP).
+        tolerance: position tolerance, metres.
+        orientation_tolerance: orientation tolerance, radians.
+        damping: DLS damping λ (> 0).
+        max_step: largest change of any joint per iteration, radians (0 = no cap).
+        timeout: wall-clock budget, seconds (> 0, ≤ MAX_TIMEOUT).
+        respect_limits: clamp (or wrap) to the URDF joint limits.
+        branch: '' or 'nearest' for the solution nearest the seed, or a branch label.
+        return_all: also return every alternative solution (closed-form solvers).
+        restarts: random restarts allowed when a numeric solver stalls.
+        random_seed: seed of the restart generator, so the same request gives the same answer.
+    """
+
+    max_iterations: int = 200
+    tolerance: float = 1e-4
+    orientation_tolerance: float = 1e-3
+    damping: float = 0.05
+    max_step: float = 0.0
+    timeout: float = 1.0
+    respect_limits: bool = True
+    branch: str = ''
+    return_all: bool = False
+    restarts: int = 20
+    random_seed: int = 0
+
+    def validated(self) -> tuple['SolveOptions | None', str]:
+        """Return (options, '') when every value is usable, else (None, reason)."""
+        if isinstance(self.max_iterations, bool) or not isinstance(self.max_iterations, int):
+            return None, f'max_iterations must be an integer, got {self.max_iterations!r}'
+        if not 1 <= self.max_iterations <= MAX_ITERATIONS_CAP:
+            return None, (f'max_iterations {self.max_iterations} is outside 1..'
+                          f'{MAX_ITERATIONS_CAP}')
+        for name in ('tolerance', 'orientation_tolerance', 'damping', 'timeout'):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0.0):
+                return None, f'{name} must be a finite number > 0, got {value!r}'
+        if not (math.isfinite(self.max_step) and self.max_step >= 0.0):
+            return None, f'max_step must be finite and >= 0, got {self.max_step!r}'
+        if self.timeout > MAX_TIMEOUT:
+            return None, f'timeout {self.timeout} s exceeds the maximum of {MAX_TIMEOUT} s'
+        if self.restarts < 0:
+            return None, f'restarts must be >= 0, got {self.restarts}'
+        return self, ''
+
+    def with_changes(self, **changes: object) -> 'SolveOptions':
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """Reach rules of an arm, measured from its shoulder.
+
+    Attributes:
+        shoulder: shoulder position in the base frame (metres).
+        max_reach: outer radius of the reachable shell from the shoulder.
+        min_reach: radius of the unreachable hole around the shoulder (0 when none).
+        min_height_above_shoulder: lowest allowed target height relative to the shoulder,
+            or None when the arm has no such rule.
+    """
+
+    shoulder: np.ndarray
+    max_reach: float
+    min_reach: float = 0.0
+    min_height_above_shoulder: float | None = None
+
+    def check_position(self, position: object) -> tuple[np.ndarray | None, IKResult | None]:
+        """Validate a target position; return (vector, None) or (None, failure result)."""
+        target, reason = check_vector(position, 3, 'target position')
+        if target is None:
+            return None, IKResult(ErrorCode.INVALID_INPUT, reason)
+        relative = target - self.shoulder
+        # hypot of pre-scaled values never overflows, even for 1e308 coordinates.
+        distance = math.hypot(*relative)
+        if self.min_height_above_shoulder is not None and \
+                relative[2] < self.min_height_above_shoulder - 1e-12:
+            return None, IKResult(
+                ErrorCode.BELOW_MIN_HEIGHT,
+                f'target is {relative[2]:.3f} m above the shoulder; this arm needs at least '
+                f'{self.min_height_above_shoulder:.3f} m')
+        if distance > self.max_reach + 1e-12:
+            return None, IKResult(
+                ErrorCode.OUT_OF_REACH,
+                f'target {distance:.3g} m from the shoulder, maximum reach '
+                f'{self.max_reach:.3f} m')
+        if distance < self.min_reach - 1e-12:
+            return None, IKResult(
+                ErrorCode.INSIDE_INNER_HOLE,
+                f'target {distance:.3f} m from the shoulder is inside the inner hole '
+                f'(minimum reach {self.min_reach:.3f} m)')
+        return target, None
+
+
+class Solver:
+    """Interface of every IK solver: built once per model, then ``solve`` per request."""
+
+    name = ''
+
+    def __init__(self, model: ArmModel, workspace: Workspace) -> None:
+        self.model = model
+        self.workspace = workspace
+
+    @classmethod
+    def applicability(cls, model: ArmModel) -> str:
+        """'' when the solver can handle ``model``, else the reason it cannot."""
+        return ''
+
+    def solve(self, position: object, orientation: object = None,
+              goal: GoalType = GoalType.POSITION, seed: object = None,
+              options: SolveOptions = SolveOptions()) -> IKResult:
+        """Solve one request; never raises for bad input (returns INVALID_INPUT)."""
+        raise NotImplementedError
+
+
+def deadline_after(timeout: float) -> float:
+    """Absolute perf_counter deadline ``timeout`` seconds from now."""
+    return time.perf_counter() + timeout
+
+
+def planar_link_lengths(model: ArmModel) -> tuple[float, float] | None:
+    """(l1, l2) of a yaw + two-pitch arm (shoulder→elbow, elbow→tip), else None.
+
+    Read from the model's zero-pose frames, so the URDF stays the only source.
+    """
+    if model.dof != 3:
+        return None
+    origins, axes, tip = model.joint_origins_and_axes(np.zeros(3))
+    vertical = abs(abs(axes[0][2]) - 1.0) < 1e-9
+    parallel_pitch = abs(abs(float(np.dot(axes[1], axes[2]))) - 1.0) < 1e-9 and \
+        abs(axes[1][2]) < 1e-9
+    if not (vertical and parallel_pitch):
+        return None
+    return float(np.linalg.norm(origins[2] - origins[1])), float(np.linalg.norm(tip - origins[2]))
+
+
+def workspace_from_model(model: ArmModel,
+                         min_height_above_shoulder: float | None = None) -> Workspace:
+    """Reach rules derived from the URDF: the shell, and the hole for two-link arms."""
+    lengths = planar_link_lengths(model)
+    if lengths is not None:
+        l1, l2 = lengths
+        origins, _, _ = model.joint_origins_and_axes(np.zeros(3))
+        return Workspace(origins[1].copy(), l1 + l2, abs(l1 - l2), min_height_above_shoulder)
+    return Workspace(model.shoulder_position().copy(), model.max_reach(), 0.0,
+                     min_height_above_shoulder)

@@ -1,0 +1,1 @@
+"""Thin rclpy nodes around the kinematics core."""

@@ -1,0 +1,115 @@
+"""arm_info: publishes what the arm is (joint names, limits, home pose, reach), latched.
+
+Parameters: robot_description, arm, base_frame, tip_frame (read-only), home (rad).
+Publishes: ``arm_info`` (arm_interfaces/ArmInfo, transient local).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+from arm_interfaces.msg import ArmInfo
+from geometry_msgs.msg import Point
+import numpy as np
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+
+from arm_ik.kinematics.model import ArmModel
+from arm_ik.kinematics.solvers.base import workspace_from_model
+from arm_ik.nodes.common import declare_arm_model, describe, LATCHED_QOS, run, StartupError
+
+
+def home_from_config(model: ArmModel, config: dict) -> list[float]:
+    """Home pose (rad) from the arm's defaults YAML, or all zeros clamped into the limits."""
+    home = config.get('home')
+    if isinstance(home, dict):
+        return [float(home.get(name, 0.0)) for name in model.joint_names]
+    if isinstance(home, (list, tuple)):
+        return [float(v) for v in home]
+    return model.clamp(np.zeros(model.dof)).tolist()
+
+
+def check_home(model: ArmModel, values: list[float]) -> str:
+    """'' when ``values`` is a usable home pose, else the reason it is not."""
+    if len(values) != model.dof:
+        return f'home has {len(values)} values, the arm has {model.dof} joints'
+    for name, value, low, high in zip(model.joint_names, values, model.lower, model.upper):
+        if not math.isfinite(value):
+            return f'home value of {name} is {value} (must be finite)'
+        if not low - 1e-9 <= value <= high + 1e-9:
+            return f'home value of {name} = {value:.4f} rad is outside [{low:.4f}, {high:.4f}]'
+    return ''
+
+
+class ArmInfoNode(Node):
+    """Builds the arm model from robot_description and publishes ArmInfo latched."""
+
+    def __init__(self) -> None:
+        super().__init__('arm_info')
+        self.arm, self.model, config = declare_arm_model(self)
+        self.workspace = workspace_from_model(self.model)
+        default_home = home_from_config(self.model, config)
+        home = self.declare_parameter(
+            'home', default_home,
+            describe('home pose, rad, one value per joint in chain order')).value
+        reason = check_home(self.model, list(home))
+        if reason:
+            raise StartupError(reason)
+        self.home = list(home)
+        self.publisher = self.create_publisher(ArmInfo, 'arm_info', LATCHED_QOS)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.add_post_set_parameters_callback(self._after_set_parameters)
+        self.publish_info()
+        self.get_logger().info(
+            f'{self.arm}: {self.model.dof} joints {", ".join(self.model.joint_names)}; '
+            f'reach {self.workspace.min_reach:.3f}..{self.workspace.max_reach:.3f} m')
+
+    def _on_set_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
+        for parameter in parameters:
+            if parameter.name == 'home':
+                try:
+                    values = [float(v) for v in parameter.value]
+                except (TypeError, ValueError):
+                    return SetParametersResult(successful=False,
+                                               reason='home must be a list of numbers')
+                reason = check_home(self.model, values)
+                if reason:
+                    return SetParametersResult(successful=False, reason=reason)
+        return SetParametersResult(successful=True)
+
+    def _after_set_parameters(self, parameters: list[Parameter]) -> None:
+        if any(parameter.name == 'home' for parameter in parameters):
+            self.home = [float(v) for v in self.get_parameter('home').value]
+            self.publish_info()
+
+    def publish_info(self) -> None:
+        stamp = self.get_clock().now().to_msg()
+        message = ArmInfo()
+        message.header.stamp = stamp
+        message.header.frame_id = self.model.base_link
+        message.arm = self.arm
+        message.base_frame = self.model.base_link
+        message.tip_frame = self.model.tip_link
+        message.joint_names = list(self.model.joint_names)
+        message.lower_limits = self.model.lower.tolist()
+        message.upper_limits = self.model.upper.tolist()
+        message.velocity_limits = self.model.velocity_limits.tolist()
+        message.home = JointState(name=list(self.model.joint_names), position=list(self.home))
+        message.home.header.stamp = stamp
+        shoulder = self.workspace.shoulder
+        message.shoulder = Point(x=float(shoulder[0]), y=float(shoulder[1]),
+                                 z=float(shoulder[2]))
+        message.max_reach = self.workspace.max_reach
+        message.min_reach = self.workspace.min_reach
+        self.publisher.publish(message)
+
+
+def main(args: list[str] | None = None) -> None:
+    sys.exit(run(ArmInfoNode, args))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,25 @@
+from setuptools import find_packages, setup
+
+package_name = 'arm_ik'
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(exclude=['test']),
+    data_files=[
+        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+        ('share/' + package_name, ['package.xml']),
+    ],
+    install_requires=['setuptools'],
+    zip_safe=True,
+    maintainer='arm_ik maintainers',
+    maintainer_email='maintainers@arm-ik.dev',
+    description='Inverse kinematics core and nodes for robot arms',
+    license='Apache-2.0',
+    extras_require={'test': ['pytest', 'hypothesis']},
+    entry_points={
+        'console_scripts': [
+            'arm_info = arm_ik.nodes.arm_info:main',
+        ],
+    },
+)

@@ -1,0 +1,60 @@
+"""Integration-test plumbing: one ROS domain per test, discovery on localhost only.
+
+Each test claims a free ROS_DOMAIN_ID with a lock file, so concurrent test runs (Jazzy and
+Kilted side by side, or two developers) never share a DDS domain.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+import time
+from typing import Callable
+
+LOCK_DIR = Path(os.environ.get('ARM_IK_DOMAIN_LOCK_DIR', '/tmp/arm_ik_ros_domains'))
+# Fast DDS maps domains up to 232 to ports; stay well inside and away from 0 (the default).
+DOMAIN_RANGE = range(101, 200)
+
+
+class DomainClaim:
+    """An exclusive ROS_DOMAIN_ID, held until ``release``."""
+
+    def __init__(self) -> None:
+        LOCK_DIR.mkdir(parents=True, exist_ok=True)
+        start = os.getpid() % len(DOMAIN_RANGE)
+        for offset in range(len(DOMAIN_RANGE)):
+            domain = DOMAIN_RANGE[(start + offset) % len(DOMAIN_RANGE)]
+            handle = open(LOCK_DIR / f'{domain}.lock', 'w')
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                continue
+            self.domain_id = domain
+            self._handle = handle
+            return
+        raise RuntimeError(f'no free ROS domain in {DOMAIN_RANGE}')
+
+    def release(self) -> None:
+        fcntl.flock(self._handle, fcntl.LOCK_UN)
+        self._handle.close()
+
+    def environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env['ROS_DOMAIN_ID'] = str(self.domain_id)
+        env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+        env.pop('ROS_LOCALHOST_ONLY', None)
+        env.pop('ROS_STATIC_PEERS', None)
+        return env
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, spin: Callable[[], None],
+             what: str = 'condition') -> None:
+    """Spin until ``condition()`` holds; fail with ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        spin()
+    raise AssertionError(f'timed out after {timeout:.1f} s waiting for {what}')

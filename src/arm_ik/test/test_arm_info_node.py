@@ -1,0 +1,80 @@
+"""arm_info started in its own process, talked to over DDS."""
+
+from __future__ import annotations
+
+import math
+
+from arm_interfaces.msg import ArmInfo
+import pytest
+from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from ros_harness import wait_for
+
+from arm_ik.nodes.common import LATCHED_QOS
+
+
+def _receive_info(node, spin, topic: str) -> list[ArmInfo]:
+    received: list[ArmInfo] = []
+    node.create_subscription(ArmInfo, topic, received.append, LATCHED_QOS)
+    wait_for(lambda: received, 20.0, spin, f'ArmInfo on {topic}')
+    return received
+
+
+@pytest.mark.parametrize('arm', ['pointer3', 'six_axis'])
+def test_publishes_arm_info_latched(arm, processes, ros_node, urdf_of, load_arm):
+    node, spin = ros_node
+    process = processes.start_node('arm_ik', 'arm_info', namespace=f'/{arm}',
+                                   params={'robot_description': urdf_of(arm), 'arm': arm})
+    info = _receive_info(node, spin, f'/{arm}/arm_info')[-1]
+    model = load_arm(arm)
+    assert process.alive(), process.output()
+    assert info.arm == arm
+    assert tuple(info.joint_names) == model.joint_names
+    assert info.base_frame == 'base_link' and info.tip_frame == 'tool0'
+    assert list(info.lower_limits) == pytest.approx(model.lower.tolist())
+    assert list(info.upper_limits) == pytest.approx(model.upper.tolist())
+    assert tuple(info.home.name) == model.joint_names
+    assert len(info.home.position) == model.dof
+    assert info.max_reach > info.min_reach >= 0.0
+
+
+def test_home_update_validated(processes, ros_node, urdf_of):
+    node, spin = ros_node
+    processes.start_node('arm_ik', 'arm_info', namespace='/pointer3',
+                         params={'robot_description': urdf_of('pointer3'), 'arm': 'pointer3'})
+    received = _receive_info(node, spin, '/pointer3/arm_info')
+    client = node.create_client(SetParameters, '/pointer3/arm_info/set_parameters')
+    wait_for(client.service_is_ready, 20.0, spin, 'set_parameters service')
+
+    def set_home(values: list[float]):
+        value = ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=values)
+        future = client.call_async(SetParameters.Request(
+            parameters=[ParameterMsg(name='home', value=value)]))
+        wait_for(future.done, 10.0, spin, 'set_parameters reply')
+        return future.result().results[0]
+
+    rejected = set_home([0.0, math.nan, 0.0])
+    assert not rejected.successful and 'finite' in rejected.reason
+    rejected = set_home([0.0, 0.0])
+    assert not rejected.successful and '3 joints' in rejected.reason
+    rejected = set_home([0.0, 10.0, 0.0])
+    assert not rejected.successful and 'outside' in rejected.reason
+    accepted = set_home([0.1, 0.2, 0.3])
+    assert accepted.successful, accepted.reason
+    wait_for(lambda: list(received[-1].home.position) == pytest.approx([0.1, 0.2, 0.3]),
+             10.0, spin, 'republished ArmInfo with the new home')
+
+
+@pytest.mark.parametrize('description, message', [
+    ('', 'robot_description is empty'),
+    ('<robot name="x"><link name="base_link"/></robot>', 'link "tool0" is not in'),
+    ('<robot name="pointer3"><link name="base_link"/><link name="tool0"/>'
+     '<joint name="j" type="revolute"><parent link="base_link"/><child link="tool0"/>'
+     '<axis xyz="0 0 1"/></joint></robot>', 'has no <limit>'),
+    ('not xml', 'not valid XML'),
+])
+def test_refuses_to_start_with_a_bad_description(description, message, processes):
+    process = processes.start_node('arm_ik', 'arm_info',
+                                   params={'robot_description': description})
+    assert process.wait_for_exit(20.0) == 1
+    assert message in process.output()
