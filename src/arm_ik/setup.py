@@ -20,6 +20,8 @@ setup(
     entry_points={
         'console_scripts': [
             'arm_info = arm_ik.nodes.arm_info:main',
+            'ik_server = arm_ik.nodes.ik_server:main',
+            'ik_client = arm_ik.client:main',
         ],
     },
 )

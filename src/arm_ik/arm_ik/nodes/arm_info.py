@@ -24,7 +24,7 @@ from arm_ik.nodes.common import declare_arm_model, describe, LATCHED_QOS, run, S
 
 def home_from_config(model: ArmModel, config: dict) -> list[float]:
     """Home pose (rad) from the arm's defaults YAML, or all zeros clamped into the limits."""
-    home = config.get('home')
+    home = config.get('home_pose')
     if isinstance(home, dict):
         return [float(home.get(name, 0.0)) for name in model.joint_names]
     if isinstance(home, (list, tuple)):

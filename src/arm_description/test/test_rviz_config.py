@@ -1,0 +1,76 @@
+# Copyright 2026 arm_ik maintainers
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The RViz2 configs: frame, displays, relative topics, tools and a view that fits the arm."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+RVIZ_DIR = Path(__file__).resolve().parents[1] / 'rviz'
+
+# Arm reach and standing height (m) from the specification, for the view check.
+REACH_AND_HEIGHT: dict[str, tuple[float, float]] = {
+    'pointer3': (0.95 + 0.85, 0.405 + 0.95 + 0.85),
+    'ccd5': (1.30, 1.30),
+    'six_axis': (0.95 + 0.85 + 0.22 + 0.30, 0.40 + 0.95 + 0.85 + 0.22 + 0.30),
+    'manipulator3d': (0.60 + 0.50, 0.60 + 0.50),
+}
+
+
+@pytest.fixture
+def rviz(arm: str) -> dict[str, Any]:
+    return yaml.safe_load((RVIZ_DIR / f'{arm}.rviz').read_text())
+
+
+def by_class(items: list[dict[str, Any]], cls: str) -> dict[str, Any]:
+    (found,) = [item for item in items if item['Class'] == cls]
+    return found
+
+
+def test_fixed_frame_is_base_link(rviz: dict[str, Any]) -> None:
+    assert rviz['Visualization Manager']['Global Options']['Fixed Frame'] == 'base_link'
+
+
+def test_displays_and_relative_topics(rviz: dict[str, Any]) -> None:
+    displays = rviz['Visualization Manager']['Displays']
+    by_class(displays, 'rviz_default_plugins/Grid')
+    by_class(displays, 'rviz_default_plugins/TF')
+    model = by_class(displays, 'rviz_default_plugins/RobotModel')
+    assert model['Description Source'] == 'Topic'
+    assert model['Description Topic']['Value'] == 'robot_description'
+    assert model['Description Topic']['Durability Policy'] == 'Transient Local'
+    markers = by_class(displays, 'rviz_default_plugins/MarkerArray')
+    assert markers['Topic']['Value'] == 'markers'
+
+
+def test_point_and_goal_tools(rviz: dict[str, Any]) -> None:
+    tools = rviz['Visualization Manager']['Tools']
+    assert by_class(tools, 'rviz_default_plugins/PublishPoint')['Topic']['Value'] == (
+        'clicked_point'
+    )
+    assert by_class(tools, 'rviz_default_plugins/SetGoal')['Topic']['Value'] == 'goal_pose'
+
+
+def test_orbit_view_frames_the_arm(arm: str, rviz: dict[str, Any]) -> None:
+    view = rviz['Visualization Manager']['Views']['Current']
+    reach, height = REACH_AND_HEIGHT[arm]
+    assert view['Class'] == 'rviz_default_plugins/Orbit'
+    assert view['Distance'] == pytest.approx(2.0 * reach, rel=0.1)
+    assert view['Focal Point']['Z'] == pytest.approx(height / 2.0, rel=0.1)
+    assert view['Target Frame'] == '<Fixed Frame>'

@@ -1,0 +1,222 @@
+"""One IK request from end to end, without ROS: validate, pick the solver, solve, measure.
+
+The ik_server node converts messages to an ``IKRequest`` and the ``IKAnswer`` back; every
+rule about what a request may contain lives here, so it is tested without a ROS graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import math
+import time
+from typing import Sequence
+
+import numpy as np
+
+from arm_ik.kinematics.model import ArmModel
+from arm_ik.kinematics.result import check_vector, ErrorCode, GoalType, IKResult
+from arm_ik.kinematics.solvers import SOLVERS, solver_class
+from arm_ik.kinematics.solvers.base import MAX_ITERATIONS_CAP, MAX_TIMEOUT, SolveOptions, \
+    Solver, Workspace
+from arm_ik.kinematics.transforms import quaternion_to_matrix
+
+LIMITS_DEFAULT, LIMITS_ON, LIMITS_OFF = 0, 1, 2
+
+
+@dataclass
+class IKRequest:
+    """Plain-Python form of arm_interfaces/SolveIK.Request. Zero means 'node default'."""
+
+    position: Sequence[float]
+    orientation: Sequence[float] = (0.0, 0.0, 0.0, 1.0)   # quaternion x, y, z, w
+    goal: int = GoalType.POSITION
+    frame_id: str = ''
+    solver: str = ''
+    seed_names: Sequence[str] = ()
+    seed_positions: Sequence[float] = ()
+    branch: str = ''
+    return_all: bool = False
+    timeout_sec: int = 0
+    timeout_nanosec: int = 0
+    max_iterations: int = 0
+    damping: float = 0.0
+    tolerance: float = 0.0
+    joint_limits: int = LIMITS_DEFAULT
+
+
+@dataclass
+class IKAnswer:
+    """A result plus what the service reports beside it."""
+
+    result: IKResult
+    solver: str = ''
+    manipulability: float = 0.0
+    condition_number: float = math.inf
+    reach_fraction: float = 0.0
+    target: np.ndarray = field(default_factory=lambda: np.full(3, math.nan))
+
+
+def _fail(code: ErrorCode, reason: str, solver: str = '') -> IKAnswer:
+    return IKAnswer(IKResult(code, reason), solver)
+
+
+def resolve_seed(model: ArmModel, names: Sequence[str], positions: Sequence[float],
+                 fallback: np.ndarray) -> tuple[np.ndarray | None, IKResult | None]:
+    """Seed in chain order from a JointState-like (names, positions); empty → ``fallback``.
+
+    Names may come in any order (they are reordered) but must be exactly the arm's joints;
+    without names, positions must be in chain order.
+    """
+    names, positions = list(names), list(positions)
+    if not names and not positions:
+        return fallback, None
+    if names:
+        if len(set(names)) != len(names):
+            duplicates = sorted({n for n in names if names.count(n) > 1})
+            return None, IKResult(ErrorCode.UNKNOWN_JOINT_NAMES,
+                                  f'seed names repeat {", ".join(duplicates)}')
+        unknown = [n for n in names if n not in model.joint_names]
+        missing = [n for n in model.joint_names if n not in names]
+        if unknown or missing:
+            parts = []
+            if unknown:
+                parts.append(f'unknown {", ".join(repr(n) for n in unknown)}')
+            if missing:
+                parts.append(f'missing {", ".join(missing)}')
+            return None, IKResult(ErrorCode.UNKNOWN_JOINT_NAMES,
+                                  f'seed joint names: {"; ".join(parts)} (the arm\'s joints: '
+                                  f'{", ".join(model.joint_names)})')
+        if len(positions) != len(names):
+            return None, IKResult(ErrorCode.INVALID_INPUT,
+                                  f'seed has {len(names)} names but {len(positions)} positions')
+        order = [names.index(n) for n in model.joint_names]
+        positions = [positions[i] for i in order]
+    seed, reason = check_vector(positions, model.dof, 'seed positions')
+    if seed is None:
+        return None, IKResult(ErrorCode.INVALID_INPUT, reason)
+    return seed, None
+
+
+def resolve_options(request: IKRequest, defaults: SolveOptions) -> tuple[SolveOptions | None, str]:
+    """The request's overrides applied to the node defaults; (None, reason) when invalid."""
+    changes: dict[str, object] = {'branch': request.branch.strip(),
+                                  'return_all': bool(request.return_all)}
+    if request.timeout_sec < 0:
+        return None, f'timeout is negative ({request.timeout_sec} s)'
+    if not 0 <= request.timeout_nanosec < 1_000_000_000:
+        return None, f'timeout.nanosec {request.timeout_nanosec} is outside 0..999999999'
+    timeout = request.timeout_sec + request.timeout_nanosec * 1e-9
+    if timeout > 0.0:
+        if timeout > MAX_TIMEOUT:
+            return None, f'timeout {timeout:g} s exceeds the maximum of {MAX_TIMEOUT:g} s'
+        changes['timeout'] = timeout
+    if request.max_iterations < 0 or request.max_iterations > MAX_ITERATIONS_CAP:
+        return None, (f'max_iterations {request.max_iterations} is outside 0..'
+                      f'{MAX_ITERATIONS_CAP} (0: node default)')
+    if request.max_iterations:
+        changes['max_iterations'] = int(request.max_iterations)
+    for name in ('damping', 'tolerance'):
+        value = float(getattr(request, name))
+        if not math.isfinite(value) or value < 0.0:
+            return None, f'{name} must be finite and >= 0 (0: node default), got {value}'
+        if value > 0.0:
+            changes[name] = value
+    if request.joint_limits not in (LIMITS_DEFAULT, LIMITS_ON, LIMITS_OFF):
+        return None, f'joint_limits {request.joint_limits} is not one of 0, 1, 2'
+    if request.joint_limits != LIMITS_DEFAULT:
+        changes['respect_limits'] = request.joint_limits == LIMITS_ON
+    return defaults.with_changes(**changes).validated()
+
+
+class IKDispatcher:
+    """Holds one solver instance per applicable name and answers IKRequests."""
+
+    def __init__(self, model: ArmModel, workspace: Workspace, default_solver: str) -> None:
+        self.model = model
+        self.workspace = workspace
+        self.solvers: dict[str, Solver] = {}
+        self.not_applicable: dict[str, str] = {}
+        for name in SOLVERS:
+            cls = solver_class(name)
+            reason = cls.applicability(model)
+            if reason:
+                self.not_applicable[name] = reason
+            else:
+                self.solvers[name] = cls(model, workspace)
+        if default_solver not in self.solvers:
+            raise ValueError(f'default solver "{default_solver}" does not apply to this arm: '
+                             f'{self.not_applicable.get(default_solver, "unknown name")}')
+        self.default_solver = default_solver
+
+    def solver_reason(self, name: str) -> str:
+        """'' when ``name`` can serve this arm, else why not (unknown or not applicable)."""
+        if name in self.solvers:
+            return ''
+        if name in self.not_applicable:
+            return self.not_applicable[name]
+        return (f'unknown solver "{name}"; valid names (exact, lower case): '
+                f'{", ".join(SOLVERS)}')
+
+    def solve(self, request: IKRequest, defaults: SolveOptions,
+              fallback_seed: np.ndarray, solver_name: str | None = None) -> IKAnswer:
+        """Answer one request; never raises (a solver exception becomes INTERNAL_ERROR)."""
+        name = solver_name if solver_name is not None else (request.solver or
+                                                            self.default_solver)
+        if name not in SOLVERS:
+            return _fail(ErrorCode.UNKNOWN_SOLVER, self.solver_reason(name), name)
+        if name not in self.solvers:
+            return _fail(ErrorCode.SOLVER_NOT_APPLICABLE,
+                         f'solver "{name}" does not apply to {self.model.name}: '
+                         f'{self.not_applicable[name]}', name)
+        frame = request.frame_id.lstrip('/')
+        if frame not in ('', self.model.base_link):
+            return _fail(ErrorCode.UNKNOWN_FRAME,
+                         f'target frame "{request.frame_id}" is not the base frame '
+                         f'"{self.model.base_link}" (no TF lookup is done)', name)
+        try:
+            goal = GoalType(request.goal)
+        except ValueError:
+            return _fail(ErrorCode.INVALID_INPUT,
+                         f'goal_type {request.goal} is not one of 0 (position), 1 (tool down), '
+                         '2 (full pose)', name)
+        position, reason = check_vector(request.position, 3, 'target.pose.position')
+        if position is None:
+            return _fail(ErrorCode.INVALID_INPUT, reason, name)
+        orientation = None
+        if goal == GoalType.FULL_POSE:
+            quaternion, reason = check_vector(request.orientation, 4, 'target.pose.orientation')
+            if quaternion is None:
+                return _fail(ErrorCode.INVALID_INPUT, reason, name)
+            norm = math.sqrt(sum(v * v for v in quaternion))
+            if not 1e-6 < norm < 1e150:
+                return _fail(ErrorCode.INVALID_INPUT,
+                             f'target.pose.orientation has norm {norm:g}; give a unit quaternion',
+                             name)
+            orientation = quaternion_to_matrix(*quaternion)
+        seed, failure = resolve_seed(self.model, request.seed_names, request.seed_positions,
+                                     fallback_seed)
+        if failure is not None:
+            return IKAnswer(failure, name)
+        options, reason = resolve_options(request, defaults)
+        if options is None:
+            return _fail(ErrorCode.INVALID_INPUT, reason, name)
+        started = time.perf_counter()
+        try:
+            result = self.solvers[name].solve(position, orientation, goal, seed, options)
+        except Exception as error:  # any solver bug must become an answer, never a dead node
+            return _fail(ErrorCode.INTERNAL_ERROR,
+                         f'solver "{name}" raised {type(error).__name__}: {error}', name)
+        if not result.solve_time:
+            result.solve_time = time.perf_counter() - started
+        return self.measure(IKAnswer(result, name, target=position))
+
+    def measure(self, answer: IKAnswer) -> IKAnswer:
+        """Fill manipulability, condition number and reach fraction for the answer."""
+        from arm_ik.kinematics import metrics
+        answer.reach_fraction = metrics.reach_fraction(self.workspace, answer.target)
+        q = answer.result.q
+        if q is not None and np.all(np.isfinite(q)):
+            linear = self.model.jacobian(q)[:3]
+            answer.manipulability = metrics.manipulability(linear)
+            answer.condition_number = metrics.condition_number(linear)
+        return answer

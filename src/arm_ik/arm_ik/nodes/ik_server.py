@@ -1,0 +1,277 @@
+"""ik_server: the IK services of one arm (analytic, closed-form, CCD, DLS).
+
+Services (node-private, in the arm's namespace):
+  ~/solve_ik          arm_interfaces/srv/SolveIK with the request's solver or the default
+  ~/ik/<solver>       the same with one solver: analytic, closed_form, ccd, dls
+Publishes ``ik_status`` (arm_interfaces/IKStatus) after each answered request and subscribes
+to ``joint_states`` for the default seed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+
+from arm_interfaces.msg import IKStatus, LabelledSolution
+from arm_interfaces.srv import SolveIK
+from geometry_msgs.msg import Point
+import numpy as np
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, SetParametersResult
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, qos_profile_sensor_data, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+
+from arm_ik.kinematics.request import IKAnswer, IKDispatcher, IKRequest
+from arm_ik.kinematics.result import ErrorCode, IKResult
+from arm_ik.kinematics.solvers import SOLVERS
+from arm_ik.kinematics.solvers.base import MAX_ITERATIONS_CAP, MAX_TIMEOUT, SolveOptions, \
+    workspace_from_model
+from arm_ik.nodes.arm_info import home_from_config
+from arm_ik.nodes.common import declare_arm_model, describe, run, StartupError
+
+# Deep enough that a burst of requests waits in the reader instead of being overwritten
+# (with the default depth of 10, most of a 500-request burst was never answered).
+SERVICE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+CHEAP_SOLVERS = ('analytic', 'closed_form')
+EXECUTOR_THREADS = 6
+# Test hook: the named solver raises inside its solve, to prove the node survives it.
+FAULT_ENV = 'ARM_IK_INJECT_SOLVER_FAULT'
+
+
+def _range(low: float, high: float) -> FloatingPointRange:
+    return FloatingPointRange(from_value=low, to_value=high, step=0.0)
+
+
+class IKServer(Node):
+    """Serves SolveIK for one arm; a slow numeric solve never blocks a cheap analytic one."""
+
+    def __init__(self) -> None:
+        super().__init__('ik_server')
+        self.arm, self.model, config = declare_arm_model(self)
+        ik_config = config.get('ik', {}) or {}
+        min_height = ik_config.get('min_height_above_shoulder')
+        self.workspace = workspace_from_model(
+            self.model, None if min_height is None else float(min_height))
+        self.home = np.array(home_from_config(self.model, config))
+        self._declare_parameters(ik_config)
+        try:
+            self.dispatcher = IKDispatcher(self.model, self.workspace,
+                                           self.get_parameter('default_solver').value)
+        except ValueError as error:
+            raise StartupError(str(error)) from None
+        faulty = os.environ.get(FAULT_ENV, '')
+        if faulty in self.dispatcher.solvers:
+            self.dispatcher.solvers[faulty].solve = _raise_injected_fault
+            self.get_logger().warn(f'{FAULT_ENV}={faulty}: solver "{faulty}" will raise')
+        self.options = self._options_from_parameters()
+        self.add_on_set_parameters_callback(self._validate_parameters)
+        self.add_post_set_parameters_callback(self._apply_parameters)
+
+        self._current_q: np.ndarray | None = None
+        self._heavy_slots = threading.BoundedSemaphore(EXECUTOR_THREADS - 2)
+        cheap_group = MutuallyExclusiveCallbackGroup()
+        heavy_group = ReentrantCallbackGroup()
+        state_group = MutuallyExclusiveCallbackGroup()
+        self.create_subscription(JointState, 'joint_states', self._on_joint_states,
+                                 qos_profile_sensor_data, callback_group=state_group)
+        self.status_publisher = self.create_publisher(IKStatus, 'ik_status', 10)
+        self.create_service(SolveIK, '~/solve_ik', self._serve(None), qos_profile=SERVICE_QOS,
+                            callback_group=heavy_group)
+        for name in SOLVERS:
+            group = cheap_group if name in CHEAP_SOLVERS else heavy_group
+            self.create_service(SolveIK, f'~/ik/{name}', self._serve(name),
+                                qos_profile=SERVICE_QOS, callback_group=group)
+        self.get_logger().info(
+            f'{self.arm}: solvers {", ".join(self.dispatcher.solvers)} '
+            f'(default {self.dispatcher.default_solver})')
+
+    # ------------------------------------------------------------------ parameters
+    def _declare_parameters(self, ik_config: dict) -> None:
+        default_solver = ik_config.get('default_solver', 'dls')
+        self.declare_parameter('default_solver', default_solver, describe(
+            f'solver of ~/solve_ik when the request names none: {", ".join(SOLVERS)}'))
+        self.declare_parameter('max_iterations', int(ik_config.get('max_iterations', 200)),
+                               describe('iteration limit of numeric solvers',
+                                        integer_range=[IntegerRange(
+                                            from_value=1, to_value=MAX_ITERATIONS_CAP, step=1)]))
+        self.declare_parameter('damping', float(ik_config.get('damping', 0.05)), describe(
+            'DLS damping lambda (> 0), rad-equivalent', floating_point_range=[_range(0.0, 10.0)]))
+        self.declare_parameter('tolerance', float(ik_config.get('tolerance', 1e-4)), describe(
+            'position tolerance, m (> 0)', floating_point_range=[_range(0.0, 1.0)]))
+        self.declare_parameter('orientation_tolerance', 1e-3, describe(
+            'orientation tolerance, rad (> 0)', floating_point_range=[_range(0.0, math.pi)]))
+        self.declare_parameter('max_step', 0.0, describe(
+            'largest change of any joint per iteration, rad (0: no cap)',
+            floating_point_range=[_range(0.0, math.pi)]))
+        self.declare_parameter('timeout', 1.0, describe(
+            'default solve timeout, s', floating_point_range=[_range(0.0, MAX_TIMEOUT)]))
+        self.declare_parameter('respect_joint_limits', True, describe(
+            'keep solutions inside the URDF joint limits (requests may override)'))
+        self.declare_parameter('restarts', 20, describe(
+            'random restarts of numeric solvers when stalled',
+            integer_range=[IntegerRange(from_value=0, to_value=1000, step=1)]))
+        self.declare_parameter('random_seed', 0, describe(
+            'seed of the restart generator (same request, same answer)'))
+
+    def _options_from_parameters(self, overrides: dict | None = None) -> SolveOptions:
+        values = {name: self.get_parameter(name).value for name in (
+            'max_iterations', 'damping', 'tolerance', 'orientation_tolerance', 'max_step',
+            'timeout', 'restarts', 'random_seed')}
+        values['respect_limits'] = self.get_parameter('respect_joint_limits').value
+        values.update(overrides or {})
+        if 'respect_joint_limits' in values:
+            values['respect_limits'] = values.pop('respect_joint_limits')
+        values.pop('default_solver', None)
+        return SolveOptions(**values)
+
+    def _validate_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
+        overrides = {}
+        for parameter in parameters:
+            if parameter.name == 'default_solver':
+                reason = self.dispatcher.solver_reason(parameter.value)
+                if reason:
+                    return SetParametersResult(successful=False, reason=reason)
+            elif parameter.name in ('max_iterations', 'damping', 'tolerance',
+                                    'orientation_tolerance', 'max_step', 'timeout',
+                                    'restarts', 'random_seed', 'respect_joint_limits'):
+                overrides[parameter.name] = parameter.value
+        try:
+            _, reason = self._options_from_parameters(overrides).validated()
+        except TypeError as error:
+            reason = str(error)
+        if reason:
+            return SetParametersResult(successful=False, reason=reason)
+        return SetParametersResult(successful=True)
+
+    def _apply_parameters(self, parameters: list[Parameter]) -> None:
+        # One immutable snapshot swapped in: a solve in flight keeps the set it started with.
+        self.options = self._options_from_parameters()
+        self.dispatcher.default_solver = self.get_parameter('default_solver').value
+
+    # ------------------------------------------------------------------ serving
+    def _on_joint_states(self, message: JointState) -> None:
+        if len(message.name) != len(message.position):
+            return
+        positions = dict(zip(message.name, message.position))
+        if all(name in positions for name in self.model.joint_names):
+            q = np.array([positions[name] for name in self.model.joint_names])
+            if np.all(np.isfinite(q)):
+                self._current_q = q
+
+    def _serve(self, solver_name: str | None):
+        def callback(request: SolveIK.Request, response: SolveIK.Response) -> SolveIK.Response:
+            return self.handle(request, response, solver_name)
+        return callback
+
+    def handle(self, request: SolveIK.Request, response: SolveIK.Response,
+               solver_name: str | None) -> SolveIK.Response:
+        """Answer one request; every path fills error_code and message."""
+        if solver_name is not None and request.solver not in ('', solver_name):
+            answer = IKAnswer(IKResult(
+                ErrorCode.INVALID_INPUT,
+                f'this is the {solver_name} service; leave solver empty or call ~/solve_ik '
+                f'(request named "{request.solver}")'), solver_name)
+            return self._respond(response, answer)
+        name = solver_name or request.solver or self.dispatcher.default_solver
+        cheap = name in CHEAP_SOLVERS
+        if not cheap and not self._heavy_slots.acquire(blocking=False):
+            answer = IKAnswer(IKResult(ErrorCode.BUSY, f'{EXECUTOR_THREADS - 2} numeric solves '
+                                       'already running; retry later'), name)
+            return self._respond(response, answer, publish=False)
+        try:
+            pose = request.target.pose
+            ik_request = IKRequest(
+                position=(pose.position.x, pose.position.y, pose.position.z),
+                orientation=(pose.orientation.x, pose.orientation.y, pose.orientation.z,
+                             pose.orientation.w),
+                goal=request.goal_type, frame_id=request.target.header.frame_id,
+                solver=request.solver, seed_names=list(request.seed.name),
+                seed_positions=list(request.seed.position), branch=request.branch,
+                return_all=request.return_all_solutions, timeout_sec=request.timeout.sec,
+                timeout_nanosec=request.timeout.nanosec, max_iterations=request.max_iterations,
+                damping=request.damping, tolerance=request.tolerance,
+                joint_limits=request.joint_limits)
+            seed = self._current_q if self._current_q is not None else self.home
+            answer = self.dispatcher.solve(ik_request, self.options, seed.copy(), name)
+        finally:
+            if not cheap:
+                self._heavy_slots.release()
+        return self._respond(response, answer)
+
+    def _respond(self, response: SolveIK.Response, answer: IKAnswer,
+                 publish: bool = True) -> SolveIK.Response:
+        result = answer.result
+        response.error_code.val = int(result.code)
+        response.message = result.reason or ('solved' if result.success else result.code.name)
+        response.solver = answer.solver
+        response.branch = result.branch
+        response.solve_time = float(result.solve_time)
+        response.iterations = int(result.iterations)
+        response.max_joint_step = float(result.max_joint_step)
+        response.position_error = _finite_or_inf(result.position_error)
+        response.orientation_error = _finite_or_inf(result.orientation_error)
+        response.manipulability = float(answer.manipulability)
+        response.condition_number = _finite_or_inf(answer.condition_number)
+        response.reach_fraction = _finite_or_inf(answer.reach_fraction)
+        if result.q is not None and result.success:
+            response.solution.header.stamp = self.get_clock().now().to_msg()
+            response.solution.name = list(self.model.joint_names)
+            response.solution.position = [float(v) for v in result.q]
+        if result.tip_position is not None:
+            tip = result.tip_position
+            response.achieved_position = Point(x=float(tip[0]), y=float(tip[1]),
+                                               z=float(tip[2]))
+        response.alternatives = [LabelledSolution(label=s.label,
+                                                  positions=[float(v) for v in s.q])
+                                 for s in result.solutions]
+        if not result.success:
+            self.get_logger().debug(f'{answer.solver or "?"}: {result.code.name}: '
+                                    f'{response.message}')
+        if publish:
+            self._publish_status(response, answer)
+        return response
+
+    def _publish_status(self, response: SolveIK.Response, answer: IKAnswer) -> None:
+        status = IKStatus()
+        status.header.stamp = self.get_clock().now().to_msg()
+        status.header.frame_id = self.model.base_link
+        status.solver = response.solver
+        status.branch = response.branch
+        status.error_code = response.error_code
+        status.message = response.message
+        if np.all(np.isfinite(answer.target)):
+            status.target = Point(x=float(answer.target[0]), y=float(answer.target[1]),
+                                  z=float(answer.target[2]))
+        status.achieved = response.achieved_position
+        status.position_error = response.position_error
+        status.orientation_error = response.orientation_error
+        status.iterations = response.iterations
+        status.manipulability = response.manipulability
+        status.condition_number = response.condition_number
+        status.reach_fraction = response.reach_fraction
+        status.solve_time = response.solve_time
+        status.solution = response.solution
+        self.status_publisher.publish(status)
+
+
+def _finite_or_inf(value: float) -> float:
+    value = float(value)
+    return value if not math.isnan(value) else math.inf
+
+
+def _raise_injected_fault(*args: object, **kwargs: object) -> IKResult:
+    raise RuntimeError(f'fault injected by {FAULT_ENV}')
+
+
+def main(args: list[str] | None = None) -> None:
+    sys.exit(run(IKServer, args,
+                 executor_factory=lambda: MultiThreadedExecutor(num_threads=EXECUTOR_THREADS)))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,21 @@
+"""The .msg/.srv constants and the core's enums must never drift apart."""
+
+from arm_interfaces.msg import IKErrorCode
+from arm_interfaces.srv import SolveIK
+
+from arm_ik.kinematics.request import LIMITS_DEFAULT, LIMITS_OFF, LIMITS_ON
+from arm_ik.kinematics.result import ErrorCode, GoalType
+
+
+def test_error_codes_match_the_message_constants():
+    constants = {name: getattr(IKErrorCode, name) for name in dir(IKErrorCode)
+                 if name.isupper() and isinstance(getattr(IKErrorCode, name), int)}
+    assert constants == {code.name: int(code) for code in ErrorCode}
+
+
+def test_goal_and_limit_constants_match():
+    assert SolveIK.Request.GOAL_POSITION == GoalType.POSITION
+    assert SolveIK.Request.GOAL_TOOL_DOWN == GoalType.TOOL_DOWN
+    assert SolveIK.Request.GOAL_FULL_POSE == GoalType.FULL_POSE
+    assert (SolveIK.Request.LIMITS_DEFAULT, SolveIK.Request.LIMITS_ON,
+            SolveIK.Request.LIMITS_OFF) == (LIMITS_DEFAULT, LIMITS_ON, LIMITS_OFF)
