@@ -76,7 +76,12 @@ class ProcessGroup:
                    remappings: dict[str, str] | None = None,
                    extra_env: dict[str, str] | None = None) -> NodeProcess:
         """Start ``package/executable`` with parameters, name, namespace and remappings."""
-        label = name or executable
+        # Unique per process: two nodes of one name in different namespaces get their own
+        # parameters file and log.
+        label = '_'.join(part for part in (namespace.strip('/').replace('/', '_'),
+                                            name or executable) if part)
+        if any(p.name == label for p in self.processes):
+            label = f'{label}_{len(self.processes)}'
         command = [executable_path(package, executable), '--ros-args']
         if name:
             command += ['-r', f'__node:={name}']

@@ -165,10 +165,10 @@ class IKServer(Node):
 
     def _serve(self, solver_name: str | None):
         def callback(request: SolveIK.Request, response: SolveIK.Response) -> SolveIK.Response:
-            return self.handle(request, response, solver_name)
+            return self.answer_request(request, response, solver_name)
         return callback
 
-    def handle(self, request: SolveIK.Request, response: SolveIK.Response,
+    def answer_request(self, request: SolveIK.Request, response: SolveIK.Response,
                solver_name: str | None) -> SolveIK.Response:
         """Answer one request; every path fills error_code and message."""
         if solver_name is not None and request.solver not in ('', solver_name):

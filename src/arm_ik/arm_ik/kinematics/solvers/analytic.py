@@ -53,6 +53,8 @@ class YawPitchGeometry:
         l2: elbow → end point (tip or wrist centre), in the plane (m).
         phi1, phi2: planar angles of link 1 and link 2 at q = 0 (rad).
         elbow_sign: +1 when the elbow axis is parallel to the shoulder axis, else -1.
+        lateral: offset of the end point along the shoulder axis (m); 0 for the arms the
+            solvers accept, non-zero only for a wrist held bent sideways.
     """
 
     shoulder: tuple[float, float, float]
@@ -64,6 +66,7 @@ class YawPitchGeometry:
     phi1: float
     phi2: float
     elbow_sign: float
+    lateral: float = 0.0
 
     def forward(self, q1: float, q2: float, q3: float) -> tuple[float, float, float]:
         """End point (m, base frame) for yaw q1, shoulder q2, elbow q3 (rad): planar FK."""
@@ -72,18 +75,22 @@ class YawPitchGeometry:
         along = self.l1 * math.cos(alpha) + self.l2 * math.cos(gamma)
         up = self.l1 * math.sin(alpha) + self.l2 * math.sin(gamma)
         bearing = self.plane + self.yaw_sign * q1
+        cb, sb = math.cos(bearing), math.sin(bearing)
         sx, sy, sz = self.shoulder
-        return sx + along * math.cos(bearing), sy + along * math.sin(bearing), sz + up
+        # The shoulder axis points along (sin, −cos) of the plane bearing (z × a1 = f).
+        side = self.lateral
+        return sx + along * cb + side * sb, sy + along * sb - side * cb, sz + up
 
 
-def yaw_pitch_geometry(origins: np.ndarray, axes: np.ndarray,
-                       end: np.ndarray) -> YawPitchGeometry | str:
+def yaw_pitch_geometry(origins: np.ndarray, axes: np.ndarray, end: np.ndarray,
+                       allow_lateral: bool = False) -> YawPitchGeometry | str:
     """Reduce joints 0..2 (world origins and axes at q = 0) and an end point to numbers.
 
     Args:
         origins: (≥3, 3) joint origins at q = 0 (m); only the first three are read.
         axes: (≥3, 3) unit joint axes at q = 0.
         end: the point the two pitch links carry (tip, or the wrist centre), at q = 0.
+        allow_lateral: accept an end point offset along the shoulder axis.
 
     Returns:
         The geometry, or a sentence saying why the joints are not of this kind.
@@ -104,8 +111,12 @@ def yaw_pitch_geometry(origins: np.ndarray, axes: np.ndarray,
     if math.hypot(*(shoulder - o0)[:2]) > tol:
         return 'the shoulder axis does not cross the yaw axis (shoulder offset)'
     elbow = o2 - np.dot(o2 - shoulder, a2) * a2
-    if abs(float(np.dot(end - shoulder, a1))) > tol:
+    lateral = float(np.dot(end - shoulder, a1))
+    if abs(lateral) > tol and not allow_lateral:
         return 'the end point is offset sideways from the plane of the pitch joints'
+    if abs(lateral) <= tol:
+        lateral = 0.0
+    end = end - lateral * a1     # its projection into the plane of the pitch joints
     up = np.array([0.0, 0.0, 1.0])
     forward = np.cross(up, a1)   # a1 × f = z: positive shoulder motion is counter-clockwise
     link1, link2 = elbow - shoulder, end - elbow
@@ -126,12 +137,13 @@ def yaw_pitch_geometry(origins: np.ndarray, axes: np.ndarray,
         l1=l1, l2=l2,
         phi1=math.atan2(float(link1[2]), float(np.dot(link1, forward))),
         phi2=math.atan2(float(link2[2]), float(np.dot(link2, forward))),
-        elbow_sign=1.0 if cross > 0.0 else -1.0)
+        elbow_sign=1.0 if cross > 0.0 else -1.0,
+        lateral=lateral)
 
 
 def arm_triangle(g: YawPitchGeometry, target: Sequence[float],
-                 seed_yaw: float) -> tuple[float, float, float, float]:
-    """Yaw and planar link angles that put the end point of ``g`` on ``target``.
+                 seed_yaw: float) -> tuple[float, float, float, float, float] | None:
+    """Yaws and planar link angles that put the end point of ``g`` on ``target``.
 
     The target must have passed the reach check (|c| may exceed 1 by rounding only).
 
@@ -141,27 +153,42 @@ def arm_triangle(g: YawPitchGeometry, target: Sequence[float],
         seed_yaw: yaw (rad) used when the target lies on the yaw axis.
 
     Returns:
-        (yaw, alpha_up, alpha_down, up_beta), radians: the yaw facing the target, link 1's
-        planar angle for the elbow above / below the shoulder→target line, and the
-        planar elbow angle of the elbow-up solution (the elbow-down one is its negative).
+        (yaw, back_yaw, alpha_up, alpha_down, up_beta), radians: the yaw facing the target
+        and the one reaching over (yaw + π without a lateral offset), link 1's planar
+        angle for the elbow above / below the shoulder→target line, and the planar elbow
+        angle of the elbow-up solution (elbow-down: its negative). The reaching-over
+        solutions mirror these: alpha → π − alpha, beta → −beta. None when a lateral
+        offset keeps the end point from the target (too near the yaw axis).
     """
     sx, sy, sz = g.shoulder
     dx, dy, dz = target[0] - sx, target[1] - sy, target[2] - sz
     rho = math.hypot(dx, dy)
-    if rho > ON_AXIS:
+    side = g.lateral
+    if side != 0.0:
+        if rho < abs(side):
+            return None
+        # Horizontal reach u·f + side·n = (dx, dy) with n ⟂ f: |u| = √(ρ² − side²).
+        u = g.facing * math.sqrt((rho - side) * (rho + side))
+        bearing = math.atan2(dy, dx)
+        yaw = g.yaw_sign * (bearing + math.atan2(side, u) - g.plane)
+        back_yaw = g.yaw_sign * (bearing + math.atan2(side, -u) - g.plane)
+    elif rho > ON_AXIS:
         # Face the target: the facing direction (plane bearing, or its opposite) turned
         # by the yaw points along the target's bearing.
         heading = math.atan2(dy, dx) - g.plane
         if g.facing < 0.0:
             heading -= PI
         yaw = g.yaw_sign * heading
+        back_yaw = yaw + PI
         u = g.facing * rho
     else:
         yaw = seed_yaw
+        back_yaw = yaw + PI
         bearing = g.plane + g.yaw_sign * yaw
         u = dx * math.cos(bearing) + dy * math.sin(bearing)
     l1, l2 = g.l1, g.l2
-    c = ((dx * dx + dy * dy + dz * dz) - (l1 * l1 + l2 * l2)) / (2.0 * l1 * l2)
+    planar_sq = (u * u if side != 0.0 else dx * dx + dy * dy) + dz * dz
+    c = (planar_sq - (l1 * l1 + l2 * l2)) / (2.0 * l1 * l2)
     # Clamped, so a target one ulp past full stretch gives a straight arm, never NaN.
     beta = math.acos(1.0 if c > 1.0 else -1.0 if c < -1.0 else c)
     # Elbow above the shoulder→target line ⇔ beta·u < 0 (sign of the planar cross product).
@@ -169,7 +196,8 @@ def arm_triangle(g: YawPitchGeometry, target: Sequence[float],
     gamma = math.atan2(dz, u)
     sin_b = l2 * math.sin(up_beta)
     cos_b = l1 + l2 * math.cos(up_beta)
-    return yaw, gamma - math.atan2(sin_b, cos_b), gamma - math.atan2(-sin_b, cos_b), up_beta
+    return (yaw, back_yaw, gamma - math.atan2(sin_b, cos_b), gamma - math.atan2(-sin_b, cos_b),
+            up_beta)
 
 
 def wrap_into(angle: float, lower: float, upper: float) -> float | None:
@@ -203,6 +231,27 @@ class JointRanges:
         self.shift = tuple(LIMIT_TOLERANCE - v for v in self.lower)
         self.base = tuple(v - LIMIT_TOLERANCE for v in self.lower)
         self.top = tuple(v + LIMIT_TOLERANCE for v in self.upper)
+        # Joints whose range exceeds a full turn reach one pose at several angles: wrap()
+        # gives the lowest, toward() moves it by whole turns nearest the seed.
+        self.multi_turn = tuple(j for j, (lo, hi) in enumerate(zip(self.lower, self.upper,
+                                                                   strict=True))
+                                if hi - lo > TWO_PI + 2.0 * LIMIT_TOLERANCE)
+
+    def toward(self, q: Sequence[float], reference: Sequence[float]) -> tuple[float, ...]:
+        """Wrapped ``q`` with its multi-turn joints moved by whole turns toward ``reference``."""
+        out = list(q)
+        for j in self.multi_turn:
+            room = math.floor((self.upper[j] - out[j]) / TWO_PI)   # turns that still fit
+            out[j] += max(0, min(round((reference[j] - out[j]) / TWO_PI), room)) * TWO_PI
+        return tuple(out)
+
+    def toward_array(self, q: np.ndarray, reference: Sequence[float]) -> np.ndarray:
+        """Vectorised ``toward`` for (N, n) wrapped angles (changed in place, returned)."""
+        for j in self.multi_turn:
+            room = np.floor((self.upper[j] - q[:, j]) / TWO_PI)
+            turns = np.clip(np.round((reference[j] - q[:, j]) / TWO_PI), 0.0, room)
+            q[:, j] += turns * TWO_PI
+        return q
 
     def wrap(self, q: Sequence[float]) -> tuple[float, ...] | None:
         """``q`` with every joint wrapped into its range, or None if one cannot be."""
@@ -252,6 +301,37 @@ def fast_vector(value: object, size: int) -> tuple[float, ...] | None:
     return floats
 
 
+class PositionGate:
+    """``Workspace.check_position`` with its passing case in plain math (hot path).
+
+    A target that fails here, or comes in an unusual form, is handed to the workspace,
+    which words the failure; both apply the same comparisons to the same floats.
+    """
+
+    def __init__(self, workspace: Workspace) -> None:
+        """Copy the rules of ``workspace`` into floats with its 1e-12 m slack folded in."""
+        self.workspace = workspace
+        self.shoulder = tuple(float(v) for v in workspace.shoulder)
+        minimum = workspace.min_height_above_shoulder
+        self.min_z = -math.inf if minimum is None else minimum - 1e-12
+        self.max_r = workspace.max_reach + 1e-12
+        self.min_r = workspace.min_reach - 1e-12
+
+    def check(self, position: object) -> tuple[tuple[float, float, float] | None,
+                                               IKResult | None]:
+        """(target as floats, None) when reachable by the rules, else (None, failure)."""
+        target = fast_vector(position, 3)
+        if target is not None:
+            sx, sy, sz = self.shoulder
+            if target[2] - sz >= self.min_z and self.min_r <= math.hypot(
+                    target[0] - sx, target[1] - sy, target[2] - sz) <= self.max_r:
+                return target, None
+        checked, failure = self.workspace.check_position(position)
+        if failure is not None:
+            return None, failure
+        return tuple(checked.tolist()), None
+
+
 class AnalyticSolver(Solver):
     """Exact IK of yaw + two parallel pitch joints; position goals only.
 
@@ -275,6 +355,7 @@ class AnalyticSolver(Solver):
         super().__init__(model, workspace)
         self._not_applicable = self.applicability(model)
         self.ranges = JointRanges(model.lower, model.upper)
+        self.gate = PositionGate(workspace)
         if home is None:
             home = model.clamp(np.zeros(model.dof))
         self.home = tuple(float(v) for v in home)
@@ -287,11 +368,6 @@ class AnalyticSolver(Solver):
         self.geometry = geometry
         g = geometry
         self._elbow_offset = g.phi2 - g.phi1
-        ws = workspace
-        self._ws = (float(ws.shoulder[0]), float(ws.shoulder[1]), float(ws.shoulder[2]),
-                    -math.inf if ws.min_height_above_shoulder is None
-                    else ws.min_height_above_shoulder - 1e-12,
-                    ws.max_reach + 1e-12, ws.min_reach - 1e-12)
 
     @classmethod
     def applicability(cls, model: ArmModel) -> str:
@@ -312,9 +388,8 @@ class AnalyticSolver(Solver):
         the target lies on the yaw axis.
         """
         g = self.geometry
-        yaw, alpha_up, alpha_down, up_beta = arm_triangle(g, target, seed_yaw)
+        yaw, flipped, alpha_up, alpha_down, up_beta = arm_triangle(g, target, seed_yaw)
         phi1, offset, s = g.phi1, self._elbow_offset, g.elbow_sign
-        flipped = yaw + PI
         return [
             ('elbow_up', yaw, alpha_up - phi1, s * (up_beta - offset)),
             ('elbow_down', yaw, alpha_down - phi1, s * (-up_beta - offset)),
@@ -361,17 +436,10 @@ class AnalyticSolver(Solver):
             return self._failure(start, ErrorCode.INVALID_INPUT,
                                  f'unknown branch "{branch}"; valid: nearest, '
                                  + ', '.join(BRANCHES))
-        target = fast_vector(position, 3)
-        sx, sy, sz, min_z, max_r, min_r = self._ws
-        if target is None or target[2] - sz < min_z or \
-                not min_r <= math.hypot(target[0] - sx, target[1] - sy,
-                                        target[2] - sz) <= max_r:
-            # Slow path for anything unusual: the workspace words the failure.
-            checked_target, failure = self.workspace.check_position(position)
-            if failure is not None:
-                failure.solve_time = perf_counter() - start
-                return failure
-            target = tuple(float(v) for v in checked_target)
+        target, failure = self.gate.check(position)
+        if failure is not None:
+            failure.solve_time = perf_counter() - start
+            return failure
         if seed is None:
             reference = self.home
         else:
@@ -407,6 +475,8 @@ class AnalyticSolver(Solver):
             q = (lo1 if w1 < lo1 else hi1 if w1 > hi1 else w1,
                  lo2 if w2 < lo2 else hi2 if w2 > hi2 else w2,
                  lo3 if w3 < lo3 else hi3 if w3 > hi3 else w3)
+            if ranges.multi_turn:
+                q = ranges.toward(q, reference)
             valid.append((label, q))
             if nearest or label == branch:
                 # max(|Δq1|, |Δq2|, |Δq3|) without three calls of abs and one of max.
@@ -468,9 +538,10 @@ class AnalyticSolver(Solver):
             raise ValueError(f'targets must have shape (N, 3), got {points.shape}')
         reference = self.home if seed is None else tuple(float(v) for v in seed)
         g = self.geometry
-        sx, sy, sz, min_z, max_r, min_r = self._ws
+        gate = self.gate
         with np.errstate(all='ignore'):
-            codes = self._precheck_batch(points, sx, sy, sz, min_z, max_r, min_r)
+            codes = self._precheck_batch(points, *gate.shoulder, gate.min_z, gate.max_r,
+                                         gate.min_r)
             gs = g.shoulder
             dx, dy, dz = points[:, 0] - gs[0], points[:, 1] - gs[1], points[:, 2] - gs[2]
             rho = np.hypot(dx, dy)
@@ -482,7 +553,8 @@ class AnalyticSolver(Solver):
                 yaw[on_axis] = reference[0]
                 bearing = g.plane + g.yaw_sign * reference[0]
                 u[on_axis] = dx[on_axis] * math.cos(bearing) + dy[on_axis] * math.sin(bearing)
-            c = ((dx * dx + dy * dy + dz * dz) - (g.l1 * g.l1 + g.l2 * g.l2)) / (2.0 * g.l1 * g.l2)
+            c = ((dx * dx + dy * dy + dz * dz) - (g.l1 * g.l1 + g.l2 * g.l2)) / \
+                (2.0 * g.l1 * g.l2)
             c = np.clip(c, -1.0, 1.0)
             beta = np.arccos(c)
             up_beta = -beta if g.facing > 0.0 else beta
@@ -505,7 +577,7 @@ class AnalyticSolver(Solver):
                 q[:, 1], ok2 = wrap_into_array(alpha - g.phi1, lower[1], upper[1])
                 q[:, 2], ok3 = wrap_into_array(g.elbow_sign * (b - self._elbow_offset),
                                                lower[2], upper[2])
-                solutions.append((q, ok1 & ok2 & ok3))
+                solutions.append((self.ranges.toward_array(q, reference), ok1 & ok2 & ok3))
             if len(solutions) == 1:
                 q, ok = solutions[0]
             else:

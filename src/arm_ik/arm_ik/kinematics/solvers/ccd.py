@@ -22,7 +22,7 @@ import numpy as np
 
 from arm_ik.kinematics.model import ArmModel, FULL_TURN
 from arm_ik.kinematics.result import check_vector, ErrorCode, GoalType, IKResult
-from arm_ik.kinematics.solvers.base import Solver, SolveOptions, Workspace
+from arm_ik.kinematics.solvers.base import SolveOptions, Solver, Workspace
 from arm_ik.kinematics.solvers.dls import ChainKernel, JointLimiter
 
 _PARALLEL = 1e-9   # tolerance of the yaw + pitch structure test (unit vectors, metres)
@@ -362,26 +362,32 @@ class CCDSolver(Solver):
                 if time.perf_counter() >= deadline:
                     timed_out = True
                     break
+                before = list(q)
                 if yaw_goal is not None:
                     # With a per-step cap the yaw turns towards its alignment gradually.
                     change = math.remainder(yaw_goal - q[0], FULL_TURN)
                     change = min(max(change, -max_step), max_step)
                     q[0] += change
                     q = self._limit_one(limiter, q, 0)
-                    largest = max(largest, abs(change))
                     if abs(change) < max_step:
                         yaw_goal = None
-                before = list(q)
                 q, tip, moved = self._sweep(q, target, limiter, first, max_step)
                 iterations += 1
-                largest = max(largest, moved)
                 error = math.dist(tip, target)
                 if accelerate and previous is not None:
-                    q, tip, error, moved = self._pattern_move(q, before, previous, tip, error,
-                                                              target, limiter)
-                    largest = max(largest, moved)
+                    q, tip, error = self._pattern_move(q, before, previous, tip, error,
+                                                       target, limiter)
                 previous = before
-                history.append(error)
+                # Each joint turns once per sweep, so the net change is the joint's step
+                # (the short way round for wrapped joints).
+                for new, old in zip(q, before, strict=True):
+                    turn = abs(math.remainder(new - old, FULL_TURN))
+                    if turn > largest:
+                        largest = turn
+                if max_step > 0.0 and moved >= max_step * (1.0 - 1e-12):
+                    history = [error]   # capped turns make progress linear by design
+                else:
+                    history.append(error)
                 if len(history) > self.STALL_WINDOW and \
                         error > self.STALL_RATIO * history[-1 - self.STALL_WINDOW]:
                     break
@@ -408,7 +414,7 @@ class CCDSolver(Solver):
     def _pattern_move(self, q: list[float], before: list[float], previous: list[float],
                       tip: tuple[float, float, float], error: float, target: list[float],
                       limiter: JointLimiter
-                      ) -> tuple[list[float], tuple[float, float, float], float, float]:
+                      ) -> tuple[list[float], tuple[float, float, float], float]:
         """Hooke–Jeeves pattern move: extrapolate along the sweep when sweeps keep agreeing.
 
         Near a stretched or folded pose CCD zig-zags: every sweep moves the joints the same
@@ -416,24 +422,23 @@ class CCDSolver(Solver):
         sweeps point the same way (cosine > 0.9), try q + α·Δ for α = 1, 2, 4, ... and keep
         the best point that lowers the error. Costs a few FK calls, never raises the error.
         """
-        delta = [a - b for a, b in zip(q, before)]
-        last = [a - b for a, b in zip(before, previous)]
-        dot = sum(a * b for a, b in zip(delta, last))
+        delta = [a - b for a, b in zip(q, before, strict=True)]
+        last = [a - b for a, b in zip(before, previous, strict=True)]
+        dot = sum(a * b for a, b in zip(delta, last, strict=True))
         norms = math.sqrt(sum(a * a for a in delta) * sum(b * b for b in last))
         if norms == 0.0 or dot < 0.9 * norms:
-            return q, tip, error, 0.0
-        best_q, best_tip, best_error, moved = q, tip, error, 0.0
+            return q, tip, error
+        best_q, best_tip, best_error = q, tip, error
         scale = 1.0
         for _ in range(12):
-            trial = limiter.apply([a + scale * b for a, b in zip(q, delta)])
+            trial = limiter.apply([a + scale * b for a, b in zip(q, delta, strict=True)])
             pose = self.kernel.pose(trial)
             trial_error = math.dist(pose[:3], target)
             if trial_error >= best_error:
                 break
             best_q, best_tip, best_error = trial, pose[:3], trial_error
-            moved = scale * max(abs(b) for b in delta)
             scale *= 2.0
-        return best_q, best_tip, best_error, moved
+        return best_q, best_tip, best_error
 
     @staticmethod
     def _result(code: ErrorCode, reason: str, q: list[float], tip: Sequence[float],

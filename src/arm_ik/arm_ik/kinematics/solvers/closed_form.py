@@ -14,7 +14,8 @@ call overhead than the arithmetic itself. Units: metres and radians.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 import math
 from time import perf_counter
 
@@ -23,8 +24,18 @@ import numpy as np
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.result import check_vector, ErrorCode, GoalType, IKResult, Solution
 from arm_ik.kinematics.solvers.analytic import (
-    arm_triangle, fast_vector, GEOMETRY_TOLERANCE, JointRanges, NEAREST, PI, TWO_PI,
-    yaw_pitch_geometry, YawPitchGeometry)
+    arm_triangle,
+    fast_vector,
+    GEOMETRY_TOLERANCE,
+    JointRanges,
+    NEAREST,
+    PI,
+    PositionGate,
+    TWO_PI,
+    wrap_into,
+    yaw_pitch_geometry,
+    YawPitchGeometry,
+)
 from arm_ik.kinematics.solvers.base import SolveOptions, Solver, Workspace
 from arm_ik.kinematics.transforms import quaternion_to_matrix
 
@@ -39,6 +50,8 @@ _DEFAULT_OPTIONS = SolveOptions()
 
 Matrix = tuple[float, float, float, float, float, float, float, float, float]
 Vector = tuple[float, float, float]
+# A solution generator: within_limits → (labelled solutions, code, reason).
+Attempt = Callable[[bool], tuple[list[tuple[str, tuple]], ErrorCode, str]]
 
 
 def _mat_mul(a: Sequence[float], b: Sequence[float]) -> Matrix:
@@ -65,15 +78,39 @@ def _rotation(axis: Sequence[float], angle: float) -> Matrix:
             x * z * v - y * s, y * z * v + x * s, c + z * z * v)
 
 
+def _wrap(angle: float, joint: tuple[float, float, float, float, float]) -> float | None:
+    """JointRanges.wrap for one joint given its (shift, base, top, lower, upper)."""
+    shift, base, top, lower, upper = joint
+    angle = (angle + shift) % TWO_PI + base
+    if angle > top:
+        return None
+    return lower if angle < lower else upper if angle > upper else angle
+
+
 def rotation_angle(a: Sequence[float], b: Sequence[float]) -> float:
     """Angle (rad) of the rotation between two rotation matrices; accurate near 0 and π."""
-    # Δ = aᵀ·b; trace and skew part from column dot products, then atan2.
-    trace = sum(a[i] * b[i] for i in range(9))
-    d = [[a[i] * b[j] + a[3 + i] * b[3 + j] + a[6 + i] * b[6 + j] for j in range(3)]
-         for i in range(3)]
-    skew = math.sqrt((d[2][1] - d[1][2]) ** 2 + (d[0][2] - d[2][0]) ** 2
-                     + (d[1][0] - d[0][1]) ** 2)
-    return math.atan2(0.5 * skew, 0.5 * (trace - 1.0))
+    a0, a1, a2, a3, a4, a5, a6, a7, a8 = a
+    b0, b1, b2, b3, b4, b5, b6, b7, b8 = b
+    # Δ = aᵀ·b: its trace gives cos, its skew part 2·sin·axis; atan2 keeps small angles.
+    trace = a0 * b0 + a1 * b1 + a2 * b2 + a3 * b3 + a4 * b4 + a5 * b5 + a6 * b6 + a7 * b7 + \
+        a8 * b8
+    x = (a2 * b1 + a5 * b4 + a8 * b7) - (a1 * b2 + a4 * b5 + a7 * b8)     # Δ21 − Δ12
+    y = (a0 * b2 + a3 * b5 + a6 * b8) - (a2 * b0 + a5 * b3 + a8 * b6)     # Δ02 − Δ20
+    z = (a1 * b0 + a4 * b3 + a7 * b6) - (a0 * b1 + a3 * b4 + a6 * b7)     # Δ10 − Δ01
+    return math.atan2(0.5 * math.sqrt(x * x + y * y + z * z), 0.5 * (trace - 1.0))
+
+
+def _orthonormal_or_none(m: list[float]) -> Matrix | None:
+    """``m`` as a tuple when it is a rotation to rounding (|RRᵀ − I| ≤ 1e-12), else None."""
+    m0, m1, m2, m3, m4, m5, m6, m7, m8 = m
+    deviation = max(abs(m0 * m0 + m1 * m1 + m2 * m2 - 1.0), abs(m3 * m3 + m4 * m4 + m5 * m5 - 1.0),
+                    abs(m6 * m6 + m7 * m7 + m8 * m8 - 1.0), abs(m0 * m3 + m1 * m4 + m2 * m5),
+                    abs(m0 * m6 + m1 * m7 + m2 * m8), abs(m3 * m6 + m4 * m7 + m5 * m8))
+    determinant = m0 * (m4 * m8 - m5 * m7) - m1 * (m3 * m8 - m5 * m6) + m2 * (m3 * m7 - m4 * m6)
+    # NaN fails both comparisons, so non-finite input also returns None.
+    if deviation <= 1e-12 and determinant > 0.0:
+        return tuple(m)
+    return None
 
 
 def parse_orientation(orientation: object) -> tuple[Matrix | None, str]:
@@ -92,11 +129,16 @@ def parse_orientation(orientation: object) -> tuple[Matrix | None, str]:
                      2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w),
                      2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)),
                     '')
+    if type(orientation) is np.ndarray and orientation.shape == (3, 3) and \
+            orientation.dtype.kind == 'f':
+        matrix = _orthonormal_or_none(orientation.ravel().tolist())
+        if matrix is not None:
+            return matrix, ''
     try:
         array = np.asarray(orientation, dtype=float)
     except (TypeError, ValueError):
         return None, 'target orientation is not numeric'
-    if array.size == 4:
+    if array.shape == (4,):
         vector, reason = check_vector(array, 4, 'target orientation quaternion')
         if vector is None:
             return None, reason
@@ -150,11 +192,14 @@ class SphericalWristSolver(Solver):
         FULL_POSE: position and orientation (quaternion x, y, z, w or 3×3 matrix).
         TOOL_DOWN: tool Z axis along −Z of the base; the free turn about it is taken from
             the seed's tool heading.
-        POSITION: the position with the seed's tool orientation (translation-only jog).
-            When no solution keeps that orientation (wrist centre out of reach or joint
-            limits), the tool is turned, with the least rotation from the seed's, to
-            point away from the shoulder along the shoulder→target line, then towards
-            it; the first orientation with a valid solution is used.
+        POSITION: tried in order, the first with a solution inside the limits wins:
+            1. the seed's tool orientation (a translation-only jog keeps the tool
+               attitude; the wrist centre is p − R_seed·offset);
+            2. the seed's wrist angles held (the tool rides on the forearm);
+            3. other wrist bends held, from a grid of 30° bends × 45° rolls, nearest the
+               seed's first.
+            Not complete: a reachable position may in rare cases still be refused (the
+            dls solver searches continuously). The orientation error reported is 0.
     """
 
     name = 'closed_form'
@@ -171,6 +216,9 @@ class SphericalWristSolver(Solver):
         super().__init__(model, workspace)
         self._not_applicable = self.applicability(model)
         self.ranges = JointRanges(model.lower, model.upper)
+        self.gate = PositionGate(workspace)
+        self._joint_constants = tuple(zip(self.ranges.shift, self.ranges.base, self.ranges.top,
+                                          self.ranges.lower, self.ranges.upper, strict=True))
         if home is None:
             home = model.clamp(np.zeros(model.dof))
         self.home = tuple(float(v) for v in home)
@@ -199,6 +247,7 @@ class SphericalWristSolver(Solver):
 
     def _prepare_constants(self, model: ArmModel) -> None:
         origins, axes, _ = model.joint_origins_and_axes(np.zeros(6))
+        self._zero_origins, self._zero_axes = origins, axes
         zero = model.fk(np.zeros(6))
         centre, _ = _wrist_centre(origins[3:], axes[3:])
         geometry = yaw_pitch_geometry(origins, axes, centre)
@@ -235,6 +284,33 @@ class SphericalWristSolver(Solver):
         self._b_tool = tuple((rotation0.T @ basis @ b).tolist())
         self._wrist_tool = tuple((rotation0.T @ (centre - zero[:3, 3])).tolist())
         self._wrist_reach = (abs(g.l1 - g.l2) - 1e-12, g.l1 + g.l2 + 1e-12)
+        # For a wrist held still: the tip seen from the wrist centre at q = 0 (in B), and
+        # the plane of the pitch joints (shoulder axis a1, forward f0, elbow point).
+        a1 = _unit(axes[1])
+        shoulder = np.array(g.shoulder)
+        elbow = origins[2] - np.dot(origins[2] - shoulder, a1) * a1
+        self._tip_from_centre_b = tuple((to_b @ (zero[:3, 3] - centre)).tolist())
+        self._centre0 = tuple(centre.tolist())
+        self._a1 = tuple(a1.tolist())
+        self._f0 = tuple(np.cross([0.0, 0.0, 1.0], a1).tolist())
+        self._elbow0 = tuple(elbow.tolist())
+        self._wrist_grid = self._make_wrist_grid()
+
+    def _make_wrist_grid(self) -> tuple[tuple[float, float], ...]:
+        """Wrist (q4, q5) pairs tried for position goals: 30° bends × 45° rolls in limits."""
+        lower, upper = self.ranges.lower, self.ranges.upper
+        bends = [self._delta + math.radians(30.0 * k) for k in range(-6, 7)]
+        rolls = [math.radians(45.0 * k) for k in range(-4, 4)]
+        grid = []
+        for bend in bends:
+            q5 = wrap_into(bend, lower[4], upper[4])
+            if q5 is None:
+                continue
+            for roll in rolls:
+                q4 = wrap_into(roll, lower[3], upper[3])
+                if q4 is not None:
+                    grid.append((q4, q5))
+        return tuple(grid)
 
     # ------------------------------------------------------------------ kinematics
     def forward_pose(self, q: Sequence[float]) -> tuple[Vector, Matrix]:
@@ -258,18 +334,22 @@ class SphericalWristSolver(Solver):
         return (centre[0] - offset[0], centre[1] - offset[1], centre[2] - offset[2]), rotation
 
     def solutions(self, position: Sequence[float], rotation: Sequence[float],
-                  reference: Sequence[float]) -> tuple[list[tuple[str, tuple]], str]:
-        """Every labelled solution (rad, not yet wrapped into limits) of a tip pose.
+                  reference: Sequence[float], within_limits: bool = False
+                  ) -> tuple[list[tuple[str, tuple]], ErrorCode, str]:
+        """Every labelled solution of a tip pose (rad).
 
         Args:
             position: tip position (m, base frame).
             rotation: tip rotation, row-major 9 floats.
             reference: seed (rad); its yaw is used on the yaw axis and its q4 at a
                 straight wrist.
+            within_limits: keep only the solutions inside the joint limits, wrapped by
+                whole turns and clamped onto them; else all 8, unwrapped.
 
         Returns:
-            (solutions, reason): 8 solutions, or [] and why the wrist centre is out of
-            reach for this orientation.
+            (solutions, code, reason): 8 solutions with code OK, or [] with
+            OUT_OF_REACH / INSIDE_INNER_HOLE and why the wrist centre cannot be reached
+            with this orientation.
         """
         r = rotation
         tx, ty, tz = self._wrist_tool
@@ -281,9 +361,12 @@ class SphericalWristSolver(Solver):
                               centre[2] - g.shoulder[2])
         near, far = self._wrist_reach
         if not near <= distance <= far:
-            return [], (f'the wrist centre for this orientation is {distance:.3f} m from the '
-                        f'shoulder; it must be within [{near:.3f}, {far:.3f}] m')
-        yaw, alpha_up, alpha_down, up_beta = arm_triangle(g, centre, reference[0])
+            code = ErrorCode.OUT_OF_REACH if distance > far else ErrorCode.INSIDE_INNER_HOLE
+            return [], code, (f'the wrist centre for this orientation is {distance:.3f} m '
+                              f'from the shoulder; it must be within [{near:.3f}, '
+                              f'{far:.3f}] m')
+        # No lateral offset here (checked by applicability), so back yaw = yaw + π.
+        yaw, _, alpha_up, alpha_down, up_beta = arm_triangle(g, centre, reference[0])
         # T_B·c and T_B·b, with T_B = Bᵀ·R·R(0)ᵀ·B.
         tc, tb = _mat_vec(r, self._c_tool), _mat_vec(r, self._b_tool)
         if not self._basis_is_identity:
@@ -310,10 +393,17 @@ class SphericalWristSolver(Solver):
         k1, k2, k3 = self._cxb_e
         n1, n2, n3 = self._c_e
         seed_q4 = reference[3]
+        if within_limits:
+            (j1, j2, j3, j4, j5, j6) = self._joint_constants
         out = []
         for label, q1, cq, sq, alpha, beta in arms:
             q2 = alpha - phi1
             q3 = s * (beta - offset)
+            if within_limits:
+                # A yaw/shoulder/elbow outside its range rules out both wrists: skip them.
+                q1, q2, q3 = _wrap(q1, j1), _wrap(q2, j2), _wrap(q3, j3)
+                if q1 is None or q2 is None or q3 is None:
+                    continue
             theta = alpha + beta - phi2          # = q2 + s·q3, the summed pitch
             ct, st = math.cos(theta), math.sin(theta)
             # M = Ry(−θ)·Rz(−q1)·T_B applied to c and b, then in (e1, e2, a) coordinates.
@@ -344,18 +434,21 @@ class SphericalWristSolver(Solver):
                 along = b1 * z1 + b2 * z2 + b3 * m3
                 across = (k1 * c5 + n1 * s5) * z1 + (k2 * c5 + n2 * s5) * z2 + \
                     (k3 * c5 + n3 * s5) * m3
-                out.append((label + suffix, (q1, q2, q3, q4, q5, math.atan2(across, along))))
-        return out, ''
+                q6 = math.atan2(across, along)
+                if within_limits:
+                    q4, q5, q6 = _wrap(q4, j4), _wrap(q5, j5), _wrap(q6, j6)
+                    if q4 is None or q5 is None or q6 is None:
+                        continue
+                out.append((label + suffix, (q1, q2, q3, q4, q5, q6)))
+        return out, ErrorCode.OK, ''
 
     # ------------------------------------------------------------------ goals
-    def _goal_rotation(self, goal: int, orientation: object,
-                       reference: Sequence[float]) -> tuple[list[Matrix], str]:
-        """Rotations to try for a goal, in order, or ([], reason) for a bad orientation."""
+    def _attempts(self, goal: int, rotation: Matrix | None, target: Vector,
+                  reference: Sequence[float]) -> Iterator[tuple[Matrix | None, Attempt]]:
+        """Ways to reach a goal, tried in order: (rotation or None, solution generator)."""
         if goal == GoalType.FULL_POSE:
-            if orientation is None:
-                return [], 'a FULL_POSE goal needs a target orientation'
-            rotation, reason = parse_orientation(orientation)
-            return ([rotation], '') if rotation is not None else ([], reason)
+            yield rotation, partial(self.solutions, target, rotation, reference)
+            return
         _, seed_rotation = self.forward_pose(reference)
         if goal == GoalType.TOOL_DOWN:
             # Tool heading from the seed: its x axis on the floor, else its y axis.
@@ -365,47 +458,81 @@ class SphericalWristSolver(Solver):
                 heading = math.atan2(seed_rotation[4], seed_rotation[1]) + 0.5 * PI
             ch, sh = math.cos(heading), math.sin(heading)
             # Rz(heading)·Rx(π): x = (ch, sh, 0), y = (sh, −ch, 0), z = (0, 0, −1).
-            return [(ch, sh, 0.0, sh, -ch, 0.0, 0.0, 0.0, -1.0)], ''
-        return [seed_rotation], ''
+            rotation = (ch, sh, 0.0, sh, -ch, 0.0, 0.0, 0.0, -1.0)
+            yield rotation, partial(self.solutions, target, rotation, reference)
+            return
+        yield seed_rotation, partial(self.solutions, target, seed_rotation, reference)
+        q4, q5, q6 = reference[3], reference[4], reference[5]
+        yield None, partial(self.rigid_wrist_solutions, target, reference, (q4, q5, q6))
+        # Other wrist bends, the ones nearest the seed's first.
+        for roll, bend in sorted(self._wrist_grid,
+                                 key=lambda w: max(abs(w[0] - q4), abs(w[1] - q5))):
+            yield None, partial(self.rigid_wrist_solutions, target, reference,
+                                (roll, bend, q6))
 
-    def _position_fallbacks(self, position: Sequence[float],
-                            seed_rotation: Matrix) -> list[Matrix]:
-        """The seed's rotation turned, least, so the tool points out of / into the shoulder."""
+    def rigid_wrist_geometry(self, wrist: Sequence[float]) -> YawPitchGeometry:
+        """The yaw + two-pitch geometry of the tip with the wrist held at ``wrist`` (rad).
+
+        The tip is then a point of the forearm; bent sideways it sits off the plane of the
+        pitch joints (``lateral``). Facing is the arm's, so labels keep their meaning.
+        """
+        a, b, c = self._axes_b
+        rotation = _mat_mul(_mat_mul(_rotation(a, wrist[0]), _rotation(b, wrist[1])),
+                            _rotation(c, wrist[2]))
+        v = _mat_vec(rotation, self._tip_from_centre_b)
+        if not self._basis_is_identity:
+            v = _mat_vec(self._basis, v)
         g = self.geometry
-        radial = [position[i] - g.shoulder[i] for i in range(3)]
-        norm = math.hypot(*radial)
-        if norm < 1e-9:
-            return []
-        radial = [v / norm for v in radial]
-        # Current direction tool → wrist centre, in the base frame.
-        towards_wrist = _mat_vec(seed_rotation, self._wrist_tool)
-        length = math.hypot(*towards_wrist)
-        if length < 1e-12:
-            return []
-        current = [v / length for v in towards_wrist]
-        turned = []
-        for wanted in ([-v for v in radial], radial):      # wrist nearer / farther
-            axis = np.cross(current, wanted)
-            sin_angle = float(np.linalg.norm(axis))
-            cos_angle = float(np.dot(current, wanted))
-            if sin_angle < 1e-12:
-                axis = np.cross(current, [1.0, 0.0, 0.0] if abs(current[0]) < 0.9
-                                else [0.0, 1.0, 0.0])
-                sin_angle = float(np.linalg.norm(axis))
-                cos_angle = cos_angle if cos_angle > 0.0 else -1.0
-                axis_angle = 0.0 if cos_angle > 0.0 else PI
-            else:
-                axis_angle = math.atan2(sin_angle, cos_angle)
-            turn = _rotation(tuple((axis / sin_angle).tolist()), axis_angle)
-            turned.append(_mat_mul(turn, seed_rotation))
-        return turned
+        tip = [self._centre0[i] + v[i] for i in range(3)]
+        a1, f0 = self._a1, self._f0
+        lateral = sum((tip[i] - g.shoulder[i]) * a1[i] for i in range(3))
+        link = [tip[i] - lateral * a1[i] - self._elbow0[i] for i in range(3)]
+        along = link[0] * f0[0] + link[1] * f0[1] + link[2] * f0[2]
+        return YawPitchGeometry(g.shoulder, g.yaw_sign, g.plane, g.facing, g.l1,
+                                math.hypot(along, link[2]), g.phi1, math.atan2(link[2], along),
+                                g.elbow_sign, lateral if abs(lateral) > 1e-12 else 0.0)
+
+    def rigid_wrist_solutions(self, position: Sequence[float], reference: Sequence[float],
+                              wrist: Sequence[float], within_limits: bool = False
+                              ) -> tuple[list[tuple[str, tuple]], ErrorCode, str]:
+        """Solutions for a tip position with the wrist joints held at ``wrist`` (rad).
+
+        The yaw and the shoulder/elbow triangle place the tip, a point of the forearm.
+        Labels are those of ``solutions``; the wrist part names the bend of ``wrist``.
+        Otherwise the same arguments and returns as ``solutions``.
+        """
+        g = self.rigid_wrist_geometry(wrist)
+        distance_sq = sum((position[i] - g.shoulder[i]) ** 2 for i in range(3))
+        planar = math.sqrt(max(distance_sq - g.lateral * g.lateral, 0.0))
+        triangle = arm_triangle(g, position, reference[0])
+        if triangle is None or planar > g.l1 + g.l2 + 1e-12:
+            return [], ErrorCode.OUT_OF_REACH, 'out of reach with the wrist held'
+        if planar < abs(g.l1 - g.l2) - 1e-12:
+            return [], ErrorCode.INSIDE_INNER_HOLE, 'too near with the wrist held'
+        yaw, back_yaw, alpha_up, alpha_down, up_beta = triangle
+        suffix = '_noflip' if math.remainder(wrist[1] - self._delta, TWO_PI) >= 0.0 \
+            else '_flip'
+        offset, s = g.phi2 - g.phi1, g.elbow_sign
+        wrist = tuple(wrist)
+        out = []
+        for label, q1, alpha, beta in (('front_up', yaw, alpha_up, up_beta),
+                                       ('front_down', yaw, alpha_down, -up_beta),
+                                       ('back_up', back_yaw, PI - alpha_up, -up_beta),
+                                       ('back_down', back_yaw, PI - alpha_down, up_beta)):
+            q = (q1, alpha - g.phi1, s * (beta - offset)) + wrist
+            if within_limits:
+                q = self.ranges.wrap(q)
+                if q is None:
+                    continue
+            out.append((label + suffix, q))
+        return out, ErrorCode.OK, ''
 
     # ------------------------------------------------------------------ solve
     def _failure(self, start: float, code: ErrorCode, reason: str) -> IKResult:
         return IKResult(code, reason, solve_time=perf_counter() - start)
 
     def solve(self, position: object, orientation: object = None,
-              goal: GoalType = GoalType.FULL_POSE, seed: object = None,
+              goal: GoalType = GoalType.POSITION, seed: object = None,
               options: SolveOptions = _DEFAULT_OPTIONS) -> IKResult:
         """Solve one goal in closed form; never raises.
 
@@ -434,11 +561,10 @@ class SphericalWristSolver(Solver):
                                  + ', '.join(BRANCHES))
         if goal not in (GoalType.FULL_POSE, GoalType.TOOL_DOWN, GoalType.POSITION):
             return self._failure(start, ErrorCode.INVALID_INPUT, f'unknown goal type {goal!r}')
-        target, failure = self.workspace.check_position(position)
+        target, failure = self.gate.check(position)
         if failure is not None:
             failure.solve_time = perf_counter() - start
             return failure
-        target = tuple(target.tolist())
         if seed is None:
             reference = self.home
         else:
@@ -448,58 +574,54 @@ class SphericalWristSolver(Solver):
                 if vector is None:
                     return self._failure(start, ErrorCode.INVALID_INPUT, reason)
                 reference = tuple(vector.tolist())
-        rotations, reason = self._goal_rotation(goal, orientation, reference)
-        if not rotations:
-            return self._failure(start, ErrorCode.INVALID_INPUT, reason)
-        code, reason = ErrorCode.OUT_OF_REACH, ''
-        attempt = 0
-        while attempt < len(rotations):
-            rotation = rotations[attempt]
-            candidates, why = self.solutions(target, rotation, reference)
-            if candidates:
-                result = self._choose(start, target, rotation, goal, reference, candidates,
-                                      branch, options.return_all)
-                if result.success or goal != GoalType.POSITION:
+        goal_rotation = None
+        if goal == GoalType.FULL_POSE:
+            if orientation is None:
+                return self._failure(start, ErrorCode.INVALID_INPUT,
+                                     'a FULL_POSE goal needs a target orientation')
+            goal_rotation, reason = parse_orientation(orientation)
+            if goal_rotation is None:
+                return self._failure(start, ErrorCode.INVALID_INPUT, reason)
+        first_failure = None
+        tries = 0
+        for rotation, attempt in self._attempts(goal, goal_rotation, target, reference):
+            tries += 1
+            valid, code, reason = attempt(True)
+            if code == ErrorCode.OK:
+                result = self._choose(start, target, rotation, goal, reference, valid,
+                                      branch, options.return_all, attempt)
+                if result.success:
                     return result
-                code, why = result.code, result.reason
-            if attempt == 0:
-                code = code if candidates else ErrorCode.OUT_OF_REACH
-                reason = why
-                if goal == GoalType.POSITION:
-                    rotations += self._position_fallbacks(target, rotation)
-            attempt += 1
-        if goal == GoalType.POSITION and len(rotations) > 1:
-            reason += ' (the tool turned along the shoulder→target line did not help either)'
+                code, reason = result.code, result.reason
+            if first_failure is None:
+                first_failure = (code, reason)
+        code, reason = first_failure
+        if tries > 1:
+            reason += ('; holding the wrist as in the seed or at other bends did not give a '
+                       'solution either')
         return self._failure(start, code, reason)
 
-    def _choose(self, start: float, target: Vector, rotation: Matrix, goal: int,
-                reference: Sequence[float], candidates: list, branch: str,
-                return_all: bool) -> IKResult:
-        ranges = self.ranges
-        shift, base, top, lower, upper = (ranges.shift, ranges.base, ranges.top,
-                                          ranges.lower, ranges.upper)
+    def _choose(self, start: float, target: Vector, rotation: Matrix | None, goal: int,
+                reference: Sequence[float], valid: list, branch: str, return_all: bool,
+                attempt: Attempt) -> IKResult:
+        if self.ranges.multi_turn:
+            valid = [(label, self.ranges.toward(q, reference)) for label, q in valid]
         nearest = branch in NEAREST
         best = None
         best_step = math.inf
-        valid = []
-        for label, q in candidates:
-            if not (nearest or return_all or label == branch):
-                continue
-            wrapped = []
-            for j in range(6):
-                angle = (q[j] + shift[j]) % TWO_PI + base[j]
-                if angle > top[j]:
-                    break
-                wrapped.append(lower[j] if angle < lower[j] else
-                               upper[j] if angle > upper[j] else angle)
-            else:
-                valid.append((label, wrapped))
-                if nearest or label == branch:
-                    step = max(abs(wrapped[j] - reference[j]) for j in range(6))
-                    if step < best_step or best is None:
-                        best, best_step = (label, wrapped), step
+        for label, q in valid:
+            if nearest or label == branch:
+                step = 0.0
+                for angle, ref in zip(q, reference, strict=True):
+                    move = angle - ref if angle > ref else ref - angle
+                    if move > step:
+                        step = move
+                if step < best_step or best is None:
+                    best, best_step = (label, q), step
         if best is None:
             names = self.model.joint_names
+            ranges = self.ranges
+            candidates, _, _ = attempt(False)
             if nearest:
                 reason = 'every solution breaks a joint limit: ' + '; '.join(
                     ranges.reason(label, q, names) for label, q in candidates)

