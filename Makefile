@@ -43,7 +43,7 @@ INSTALL_BASE := install$(SUFFIX)
 LOG_BASE := log$(SUFFIX)
 # Discovery stays on this machine, whatever the caller's environment says.
 RUN_ENV := export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST RMW_IMPLEMENTATION=rmw_fastrtps_cpp \
-           && source $(INSTALL_BASE)/setup.bash
+           && set +u && source $(INSTALL_BASE)/setup.bash && set -u
 
 .PHONY: help setup build lint test demo bench clean
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass, field
+import math
 import os
 import sys
 import time
@@ -44,12 +45,13 @@ class DemoClient(Node):
 
     def __init__(self, arm: str) -> None:
         super().__init__('demo_client')
-        from arm_interfaces.msg import ArmInfo
-
+        from arm_ik.client import IKClient
         from arm_ik.nodes.common import LATCHED_QOS
+        from arm_interfaces.msg import ArmInfo
         self.arm = arm
         self.info: ArmInfo | None = None
         self.create_subscription(ArmInfo, f'/{arm}/arm_info', self._on_info, LATCHED_QOS)
+        self.ik = IKClient(self, arm)
 
     def _on_info(self, message) -> None:
         self.info = message
@@ -68,6 +70,25 @@ def start_pipeline(group: ProcessGroup, arm: str) -> None:
     description = expand_xacro(arm)
     common = {'robot_description': description, 'arm': arm}
     group.start_node('arm_ik', 'arm_info', namespace=f'/{arm}', params=common)
+    group.start_node('arm_ik', 'ik_server', namespace=f'/{arm}', params=common)
+
+
+def scripted_targets(info) -> list[tuple[str, list[float]]]:
+    """Targets placed relative to the arm's own reach, so the script fits every arm."""
+    shoulder = [info.shoulder.x, info.shoulder.y, info.shoulder.z]
+    reach = info.max_reach
+
+    def at(fraction: float, azimuth_deg: float, elevation_deg: float) -> list[float]:
+        azimuth, elevation = math.radians(azimuth_deg), math.radians(elevation_deg)
+        return [shoulder[0] + fraction * reach * math.cos(elevation) * math.cos(azimuth),
+                shoulder[1] + fraction * reach * math.cos(elevation) * math.sin(azimuth),
+                shoulder[2] + fraction * reach * math.sin(elevation)]
+    targets = [('in front, 60 % reach', at(0.6, 20.0, 30.0)),
+               ('to the side, 85 % reach', at(0.85, 100.0, 15.0)),
+               ('unreachable, 120 % reach', at(1.2, 0.0, 20.0))]
+    if info.min_reach > 0.0:
+        targets.append(('inside the hole', at(0.5 * info.min_reach / reach, 0.0, 60.0)))
+    return targets
 
 
 def run_cycle(client: DemoClient, summary: Summary) -> None:
@@ -79,8 +100,24 @@ def run_cycle(client: DemoClient, summary: Summary) -> None:
     info = client.info
     summary.record(True, f'arm_info: {info.arm} with joints {", ".join(info.joint_names)}, '
                          f'reach {info.min_reach:.3f}..{info.max_reach:.3f} m')
-    home = ', '.join(f'{v:+.3f}' for v in info.home.position)
-    summary.record(True, f'home pose [{home}] rad')
+    if not client.ik.wait_for_service(20.0):
+        summary.record(False, 'ik_server did not come up within 20 s')
+        return
+    for label, target in scripted_targets(info):
+        expected_ok = 'unreachable' not in label and 'hole' not in label
+        try:
+            reply = client.ik.solve(target, wait=10.0)
+        except TimeoutError as error:
+            summary.record(False, f'{label}: {error}')
+            continue
+        where = ', '.join(f'{v:+.3f}' for v in target)
+        if reply.success:
+            joints = ', '.join(f'{math.degrees(v):+.1f}' for v in reply.positions)
+            text = (f'{label} [{where}] m: {reply.solver} {reply.branch or ""} -> [{joints}] deg, '
+                    f'error {reply.position_error * 1e3:.3f} mm, {reply.solve_time * 1e3:.2f} ms')
+        else:
+            text = f'{label} [{where}] m: {reply.code.name}: {reply.message}'
+        summary.record(reply.success == expected_ok, text)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,18 +16,18 @@ callbacks (with a reentrant callback group or an async callback) to avoid deadlo
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 import json
 import math
 import sys
-from typing import Sequence
 
-from arm_interfaces.srv import SolveIK
 import rclpy
 from rclpy.node import Node
 from rclpy.task import Future
 
 from arm_ik.kinematics.result import ErrorCode, GoalType
+from arm_interfaces.srv import SolveIK
 
 GOALS = {'position': GoalType.POSITION, 'tool_down': GoalType.TOOL_DOWN,
          'full_pose': GoalType.FULL_POSE}
@@ -59,7 +59,7 @@ class IKReply:
         return self.code == ErrorCode.OK
 
     @classmethod
-    def from_response(cls, response: SolveIK.Response) -> 'IKReply':
+    def from_response(cls, response: SolveIK.Response) -> IKReply:
         try:
             code = ErrorCode(response.error_code.val)
         except ValueError:
@@ -155,10 +155,10 @@ class IKClient:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog='ik_client', description='Call an arm\'s IK service and print the answer.')
+        prog='ik_client', description="Call an arm's IK service and print the answer.")
     parser.add_argument('--arm', required=True, help='arm namespace, e.g. six_axis')
     parser.add_argument('--solver', default='',
-                        help='analytic | closed_form | ccd | dls (default: the arm\'s default)')
+                        help="analytic | closed_form | ccd | dls (default: the arm's default)")
     parser.add_argument('--target', nargs=3, type=float, required=True, metavar=('X', 'Y', 'Z'),
                         help='tool position in base_link, m')
     parser.add_argument('--goal', choices=list(GOALS), default='position')

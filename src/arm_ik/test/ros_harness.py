@@ -6,11 +6,11 @@ Kilted side by side, or two developers) never share a DDS domain.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import fcntl
 import os
 from pathlib import Path
 import time
-from typing import Callable
 
 LOCK_DIR = Path(os.environ.get('ARM_IK_DOMAIN_LOCK_DIR', '/tmp/arm_ik_ros_domains'))
 # Fast DDS maps domains up to 232 to ports; stay well inside and away from 0 (the default).

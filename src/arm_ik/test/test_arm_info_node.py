@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 
-from arm_interfaces.msg import ArmInfo
 import pytest
-from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
 from ros_harness import wait_for
 
 from arm_ik.nodes.common import LATCHED_QOS
+from arm_interfaces.msg import ArmInfo
 
 
 def _receive_info(node, spin, topic: str) -> list[ArmInfo]:
@@ -47,7 +48,8 @@ def test_home_update_validated(processes, ros_node, urdf_of):
     wait_for(client.service_is_ready, 20.0, spin, 'set_parameters service')
 
     def set_home(values: list[float]):
-        value = ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=values)
+        value = ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY,
+                               double_array_value=values)
         future = client.call_async(SetParameters.Request(
             parameters=[ParameterMsg(name='home', value=value)]))
         wait_for(future.done, 10.0, spin, 'set_parameters reply')

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import pytest
+
 from arm_ik.kinematics.result import ErrorCode, GoalType
 from arm_ik.kinematics.solvers.base import SolveOptions, Workspace, workspace_from_model
 from arm_ik.kinematics.solvers.ccd import CCDSolver, yaw_pitch_structure
-import numpy as np
-import pytest
 
 TARGETS = 200
 TOLERANCE = SolveOptions().tolerance

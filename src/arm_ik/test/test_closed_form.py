@@ -187,6 +187,19 @@ def test_straight_wrist_keeps_the_seed_q4(six):
             assert position_error < EXACT and orientation_error < EXACT
 
 
+def test_wrist_centre_on_the_yaw_axis_keeps_the_seed_yaw(six):
+    model, solver = six
+    pose = model.fk(np.array([0.7, 0.0, 0.0, 0.4, 0.9, -0.3]))     # arm straight up
+    for yaw in (-1.0, 0.0, 0.7, 2.5):
+        seed = np.array([yaw, 0.0, 0.0, 0.0, 0.5, 0.0])
+        result = solver.solve(pose[:3, 3], pose[:3, :3], FULL, seed=seed, options=ALL)
+        assert result.success, result.reason
+        assert result.q[0] == pytest.approx(yaw, abs=1e-12)
+        for solution in result.solutions:
+            position_error, orientation_error = _pose_error(model, solution.q, pose)
+            assert position_error < EXACT and orientation_error < EXACT
+
+
 def test_orientation_forms_agree(six):
     model, solver = six
     pose = model.fk(np.array([0.3, 0.4, 0.8, 0.2, 0.7, -0.4]))

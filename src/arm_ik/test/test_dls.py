@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import pytest
+
 from arm_ik.kinematics.experiments import tool_down_configurations
 from arm_ik.kinematics.result import ErrorCode, GoalType
 from arm_ik.kinematics.solvers.base import SolveOptions, Workspace, workspace_from_model
@@ -16,8 +19,6 @@ from arm_ik.kinematics.solvers.dls import (
     rotation_error_fast,
 )
 from arm_ik.kinematics.transforms import matrix_to_quaternion, rotation_error
-import numpy as np
-import pytest
 
 ARMS = ('pointer3', 'ccd5', 'six_axis', 'manipulator3d')
 TARGETS = 200

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from arm_ik.kinematics import experiments
-from arm_ik.kinematics.solvers.base import workspace_from_model
 import numpy as np
 import pytest
+
+from arm_ik.kinematics import experiments
+from arm_ik.kinematics.solvers.base import workspace_from_model
 
 
 @pytest.fixture(scope='module')

@@ -1,10 +1,9 @@
 """The .msg/.srv constants and the core's enums must never drift apart."""
 
-from arm_interfaces.msg import IKErrorCode
-from arm_interfaces.srv import SolveIK
-
 from arm_ik.kinematics.request import LIMITS_DEFAULT, LIMITS_OFF, LIMITS_ON
 from arm_ik.kinematics.result import ErrorCode, GoalType
+from arm_interfaces.msg import IKErrorCode
+from arm_interfaces.srv import SolveIK
 
 
 def test_error_codes_match_the_message_constants():

@@ -73,18 +73,24 @@ def condition_number(jv: object) -> float:
 def reach_fraction(workspace: Workspace, position: object) -> float:
     """Distance of ``position`` from the shoulder as a fraction of the maximum reach.
 
+    Never raises, so it can describe any request, including a malformed one.
+
     Args:
         workspace: the arm's reach rules (metres).
         position: point in the base frame, 3 values in metres.
 
     Returns:
         0 at the shoulder, 1 on the outer shell, > 1 outside (dimensionless); math.inf
-        for a zero maximum reach; NaN for a non-finite position.
+        for a zero maximum reach; NaN when ``position`` is not 3 finite numbers.
     """
-    point = np.asarray(position, dtype=float).reshape(-1)
-    if point.shape != (3,):
-        raise ValueError(f'position must have 3 values, got {point.size}')
-    distance = math.hypot(*(point - workspace.shoulder))
+    try:
+        point = np.asarray(position, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        return math.nan
+    if point.shape != (3,) or not np.all(np.isfinite(point)):
+        return math.nan
+    # hypot does not overflow for 1e308 coordinates.
+    distance = math.hypot(*(point - workspace.shoulder).tolist())
     if workspace.max_reach <= 0.0:
         return math.inf
     return distance / workspace.max_reach

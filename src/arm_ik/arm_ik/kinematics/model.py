@@ -98,7 +98,7 @@ class ArmModel:
     # ------------------------------------------------------------------ parsing
     @classmethod
     def from_urdf(cls, urdf_xml: str, base_link: str = 'base_link',
-                  tip_link: str = 'tool0') -> 'ArmModel':
+                  tip_link: str = 'tool0') -> ArmModel:
         """Build the chain ``base_link`` → ``tip_link`` from URDF text.
 
         Raises:

@@ -6,18 +6,23 @@ rule about what a request may contain lives here, so it is tested without a ROS 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 import math
 import time
-from typing import Sequence
 
 import numpy as np
 
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.result import check_vector, ErrorCode, GoalType, IKResult
-from arm_ik.kinematics.solvers import SOLVERS, solver_class
-from arm_ik.kinematics.solvers.base import MAX_ITERATIONS_CAP, MAX_TIMEOUT, SolveOptions, \
-    Solver, Workspace
+from arm_ik.kinematics.solvers import solver_class, SOLVERS
+from arm_ik.kinematics.solvers.base import (
+    MAX_ITERATIONS_CAP,
+    MAX_TIMEOUT,
+    SolveOptions,
+    Solver,
+    Workspace,
+)
 from arm_ik.kinematics.transforms import quaternion_to_matrix
 
 LIMITS_DEFAULT, LIMITS_ON, LIMITS_OFF = 0, 1, 2

@@ -41,7 +41,8 @@ def rotation_error(current: np.ndarray, target: np.ndarray) -> np.ndarray:
     delta = target @ current.T
     cos_angle = np.clip((np.trace(delta) - 1.0) / 2.0, -1.0, 1.0)
     angle = float(np.arccos(cos_angle))
-    vee = np.array([delta[2, 1] - delta[1, 2], delta[0, 2] - delta[2, 0], delta[1, 0] - delta[0, 1]])
+    vee = np.array([delta[2, 1] - delta[1, 2], delta[0, 2] - delta[2, 0],
+                    delta[1, 0] - delta[0, 1]])
     if angle < 1e-9:
         return 0.5 * vee
     if np.pi - angle < 1e-6:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import sys
 
-from arm_interfaces.msg import ArmInfo
 from geometry_msgs.msg import Point
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
@@ -20,6 +19,7 @@ from sensor_msgs.msg import JointState
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.solvers.base import workspace_from_model
 from arm_ik.nodes.common import declare_arm_model, describe, LATCHED_QOS, run, StartupError
+from arm_interfaces.msg import ArmInfo
 
 
 def home_from_config(model: ArmModel, config: dict) -> list[float]:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
 import sys
+from typing import Any
 
+from rcl_interfaces.msg import ParameterDescriptor
 import rclpy
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from arm_ik.kinematics.description import ARMS, DescriptionError, load_arm_config

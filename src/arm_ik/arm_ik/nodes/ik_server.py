@@ -14,8 +14,6 @@ import os
 import sys
 import threading
 
-from arm_interfaces.msg import IKStatus, LabelledSolution
-from arm_interfaces.srv import SolveIK
 from geometry_msgs.msg import Point
 import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, SetParametersResult
@@ -23,16 +21,22 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import QoSProfile, qos_profile_sensor_data, ReliabilityPolicy
+from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from arm_ik.kinematics.request import IKAnswer, IKDispatcher, IKRequest
 from arm_ik.kinematics.result import ErrorCode, IKResult
 from arm_ik.kinematics.solvers import SOLVERS
-from arm_ik.kinematics.solvers.base import MAX_ITERATIONS_CAP, MAX_TIMEOUT, SolveOptions, \
-    workspace_from_model
+from arm_ik.kinematics.solvers.base import (
+    MAX_ITERATIONS_CAP,
+    MAX_TIMEOUT,
+    SolveOptions,
+    workspace_from_model,
+)
 from arm_ik.nodes.arm_info import home_from_config
 from arm_ik.nodes.common import declare_arm_model, describe, run, StartupError
+from arm_interfaces.msg import IKStatus, LabelledSolution
+from arm_interfaces.srv import SolveIK
 
 # Deep enough that a burst of requests waits in the reader instead of being overwritten
 # (with the default depth of 10, most of a 500-request burst was never answered).

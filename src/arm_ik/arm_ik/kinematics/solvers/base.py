@@ -46,7 +46,7 @@ class SolveOptions:
     restarts: int = 20
     random_seed: int = 0
 
-    def validated(self) -> tuple['SolveOptions | None', str]:
+    def validated(self) -> tuple[SolveOptions | None, str]:
         """Return (options, '') when every value is usable, else (None, reason)."""
         if isinstance(self.max_iterations, bool) or not isinstance(self.max_iterations, int):
             return None, f'max_iterations must be an integer, got {self.max_iterations!r}'
@@ -65,7 +65,7 @@ class SolveOptions:
             return None, f'restarts must be >= 0, got {self.restarts}'
         return self, ''
 
-    def with_changes(self, **changes: object) -> 'SolveOptions':
+    def with_changes(self, **changes: object) -> SolveOptions:
         return replace(self, **changes)
 
 

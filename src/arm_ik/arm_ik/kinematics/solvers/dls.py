@@ -438,12 +438,6 @@ def rotation_error_fast(current: Sequence[float], target: Sequence[float]
     return vx * scale, vy * scale, vz * scale, angle
 
 
-def position_error(pose: Sequence[float], target: Sequence[float]) -> float:
-    """Euclidean distance (metres) between a kernel pose's position and ``target``."""
-    return math.sqrt((target[0] - pose[0]) ** 2 + (target[1] - pose[1]) ** 2
-                     + (target[2] - pose[2]) ** 2)
-
-
 def _tool_down_rows(pose: Sequence[float]) -> tuple[float, float, list[float], list[float]]:
     """Tool-down orientation error in the two directions that can change the tool Z axis.
 
