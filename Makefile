@@ -12,6 +12,7 @@ ROS_WHEELS ?= jazzy
 CYCLES ?= 0
 ARM ?=
 PYTEST_ARGS ?=
+BENCH_ARGS ?=
 
 ifneq ($(filter-out jazzy kilted,$(ROS_WHEELS)),)
 $(error ROS_WHEELS must be jazzy or kilted, got '$(ROS_WHEELS)')
@@ -74,9 +75,14 @@ demo: build
 	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m arm_bringup.demo --cycles $(CYCLES) \
 	  $(if $(ARM),--arm $(ARM),)
 
-bench: build
-	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m pip install --quiet --disable-pip-version-check \
-	  -r requirements/bench.txt && $(PY) benchmarks/run_all.py
+BENCH_STAMP := $(if $(VENV),$(VENV)/.bench-installed,)
+
+$(BENCH_STAMP): requirements/bench.txt $(VENV_STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/bench.txt
+	touch $@
+
+bench: build $(BENCH_STAMP)
+	$(ACTIVATE) && $(RUN_ENV) && $(PY) benchmarks/run_all.py $(BENCH_ARGS)
 
 clean:
 	rm -rf build install log build-kilted install-kilted log-kilted

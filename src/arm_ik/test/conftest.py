@@ -22,7 +22,7 @@ def _description_available() -> bool:
         from ament_index_python.packages import get_package_share_directory
         get_package_share_directory('arm_description')
         return True
-    except (ImportError, LookupError):
+    except (ImportError, LookupError, OSError):
         return False
 
 

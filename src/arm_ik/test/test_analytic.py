@@ -5,13 +5,14 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ElementTree
 
+import numpy as np
+import pytest
+
 from arm_ik.kinematics.description import load_arm_config
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.result import ErrorCode, GoalType
 from arm_ik.kinematics.solvers.analytic import AnalyticSolver, BRANCHES, wrap_into
 from arm_ik.kinematics.solvers.base import SolveOptions, workspace_from_model
-import numpy as np
-import pytest
 
 ARMS = ('pointer3', 'manipulator3d')
 TARGETS = 500
@@ -220,6 +221,28 @@ def test_no_solution_within_limits_is_joint_limits(urdf_of):
     assert result.code == ErrorCode.JOINT_LIMITS
     assert 'elbow_pitch' in result.reason
     _assert_clean(result)
+
+
+def test_multi_turn_joint_takes_the_turn_nearest_the_seed(urdf_of):
+    root = ElementTree.fromstring(urdf_of('pointer3'))
+    for joint in root.findall('joint'):
+        if joint.get('name') == 'base_yaw':
+            joint.find('limit').set('lower', '-6.0')
+            joint.find('limit').set('upper', '6.0')
+    model = ArmModel.from_urdf(ElementTree.tostring(root, encoding='unicode'))
+    solver = _solver(model, 0.1)
+    cases = (([0.9, -0.4, 1.1], 0.0, -math.atan2(0.4, 0.9)),
+             ([0.9, -0.4, 1.1], 5.5, 2 * math.pi - math.atan2(0.4, 0.9)),
+             ([0.9, 0.4, 1.1], -4.0, math.atan2(0.4, 0.9) - 2 * math.pi),
+             ([0.9, 0.4, 1.1], 5.5, math.atan2(0.4, 0.9)))      # + 2π would pass 6 rad
+    for target, seed_yaw, expected in cases:
+        target = np.array(target)
+        seed = [seed_yaw, 1.0, -1.5]
+        result = solver.solve(target, seed=seed, options=SolveOptions(branch='elbow_up'))
+        assert result.success and result.q[0] == pytest.approx(expected, abs=1e-12)
+        q, codes = solver.solve_batch(target[None, :], seed=seed)
+        assert codes[0] == ErrorCode.OK
+        np.testing.assert_allclose(q[0], result.q, atol=1e-12)
 
 
 def test_target_on_the_yaw_axis_keeps_the_seed_yaw(load_arm, analytic_solver):

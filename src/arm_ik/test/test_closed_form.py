@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ElementTree
 
+import numpy as np
+import pytest
+
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.result import ErrorCode, GoalType
 from arm_ik.kinematics.solvers.base import SolveOptions, workspace_from_model
@@ -14,8 +17,6 @@ from arm_ik.kinematics.solvers.closed_form import (
     SphericalWristSolver,
 )
 from arm_ik.kinematics.transforms import matrix_to_quaternion, rotation_error
-import numpy as np
-import pytest
 
 TARGETS = 500
 EXACT = 1e-9        # m and rad: a closed form must reproduce its pose to rounding

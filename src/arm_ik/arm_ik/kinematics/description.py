@@ -25,7 +25,7 @@ def description_dir() -> Path:
     try:
         from ament_index_python.packages import get_package_share_directory
         return Path(get_package_share_directory('arm_description'))
-    except (ImportError, LookupError) as error:
+    except (ImportError, LookupError, OSError) as error:
         raise DescriptionError('arm_description is not installed: build the workspace and '
                                'source install/setup.bash, or set ARM_DESCRIPTION_DIR') from error
 

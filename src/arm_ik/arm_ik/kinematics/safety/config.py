@@ -78,7 +78,7 @@ class SafetyConfig:
     links: tuple[LinkSpec, ...]
     obstacle: ObstacleSpec
 
-    def with_obstacle_radius(self, radius: float) -> 'SafetyConfig':
+    def with_obstacle_radius(self, radius: float) -> SafetyConfig:
         """A copy with another obstacle radius (m).
 
         Raises:

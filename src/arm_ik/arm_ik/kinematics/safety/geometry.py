@@ -259,7 +259,7 @@ class SafetyGeometry:
     def obstacle_enabled(self) -> bool:
         return self.config.obstacle.enabled
 
-    def with_obstacle_radius(self, radius: float) -> 'SafetyGeometry':
+    def with_obstacle_radius(self, radius: float) -> SafetyGeometry:
         """A new geometry with another obstacle radius (m); this one is unchanged.
 
         Raises:

@@ -1,5 +1,6 @@
-"""Motion checks: dense sampling of joint paths, a detour planner around the floor, contact
-sampling in time and the (shoulder, elbow) joint map.
+"""Motion planning for safety: a detour planner around the floor and the (shoulder, elbow)
+joint map. Path sampling, contact sampling and ``check_path`` live in ``paths`` and are
+re-exported here.
 
 Paths are piecewise linear in joint space between waypoints. Units: radians, metres,
 seconds.
@@ -17,14 +18,10 @@ shortcuts, then every waypoint segment is sampled finely (no link point moves mo
 The answer is *safe, not necessarily shortest*: the grid, the margins and the greedy
 shortcuts all trade length for a simple, bounded search. No clear path on the grid is an
 error (``PlanCode.NO_PATH``), never a move.
-
-Contacts (``sample_contacts``) are sampled 60 times per second of motion, so a contact on
-the way is reported with its time and tip position, not only one at the end.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 import enum
 import heapq
@@ -34,13 +31,24 @@ from time import perf_counter
 import numpy as np
 
 from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.safety.geometry import PoseChecks, SafetyGeometry, Verdict
+from arm_ik.kinematics.safety.geometry import SafetyGeometry, segment_point_distance
+from arm_ik.kinematics.safety.paths import (
+    check_path,
+    CONTACT_RATE,
+    Contacts,
+    contacts_of,
+    MAX_POINT_STEP,
+    sample_contacts,
+    sample_in_time,
+    sample_path,
+    time_at_velocity_limits,
+)
+
+__all__ = ['CONTACT_RATE', 'check_path', 'Contacts', 'DEFAULT_RESOLUTION', 'DetourPlan',
+           'joint_map', 'JointMap', 'MAX_POINT_STEP', 'plan_detour', 'PlanCode',
+           'sample_contacts', 'sample_path', 'time_at_velocity_limits']
 
 DEFAULT_RESOLUTION = math.radians(4.0)
-# Sampling density of path checks: no capsule point moves farther than this between samples.
-MAX_POINT_STEP = 0.02
-# Obstacle contact sampled this many times per second of motion.
-CONTACT_RATE = 60.0
 # Grid resolutions accepted (rad): finer than 0.5° makes maps of 10^5+ cells (slow), coarser
 # than 20° cannot thread the arm between floor and obstacle.
 MIN_RESOLUTION = math.radians(0.5)
@@ -63,70 +71,6 @@ class PlanCode(enum.IntEnum):
     NOT_APPLICABLE = 5     # the arm has no two pitch joints to search over
     INTERNAL_ERROR = 6     # raised inside the planner (ROS side); nothing planned
     NO_JOINT_STATE = 7     # start omitted and no joint state received yet (ROS side)
-
-
-@dataclass(frozen=True)
-class PathSamples:
-    """A piecewise-linear joint path sampled densely.
-
-    Attributes:
-        positions: (S, n) joint positions, rad.
-        times: (S,) time from the path start, s.
-        segment: (S,) index of the waypoint segment each sample lies on.
-    """
-
-    positions: np.ndarray
-    times: np.ndarray
-    segment: np.ndarray
-
-
-@dataclass(frozen=True)
-class Contacts:
-    """Samples of a motion in which a link touches the obstacle.
-
-    Attributes:
-        times: (K,) s from the path start.
-        tips: (K, 3) tip positions, m.
-        positions: (K, n) joint positions, rad.
-        distances: (K,) smallest link-to-centre distance, m.
-        links: per contact, the names of the touching links.
-    """
-
-    times: np.ndarray
-    tips: np.ndarray
-    positions: np.ndarray
-    distances: np.ndarray
-    links: tuple[tuple[str, ...], ...]
-
-    def __len__(self) -> int:
-        return len(self.times)
-
-
-@dataclass(frozen=True)
-class PathCheck:
-    """A joint path checked sample by sample.
-
-    Attributes:
-        samples: the samples checked.
-        checks: their PoseChecks.
-        first_violation: index of the first sample that is not SAFE, -1 when all are.
-        first_violation_time: its time, s (NaN when none).
-        first_violation_verdict: its Verdict (SAFE when none).
-        contacts: the samples touching the obstacle (on the way as well as at the end).
-        message: the outcome in words.
-    """
-
-    samples: PathSamples
-    checks: PoseChecks
-    first_violation: int
-    first_violation_time: float
-    first_violation_verdict: Verdict
-    contacts: Contacts
-    message: str
-
-    @property
-    def safe(self) -> bool:
-        return self.first_violation < 0
 
 
 @dataclass(frozen=True)
@@ -199,196 +143,6 @@ class JointMap:
     contact_angles: np.ndarray
 
 
-# ---------------------------------------------------------------------------- timing
-def time_at_velocity_limits(model: ArmModel, waypoints: np.ndarray,
-                            scale: float = 1.0) -> np.ndarray:
-    """Times (s) at which a piecewise-linear path reaches each waypoint when every segment
-    takes as long as its slowest joint needs at ``scale`` × the URDF velocity limits.
-
-    Accelerations are ignored: an executor adds its own profile.
-    """
-    waypoints = np.atleast_2d(np.asarray(waypoints, dtype=float))
-    steps = np.abs(np.diff(waypoints, axis=0)) / (model.velocity_limits * scale)
-    durations = steps.max(axis=1) if len(steps) else np.zeros(0)
-    return np.concatenate([[0.0], np.cumsum(durations)])
-
-
-# ---------------------------------------------------------------------------- sampling
-def check_times(times: np.ndarray, count: int) -> str:
-    """'' when ``times`` are ``count`` finite, non-negative, strictly increasing values."""
-    if times.shape != (count,):
-        return f'{times.size} times for {count} waypoints'
-    if not np.isfinite(times).all():
-        return 'times must be finite'
-    if count and times[0] < 0.0:
-        return f'times must be >= 0, the first is {times[0]}'
-    if np.any(np.diff(times) <= 0.0):
-        index = int(np.flatnonzero(np.diff(times) <= 0.0)[0])
-        return (f'times must increase strictly; point {index + 1} at {times[index + 1]} s '
-                f'follows {times[index]} s')
-    return ''
-
-
-def sample_path(geometry: SafetyGeometry, waypoints: np.ndarray,
-                times: np.ndarray | None = None, rate: float = 0.0,
-                max_point_step: float = MAX_POINT_STEP) -> PathSamples:
-    """Sample a piecewise-linear joint path finely, uniformly in time on each segment.
-
-    Args:
-        geometry: supplies ``max_point_motion`` (how far links move per joint step).
-        waypoints: (K, n) joint positions, rad.
-        times: (K,) s, strictly increasing; None: timed at the URDF velocity limits.
-        rate: at least this many samples per second of motion (Hz); 0: none required.
-        max_point_step: no capsule point moves farther than this between samples, m.
-
-    Returns:
-        PathSamples, the first and last waypoint included.
-
-    Raises:
-        ValueError: bad shapes, non-finite values or times that do not increase.
-    """
-    waypoints = np.atleast_2d(np.asarray(waypoints, dtype=float))
-    if waypoints.ndim != 2 or waypoints.shape[1] != geometry.model.dof or not len(waypoints):
-        raise ValueError(f'waypoints must have shape (K, {geometry.model.dof}), '
-                         f'got {waypoints.shape}')
-    if not np.isfinite(waypoints).all():
-        raise ValueError('waypoints must be finite')
-    if times is None:
-        times = time_at_velocity_limits(geometry.model, waypoints)
-        times = times + np.arange(len(times)) * 1e-9     # repeated waypoints: still increasing
-    times = np.asarray(times, dtype=float).reshape(-1)
-    reason = check_times(times, len(waypoints))
-    if reason:
-        raise ValueError(reason)
-    if not (math.isfinite(max_point_step) and max_point_step > 0.0):
-        raise ValueError(f'max_point_step must be finite and > 0, got {max_point_step}')
-    motion = geometry.max_point_motion(waypoints[:-1], waypoints[1:])
-    counts = np.ceil(motion / max_point_step)
-    if rate > 0.0:
-        counts = np.maximum(counts, np.ceil(np.diff(times) * rate - 1e-9))
-    counts = np.maximum(counts, 1).astype(int)
-    segment = np.repeat(np.arange(len(counts)), counts)
-    fraction = np.concatenate([np.arange(c) / c for c in counts]) if len(counts) else \
-        np.zeros(0)
-    start, end = waypoints[segment], waypoints[segment + 1]
-    positions = np.vstack([start + fraction[:, None] * (end - start), waypoints[-1:]])
-    sample_times = np.concatenate([times[segment] + fraction * np.diff(times)[segment],
-                                   times[-1:]])
-    segment = np.concatenate([segment, [max(len(counts) - 1, 0)]])
-    return PathSamples(positions, sample_times, segment)
-
-
-def _contacts(checks: PoseChecks, samples: PathSamples, mask: np.ndarray | None = None
-              ) -> Contacts:
-    touching = checks.obstacle_contact.any(axis=1)
-    if mask is not None:
-        touching &= mask
-    index = np.flatnonzero(touching)
-    names = checks.link_names
-    return Contacts(samples.times[index], checks.tips[index], samples.positions[index],
-                    checks.obstacle_distance[index].min(axis=1) if len(index) else np.zeros(0),
-                    tuple(tuple(names[k] for k in np.flatnonzero(checks.obstacle_contact[i]))
-                          for i in index))
-
-
-def sample_in_time(model: ArmModel, waypoints: np.ndarray, times: np.ndarray | None = None,
-                   rate: float = CONTACT_RATE) -> PathSamples:
-    """Samples of a timed piecewise-linear motion at t0 + k / rate, and at its end.
-
-    Args:
-        model: the arm (for the velocity limits when ``times`` is None).
-        waypoints: (K, n) rad. times: (K,) s strictly increasing (None: timed at the URDF
-            velocity limits).
-        rate: samples per second of motion, Hz (> 0).
-
-    Raises:
-        ValueError: bad shapes, non-finite values, a bad rate or times that do not increase.
-    """
-    if not (isinstance(rate, (int, float)) and math.isfinite(rate) and rate > 0.0):
-        raise ValueError(f'rate must be finite and > 0 Hz, got {rate!r}')
-    waypoints = np.atleast_2d(np.asarray(waypoints, dtype=float))
-    if waypoints.ndim != 2 or waypoints.shape[1] != model.dof or not len(waypoints):
-        raise ValueError(f'waypoints must have shape (K, {model.dof}), got {waypoints.shape}')
-    if not np.isfinite(waypoints).all():
-        raise ValueError('waypoints must be finite')
-    if times is None:
-        times = time_at_velocity_limits(model, waypoints)
-        times = times + np.arange(len(times)) * 1e-9     # repeated waypoints: still increasing
-    times = np.asarray(times, dtype=float).reshape(-1)
-    reason = check_times(times, len(waypoints))
-    if reason:
-        raise ValueError(reason)
-    duration = float(times[-1] - times[0])
-    grid = times[0] + np.arange(int(math.floor(duration * rate + 1e-9)) + 1) / rate
-    if grid[-1] < times[-1] - 1e-12:
-        grid = np.append(grid, times[-1])
-    positions = np.column_stack([np.interp(grid, times, waypoints[:, k])
-                                 for k in range(model.dof)])
-    segment = np.clip(np.searchsorted(times, grid, side='right') - 1, 0,
-                      max(len(times) - 2, 0))
-    return PathSamples(positions, grid, segment)
-
-
-def sample_contacts(geometry: SafetyGeometry, waypoints: np.ndarray,
-                    times: np.ndarray | None = None, rate: float = CONTACT_RATE) -> Contacts:
-    """Obstacle contacts of a timed motion, sampled ``rate`` times per second of motion.
-
-    Samples lie at t0 + k / rate and at the end, so a contact on the way is reported with
-    its time and tip position as well as one at the end. A contact shorter than 1 / rate
-    can fall between samples; ``check_path`` also samples by distance moved.
-
-    Args:
-        geometry: the arm's safety geometry.
-        waypoints: (K, n) rad. times: (K,) s (None: timed at the velocity limits).
-        rate: samples per second of motion, Hz (> 0).
-
-    Raises:
-        ValueError: as ``sample_in_time``.
-    """
-    samples = sample_in_time(geometry.model, waypoints, times, rate)
-    return _contacts(geometry.check(samples.positions), samples)
-
-
-def check_path(geometry: SafetyGeometry, waypoints: np.ndarray,
-               times: np.ndarray | None = None, rate: float = CONTACT_RATE,
-               max_point_step: float = MAX_POINT_STEP, obstacle: bool = True) -> PathCheck:
-    """Check a whole joint path before it is executed.
-
-    Args:
-        geometry: the arm's safety geometry.
-        waypoints: (K, n) joint positions, rad (K = 1 checks one pose).
-        times: (K,) s strictly increasing; None: timed at the URDF velocity limits.
-        rate: samples per second of motion at least, Hz; 0 for distance-only sampling.
-        max_point_step: no capsule point moves farther between samples, m.
-        obstacle: obstacle contact counts as a violation (it is reported in ``contacts``
-            either way).
-
-    Returns:
-        PathCheck with the first violation, its time and verdict.
-
-    Raises:
-        ValueError: bad shapes, non-finite values, times that do not increase.
-    """
-    samples = sample_path(geometry, waypoints, times, rate, max_point_step)
-    checks = geometry.check(samples.positions)
-    verdict = checks.verdict.copy()
-    if not obstacle:
-        verdict[verdict == Verdict.OBSTACLE_CONTACT] = Verdict.SAFE
-    bad = np.flatnonzero(verdict != Verdict.SAFE)
-    contacts = _contacts(checks, samples)
-    if bad.size:
-        index = int(bad[0])
-        kind = Verdict(int(verdict[index]))
-        message = (f'{kind.name.lower().replace("_", " ")} at t = {samples.times[index]:.3f} s '
-                   f'(sample {index} of {len(verdict)}): {checks.pose(index).message}')
-        return PathCheck(samples, checks, index, float(samples.times[index]), kind, contacts,
-                         message)
-    message = f'clear: {len(verdict)} samples'
-    if len(contacts):
-        message += f'; {len(contacts)} in contact with the obstacle (not counted)'
-    return PathCheck(samples, checks, -1, math.nan, Verdict.SAFE, contacts, message)
-
-
 # ---------------------------------------------------------------------------- planning
 def default_search_joints(model: ArmModel) -> tuple[int, int] | None:
     """The first two joints with a horizontal axis at q = 0 (shoulder, elbow), or None."""
@@ -430,32 +184,62 @@ class _Planner:
         self.expanded = 0
 
     # -------------------------------------------------------------- blocked cells
-    def _passenger_values(self) -> np.ndarray:
+    def _vertical_base_yaw(self) -> bool:
+        """Joint 0 turns everything about a vertical axis (and is not searched)."""
+        _, axes, _ = self.model.joint_origins_and_axes(np.zeros(self.model.dof))
+        return 0 not in self.joints and abs(abs(axes[0][2]) - 1.0) < 1e-9
+
+    def _passenger_values(self) -> tuple[np.ndarray, bool]:
+        """Samples (T, n) of the unsearched joints on the way, and whether only a vertical
+        base yaw varies among them."""
         delta = self.goal - self.start
         moving = [k for k in self.passengers if abs(delta[k]) > 1e-12]
-        _, axes, _ = self.model.joint_origins_and_axes(np.zeros(self.model.dof))
-        # Turning a vertical first joint changes no height: the floor map does not depend on
-        # it, so one sample is exact when nothing else moves.
-        height_only = not (self.avoid_obstacle and self.geometry.obstacle_enabled)
-        if height_only:
-            moving = [k for k in moving if not (k == 0 and abs(abs(axes[0][2]) - 1.0) < 1e-9)]
+        yaw_is_free = self._vertical_base_yaw()
+        if yaw_is_free and not (self.avoid_obstacle and self.geometry.obstacle_enabled):
+            # Turning a vertical base changes no height: the floor map does not depend on it.
+            moving = [k for k in moving if k != 0]
         if not moving:
-            return self.start[None, :].copy()
+            return self.start[None, :].copy(), True
         spread = max(abs(delta[k]) for k in moving)
         count = min(MAX_PASSENGER_SAMPLES, int(math.ceil(spread / self.step.min())) + 1)
-        return self.start + np.linspace(0.0, 1.0, count)[:, None] * delta
+        return (self.start + np.linspace(0.0, 1.0, count)[:, None] * delta,
+                yaw_is_free and moving == [0])
 
     def blocked(self, margin: float) -> np.ndarray:
         """(A, B) cells unsafe (within ``margin``, m) for any passenger value on the way."""
         i, j = self.joints
         grid_a, grid_b = np.meshgrid(self.axis_a, self.axis_b, indexing='ij')
-        blocked = np.zeros(grid_a.shape, dtype=bool)
-        for base in self._passenger_values():
+        values, yaw_only = self._passenger_values()
+
+        def poses_at(base: np.ndarray) -> np.ndarray:
             poses = np.repeat(base[None, :], grid_a.size, axis=0)
             poses[:, i], poses[:, j] = grid_a.ravel(), grid_b.ravel()
-            blocked |= self.geometry.unsafe(poses, self.avoid_obstacle, margin).reshape(
-                grid_a.shape)
-        return blocked
+            return poses
+
+        if not yaw_only:
+            blocked = np.zeros(grid_a.size, dtype=bool)
+            for base in values:
+                blocked |= self.geometry.unsafe(poses_at(base), self.avoid_obstacle, margin)
+            return blocked.reshape(grid_a.shape)
+        # Only the base yaw moves: compute the links once and turn the obstacle centre the
+        # other way about the yaw axis instead (the same relative geometry, T times cheaper).
+        g = self.geometry
+        start, end, _ = g.link_segments(poses_at(values[0]))
+        blocked = np.zeros(grid_a.size, dtype=bool)
+        if g.floor_enabled:
+            blocked |= (np.minimum(start[..., 2], end[..., 2]) - g.radii - g.floor_z
+                        < margin).any(axis=1)
+        if self.avoid_obstacle and g.obstacle_enabled:
+            origins, axes, _ = self.model.joint_origins_and_axes(np.zeros(self.model.dof))
+            pivot, sign = origins[0], float(np.sign(axes[0][2]))
+            relative = g.obstacle_center - pivot
+            for turn in sign * (values[:, 0] - values[0, 0]):
+                c, s = math.cos(-turn), math.sin(-turn)
+                centre = pivot + np.array([c * relative[0] - s * relative[1],
+                                           s * relative[0] + c * relative[1], relative[2]])
+                distance, _ = segment_point_distance(start, end, centre)
+                blocked |= (distance < g.contact_distance + margin).any(axis=1)
+        return blocked.reshape(grid_a.shape)
 
     # -------------------------------------------------------------- path pieces
     def segment_clear(self, a: np.ndarray, b: np.ndarray) -> bool:
@@ -642,7 +426,12 @@ def plan_detour(geometry: SafetyGeometry, start: object, goal: object,
     if joints is None:
         return fail(PlanCode.NOT_APPLICABLE, 'the straight path is not clear and this arm has '
                     'no two pitch joints to search a detour over')
-    blocked_by = straight_checks.pose(int(straight_bad[0])).message
+    # Name the worst sample, not the first (which only grazes the floor).
+    worst = straight_checks.min_floor_clearance
+    if avoid_obstacle:
+        worst = np.minimum(worst, straight_checks.min_obstacle_distance
+                           - geometry.contact_distance)
+    blocked_by = straight_checks.pose(int(np.argmin(worst))).message
     planner = _Planner(geometry, q_start, q_goal, resolution, avoid_obstacle, max_point_step,
                        joints)
     what = 'floor and obstacle' if avoid_obstacle and geometry.obstacle_enabled else 'floor'
@@ -734,7 +523,7 @@ def joint_map(geometry: SafetyGeometry, base_q: object, resolution: float = DEFA
                 len(axis_a) - 1),
         np.clip(np.rint((path[:, 1] - axis_b[0]) / (axis_b[1] - axis_b[0])), 0,
                 len(axis_b) - 1)]).astype(int)
-    contacts = _contacts(path_checks, samples)
+    contacts = contacts_of(path_checks, samples)
     return JointMap((model.joint_names[i], model.joint_names[j]), joints, base, axis_a, axis_b,
                     floor, contact, path, cells, samples.times, contacts,
                     contacts.positions[:, [i, j]] if len(contacts) else np.zeros((0, 2)))

@@ -219,8 +219,8 @@ def _spread_best(cells: np.ndarray, distance: np.ndarray, step: float,
 
 
 def solve_above_floor(solver: Solver, geometry: SafetyGeometry, position: object,
-                      seed: object = None,
-                      options: SolveOptions = SolveOptions()) -> tuple[IKResult, FloorChoice | None]:
+                      seed: object = None, options: SolveOptions = SolveOptions()
+                      ) -> tuple[IKResult, FloorChoice | None]:
     """Solve a position target and apply the floor rules to the answer.
 
     Args:

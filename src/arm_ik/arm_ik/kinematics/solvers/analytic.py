@@ -413,7 +413,8 @@ class AnalyticSolver(Solver):
             seed: reference configuration (rad) for 'nearest' and for targets on the yaw
                 axis; the home pose when None.
             options: ``branch`` ('' / 'nearest' or a label of BRANCHES) and
-                ``return_all``; the iteration settings do not apply.
+                ``return_all``; the iteration settings do not apply, nor does
+                ``respect_limits`` (limits are always respected).
 
         Returns:
             IKResult with the chosen branch; a solution past a joint limit is never

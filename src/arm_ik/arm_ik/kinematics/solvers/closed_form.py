@@ -541,7 +541,9 @@ class SphericalWristSolver(Solver):
             orientation: FULL_POSE only: quaternion (x, y, z, w) or 3×3 rotation matrix.
             goal: FULL_POSE, TOOL_DOWN or POSITION (see the class docstring).
             seed: reference configuration (rad); the home pose when None.
-            options: ``branch`` ('' / 'nearest' or a label of BRANCHES), ``return_all``.
+            options: ``branch`` ('' / 'nearest' or a label of BRANCHES), ``return_all``;
+                the iteration settings and ``respect_limits`` do not apply (limits are
+                always respected).
 
         Returns:
             IKResult; a solution past a joint limit is never returned as success.

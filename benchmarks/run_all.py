@@ -1,0 +1,39 @@
+"""Run every benchmark in this folder in turn; each merges its figures into bench_results.json.
+
+Usage: python benchmarks/run_all.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+import subprocess
+import sys
+
+HERE = Path(__file__).resolve().parent
+# Order: the core first (fast), then the safety geometry, then the ROS services over DDS.
+SCRIPTS = ('bench_ik.py', 'bench_safety.py', 'bench_services.py', 'bench_motion.py')
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--quick', action='store_true', help='smaller samples, for smoke runs')
+    args = parser.parse_args(argv)
+    failures = []
+    for script in SCRIPTS:
+        path = HERE / script
+        if not path.exists():
+            continue
+        print(f'\n=== {script} ===', flush=True)
+        command = [sys.executable, str(path)] + (['--quick'] if args.quick else [])
+        if subprocess.run(command, check=False).returncode != 0:
+            failures.append(script)
+    if failures:
+        print(f'\nbenchmarks that failed: {", ".join(failures)}', file=sys.stderr)
+        return 1
+    print(f'\nfigures written to {HERE.parent / "bench_results.json"}')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
