@@ -344,20 +344,28 @@ class SafetyGeometry:
         start, end, _ = self.link_segments(array)
         return (np.minimum(start[..., 2], end[..., 2]) - self.radii - self.floor_z).min(axis=1)
 
-    def unsafe(self, q: object, obstacle: bool = True, margin: float = 0.0) -> np.ndarray:
-        """(N,) True where a pose is closer than ``margin`` (m) to violating the floor, or to
-        touching the obstacle when ``obstacle`` is set; non-finite rows are unsafe."""
+    def clearance(self, q: object, obstacle: bool = True) -> np.ndarray:
+        """(N,) how far each pose is from a violation, m: the smaller of the lowest capsule
+        point above the floor and, when ``obstacle`` is set, the rods' distance beyond the
+        contact distance. Negative: a violation; -inf for non-finite rows; +inf when nothing
+        is checked."""
         array = self._joint_array(q)
         finite = np.isfinite(array).all(axis=1)
         start, end, _ = self.link_segments(np.where(finite[:, None], array, 0.0))
-        bad = ~finite
+        result = np.full(len(array), math.inf)
         if self.config.floor_enabled:
-            bad |= (np.minimum(start[..., 2], end[..., 2]) - self.radii
-                    - self.floor_z < margin).any(axis=1)
+            result = (np.minimum(start[..., 2], end[..., 2]) - self.radii
+                      - self.floor_z).min(axis=1)
         if obstacle and self.config.obstacle.enabled:
             distance, _ = segment_point_distance(start, end, self.obstacle_center)
-            bad |= (distance < self.contact_distance + margin).any(axis=1)
-        return bad
+            result = np.minimum(result, distance.min(axis=1) - self.contact_distance)
+        result[~finite] = -math.inf
+        return result
+
+    def unsafe(self, q: object, obstacle: bool = True, margin: float = 0.0) -> np.ndarray:
+        """(N,) True where a pose is closer than ``margin`` (m) to violating the floor, or to
+        touching the obstacle when ``obstacle`` is set; non-finite rows are unsafe."""
+        return self.clearance(q, obstacle) < margin
 
     def max_point_motion(self, q_from: np.ndarray, q_to: np.ndarray) -> np.ndarray:
         """Upper bound of how far any capsule point moves between poses, m.

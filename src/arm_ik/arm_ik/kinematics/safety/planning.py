@@ -7,17 +7,24 @@ seconds.
 
 Detour planner (``plan_detour``): a graph search (A*, 8-connected, Euclidean cost in radians)
 over a grid of (shoulder, elbow) poses at ``resolution`` (default 4°) inside the joint
-limits. The other joints (the base yaw, wrist joints) are not searched: they move linearly
-from their start to their goal values in proportion to the progress along the path, and a
-grid cell is blocked when it is unsafe for any of their values on the way (for the floor
-alone and a vertical base yaw only the yaw moves, and turning the base changes no height,
-so one map is exact). Cells also keep a margin that covers how far a link can sag between
-two neighbouring cells. The found path is shortened by dropping collinear cells and by
-shortcuts, then every waypoint segment is sampled finely (no link point moves more than
-``max_point_step`` between samples) and the plan is returned only if every sample is clear.
-The answer is *safe, not necessarily shortest*: the grid, the margins and the greedy
-shortcuts all trade length for a simple, bounded search. No clear path on the grid is an
-error (``PlanCode.NO_PATH``), never a move.
+limits. The other joints are not searched:
+
+- when only a vertical base yaw moves besides them and only the floor counts (pointer3's
+  case), the yaw follows the progress along the path (interpolated): turning a vertical
+  base changes no height, so one map at any yaw is exact;
+- otherwise (wrist joints, or the obstacle, which the yaw does see) the search runs on two
+  layers, one map at the start's values of the other joints and one at the goal's, joined
+  by "transfer" cells where those joints can move from start to goal values in place
+  (cells free in both maps, the most clearance first, each transfer checked).
+
+Every free cell keeps a margin that covers how far a link can sag between two neighbouring
+cells, so the edges between free cells are clear too (a wider first-order margin is tried
+when that is not enough). The found path is shortened by dropping collinear cells and by
+greedy shortcuts, then every waypoint segment is sampled finely (no link point moves more
+than ``max_point_step`` between samples) and the plan is returned only if every sample is
+clear. The answer is *safe, not necessarily shortest*: the grid, the margins, the transfer
+choice and the greedy shortcuts all trade length for a simple, bounded search. No clear path
+on the grid is an error (``PlanCode.NO_PATH``), never a move.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from time import perf_counter
 import numpy as np
 
 from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.safety.geometry import SafetyGeometry, segment_point_distance
+from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.safety.paths import (
     check_path,
     CONTACT_RATE,
@@ -56,8 +63,6 @@ MAX_RESOLUTION = math.radians(20.0)
 # Greedy shortcutting tries every later waypoint; above this many it only drops collinear
 # cells (keeps the plan time bounded).
 MAX_SHORTCUT_WAYPOINTS = 60
-# The passenger joints (yaw, wrist) are sampled at most this many times per map.
-MAX_PASSENGER_SAMPLES = 91
 
 
 class PlanCode(enum.IntEnum):
@@ -172,113 +177,104 @@ class _Planner:
         i, j = joints
         self.axis_a = grid_axis(self.model.lower[i], self.model.upper[i], resolution)
         self.axis_b = grid_axis(self.model.lower[j], self.model.upper[j], resolution)
+        self.shape = (len(self.axis_a), len(self.axis_b))
         self.step = np.array([self.axis_a[1] - self.axis_a[0], self.axis_b[1] - self.axis_b[0]])
         reach = geometry.joint_reach[[i, j]]
         # Sag of a link between two neighbouring cells (second-order bound of a point's path
         # off the straight blend of its two ends): keeps every edge between free cells clear.
         self.sag = float(self.step.sum() * (self.step @ reach)) / 8.0
         # First-order bound, used when the sag margin was not enough (obstacle distance is
-        # not smooth) — half a diagonal step's largest point motion.
+        # not smooth): half a diagonal step's largest point motion.
         self.lipschitz = float(self.step @ reach) / 2.0
-        self.passengers = [k for k in range(self.model.dof) if k not in joints]
+        others = np.array([k for k in range(self.model.dof) if k not in joints], dtype=int)
+        moving = [int(k) for k in others if abs(goal[k] - start[k]) > 1e-12]
+        _, axes, _ = self.model.joint_origins_and_axes(np.zeros(self.model.dof))
+        if not (avoid_obstacle and geometry.obstacle_enabled) and \
+                abs(abs(axes[0][2]) - 1.0) < 1e-9:
+            # Turning a vertical base changes no height: it does not matter for the floor.
+            moving = [k for k in moving if k != 0]
+        # Layered search when joints that matter move besides the two searched ones.
+        self.layers = 2 if moving else 1
+        self.transfer_cost = float(np.linalg.norm(goal[others] - start[others]))
+        self.clearance = [self._clearance(start)] + \
+            ([self._clearance(goal)] if self.layers == 2 else [])
         self.expanded = 0
 
-    # -------------------------------------------------------------- blocked cells
-    def _vertical_base_yaw(self) -> bool:
-        """Joint 0 turns everything about a vertical axis (and is not searched)."""
-        _, axes, _ = self.model.joint_origins_and_axes(np.zeros(self.model.dof))
-        return 0 not in self.joints and abs(abs(axes[0][2]) - 1.0) < 1e-9
+    def pose(self, cell: tuple[int, int], layer: int) -> np.ndarray:
+        """Full joint positions of a cell with the start (layer 0) or goal (1) other joints."""
+        q = (self.start if layer == 0 else self.goal).copy()
+        q[self.joints[0]], q[self.joints[1]] = self.axis_a[cell[0]], self.axis_b[cell[1]]
+        return q
 
-    def _passenger_values(self) -> tuple[np.ndarray, bool]:
-        """Samples (T, n) of the unsearched joints on the way, and whether only a vertical
-        base yaw varies among them."""
-        delta = self.goal - self.start
-        moving = [k for k in self.passengers if abs(delta[k]) > 1e-12]
-        yaw_is_free = self._vertical_base_yaw()
-        if yaw_is_free and not (self.avoid_obstacle and self.geometry.obstacle_enabled):
-            # Turning a vertical base changes no height: the floor map does not depend on it.
-            moving = [k for k in moving if k != 0]
-        if not moving:
-            return self.start[None, :].copy(), True
-        spread = max(abs(delta[k]) for k in moving)
-        count = min(MAX_PASSENGER_SAMPLES, int(math.ceil(spread / self.step.min())) + 1)
-        return (self.start + np.linspace(0.0, 1.0, count)[:, None] * delta,
-                yaw_is_free and moving == [0])
-
-    def blocked(self, margin: float) -> np.ndarray:
-        """(A, B) cells unsafe (within ``margin``, m) for any passenger value on the way."""
+    def _clearance(self, base: np.ndarray) -> np.ndarray:
         i, j = self.joints
         grid_a, grid_b = np.meshgrid(self.axis_a, self.axis_b, indexing='ij')
-        values, yaw_only = self._passenger_values()
-
-        def poses_at(base: np.ndarray) -> np.ndarray:
-            poses = np.repeat(base[None, :], grid_a.size, axis=0)
-            poses[:, i], poses[:, j] = grid_a.ravel(), grid_b.ravel()
-            return poses
-
-        if not yaw_only:
-            blocked = np.zeros(grid_a.size, dtype=bool)
-            for base in values:
-                blocked |= self.geometry.unsafe(poses_at(base), self.avoid_obstacle, margin)
-            return blocked.reshape(grid_a.shape)
-        # Only the base yaw moves: compute the links once and turn the obstacle centre the
-        # other way about the yaw axis instead (the same relative geometry, T times cheaper).
-        g = self.geometry
-        start, end, _ = g.link_segments(poses_at(values[0]))
-        blocked = np.zeros(grid_a.size, dtype=bool)
-        if g.floor_enabled:
-            blocked |= (np.minimum(start[..., 2], end[..., 2]) - g.radii - g.floor_z
-                        < margin).any(axis=1)
-        if self.avoid_obstacle and g.obstacle_enabled:
-            origins, axes, _ = self.model.joint_origins_and_axes(np.zeros(self.model.dof))
-            pivot, sign = origins[0], float(np.sign(axes[0][2]))
-            relative = g.obstacle_center - pivot
-            for turn in sign * (values[:, 0] - values[0, 0]):
-                c, s = math.cos(-turn), math.sin(-turn)
-                centre = pivot + np.array([c * relative[0] - s * relative[1],
-                                           s * relative[0] + c * relative[1], relative[2]])
-                distance, _ = segment_point_distance(start, end, centre)
-                blocked |= (distance < g.contact_distance + margin).any(axis=1)
-        return blocked.reshape(grid_a.shape)
+        poses = np.repeat(base[None, :], grid_a.size, axis=0)
+        poses[:, i], poses[:, j] = grid_a.ravel(), grid_b.ravel()
+        return self.geometry.clearance(poses, self.avoid_obstacle).reshape(self.shape)
 
     # -------------------------------------------------------------- path pieces
     def segment_clear(self, a: np.ndarray, b: np.ndarray) -> bool:
         samples = sample_path(self.geometry, np.array([a, b]), None, 0.0, self.max_point_step)
         return not self.geometry.unsafe(samples.positions, self.avoid_obstacle).any()
 
-    def connect(self, q: np.ndarray, free: np.ndarray, tries: int = 16) -> tuple[int, int] | None:
+    def connect(self, q: np.ndarray, free: np.ndarray, layer: int,
+                tries: int = 16) -> tuple[int, int] | None:
         """The nearest free cell reachable from ``q`` along a clear straight segment."""
         i, j = self.joints
         cells = np.argwhere(free)
-        if not len(cells):
-            return None
-        angles = np.column_stack([self.axis_a[cells[:, 0]], self.axis_b[cells[:, 1]]])
-        order = np.argsort(np.hypot(angles[:, 0] - q[i], angles[:, 1] - q[j]))[:tries]
+        order = np.argsort(np.hypot(self.axis_a[cells[:, 0]] - q[i],
+                                    self.axis_b[cells[:, 1]] - q[j]))[:tries]
         for index in order:
-            node = q.copy()
-            node[i], node[j] = angles[index]
-            if self.segment_clear(q, node):
-                return int(cells[index, 0]), int(cells[index, 1])
+            cell = (int(cells[index, 0]), int(cells[index, 1]))
+            if self.segment_clear(q, self.pose(cell, layer)):
+                return cell
         return None
 
-    def search(self, free: np.ndarray, source: tuple[int, int],
-               target: tuple[int, int]) -> list[tuple[int, int]] | None:
-        """A* over the 8-connected free cells; cost and heuristic in radians."""
-        rows, cols = free.shape
+    def transfers(self, free: list[np.ndarray], batch: int = 16) -> np.ndarray:
+        """(A, B) cells where the other joints can move from start to goal values in place.
+
+        Candidates are the cells free in both layers with the most clearance; they are
+        checked a batch at a time until some pass (safe, not necessarily the shortest).
+        """
+        allowed = np.zeros(self.shape, dtype=bool)
+        both = free[0] & free[1]
+        cells = np.argwhere(both)
+        score = np.minimum(self.clearance[0], self.clearance[1])[both]
+        cells = cells[np.argsort(-score)]
+        for first in range(0, len(cells), batch):
+            for a, b in cells[first:first + batch]:
+                cell = (int(a), int(b))
+                if self.segment_clear(self.pose(cell, 0), self.pose(cell, 1)):
+                    allowed[cell] = True
+            if allowed.any():
+                break
+        return allowed
+
+    def search(self, free: list[np.ndarray], transfer: np.ndarray | None,
+               source: tuple[int, int], target: tuple[int, int]
+               ) -> list[tuple[int, int, int]] | None:
+        """A* over the 8-connected free cells of each layer (and transfer edges between
+        them); cost and heuristic in radians. Returns (layer, a, b) cells or None."""
+        rows, cols = self.shape
+        size = rows * cols
         da, db = self.step
         moves = [(di, dj, math.hypot(di * da, dj * db))
                  for di in (-1, 0, 1) for dj in (-1, 0, 1) if di or dj]
-        free_flat = free.ravel().tolist()
+        free_flat = np.concatenate([f.ravel() for f in free]).tolist()
+        transfer_flat = transfer.ravel().tolist() if transfer is not None else []
+        last = self.layers - 1
         ti, tj = target
 
-        def heuristic(a: int, b: int) -> float:
-            return math.hypot((a - ti) * da, (b - tj) * db)
+        def heuristic(layer: int, a: int, b: int) -> float:
+            rest = self.transfer_cost if layer < last else 0.0
+            return math.hypot((a - ti) * da, (b - tj) * db) + rest
 
         source_index = source[0] * cols + source[1]
-        target_index = ti * cols + tj
+        target_index = last * size + ti * cols + tj
         cost = {source_index: 0.0}
         parent = {source_index: -1}
-        frontier = [(heuristic(*source), 0.0, source_index)]
+        frontier = [(heuristic(0, *source), 0.0, source_index)]
         closed = set()
         while frontier:
             _, g, index = heapq.heappop(frontier)
@@ -289,36 +285,46 @@ class _Planner:
             if index == target_index:
                 path = []
                 while index != -1:
-                    path.append((index // cols, index % cols))
+                    layer, rest = divmod(index, size)
+                    path.append((layer, *divmod(rest, cols)))
                     index = parent[index]
                 return path[::-1]
-            a, b = divmod(index, cols)
-            for di, dj, length in moves:
-                na, nb = a + di, b + dj
-                if not (0 <= na < rows and 0 <= nb < cols):
-                    continue
-                neighbour = na * cols + nb
+            layer, rest = divmod(index, size)
+            a, b = divmod(rest, cols)
+            steps = [(layer * size + (a + di) * cols + b + dj, length, a + di, b + dj)
+                     for di, dj, length in moves
+                     if 0 <= a + di < rows and 0 <= b + dj < cols]
+            if layer < last and transfer_flat[rest]:
+                steps.append((size + rest, self.transfer_cost, a, b))
+            for neighbour, length, na, nb in steps:
                 if not free_flat[neighbour] or neighbour in closed:
                     continue
                 new_cost = g + length
                 if new_cost < cost.get(neighbour, math.inf):
                     cost[neighbour] = new_cost
                     parent[neighbour] = index
-                    heapq.heappush(frontier, (new_cost + heuristic(na, nb), new_cost, neighbour))
+                    heapq.heappush(frontier, (new_cost + heuristic(neighbour // size, na, nb),
+                                              new_cost, neighbour))
         return None
 
-    def waypoints(self, cells: list[tuple[int, int]]) -> np.ndarray:
-        """Full joint waypoints: start, the cells, goal; passengers follow the progress."""
+    def waypoints(self, cells: list[tuple[int, int, int]]) -> np.ndarray:
+        """Full joint waypoints: start, the cells, goal.
+
+        With one layer the other joints (a vertical base yaw that the floor does not see)
+        follow the progress along the path; with two they keep the start values up to the
+        transfer cell and the goal values after it.
+        """
         i, j = self.joints
-        plane = np.array([[self.start[i], self.start[j]]]
-                         + [[self.axis_a[a], self.axis_b[b]] for a, b in cells]
-                         + [[self.goal[i], self.goal[j]]])
-        lengths = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(plane, axis=0),
-                                                                  axis=1))])
-        progress = lengths / lengths[-1] if lengths[-1] > 0.0 else \
-            np.linspace(0.0, 1.0, len(plane))
-        points = self.start + progress[:, None] * (self.goal - self.start)
-        points[:, i], points[:, j] = plane[:, 0], plane[:, 1]
+        points = np.array([self.start] + [self.pose((a, b), layer) for layer, a, b in cells]
+                          + [self.goal])
+        if self.layers == 1:
+            plane = points[:, [i, j]]
+            lengths = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(plane, axis=0),
+                                                                      axis=1))])
+            progress = lengths / lengths[-1] if lengths[-1] > 0.0 else \
+                np.linspace(0.0, 1.0, len(plane))
+            points = self.start + progress[:, None] * (self.goal - self.start)
+            points[:, i], points[:, j] = plane[:, 0], plane[:, 1]
         return _drop_repeats(points)
 
     def shorten(self, points: np.ndarray) -> np.ndarray:
@@ -341,6 +347,33 @@ class _Planner:
                     result.append(later)
                     break
         return points[result]
+
+    def plan(self, margin: float) -> tuple[np.ndarray | None, list, str]:
+        """Waypoints (or None), the grid path and the reason when there is none."""
+        free = [clearance >= margin for clearance in self.clearance]
+        what = 'floor and obstacle' if self.avoid_obstacle and \
+            self.geometry.obstacle_enabled else 'floor'
+        if not free[0].any() or not free[-1].any():
+            return None, [], f'the {what} leaves no free cell on the grid'
+        source = self.connect(self.start, free[0], 0)
+        target = self.connect(self.goal, free[-1], self.layers - 1)
+        if source is None or target is None:
+            word = 'start' if source is None else 'goal'
+            return None, [], (f'no grid pose near the {word} can be reached along a clear '
+                              'straight segment')
+        transfer = None
+        if self.layers == 2:
+            transfer = self.transfers(free)
+            if not transfer.any():
+                return None, [], ('no grid pose lets the other joints move from their start '
+                                  'to their goal values clear of the ' + what)
+        cells = self.search(free, transfer, source, target)
+        if cells is None:
+            counts = ', '.join(f'{int(f.sum())}' for f in free)
+            return None, [], (f'the {what} cut the start off from the goal on the '
+                              f'{math.degrees(self.step.max()):.1f}° grid ({counts} of '
+                              f'{free[0].size} cells free)')
+        return self.waypoints(cells), cells, ''
 
 
 def _drop_repeats(points: np.ndarray) -> np.ndarray:
@@ -396,8 +429,8 @@ def plan_detour(geometry: SafetyGeometry, start: object, goal: object,
     q_goal, reason = _joint_vector(goal, model, 'goal')
     if q_goal is None:
         return fail(PlanCode.INVALID_INPUT, reason)
-    if not (isinstance(resolution, (int, float)) and MIN_RESOLUTION - 1e-12 <= resolution
-            <= MAX_RESOLUTION + 1e-12):
+    if isinstance(resolution, bool) or not isinstance(resolution, (int, float)) or \
+            not MIN_RESOLUTION - 1e-12 <= resolution <= MAX_RESOLUTION + 1e-12:
         return fail(PlanCode.INVALID_INPUT,
                     f'resolution {resolution!r} rad is outside {MIN_RESOLUTION:.4f}..'
                     f'{MAX_RESOLUTION:.4f} rad (0.5° to 20°)')
@@ -413,45 +446,31 @@ def plan_detour(geometry: SafetyGeometry, start: object, goal: object,
             return fail(code, f'the {word} pose is not clear: {ends.pose(k).message}')
 
     straight = sample_path(geometry, np.array([q_start, q_goal]), None, 0.0, max_point_step)
-    straight_checks = geometry.check(straight.positions)
-    straight_bad = np.flatnonzero(geometry.unsafe(straight.positions, avoid_obstacle))
-    if not straight_bad.size:
+    straight_clearance = geometry.clearance(straight.positions, avoid_obstacle)
+    if (straight_clearance >= 0.0).all():
+        checks = geometry.check(straight.positions)
         return DetourPlan(PlanCode.OK, f'the straight path is clear ({len(straight.positions)} '
                           'samples)', np.array([q_start, q_goal]),
                           time_at_velocity_limits(model, np.array([q_start, q_goal])),
                           samples_checked=len(straight.positions),
-                          min_floor_clearance=float(straight_checks.min_floor_clearance.min()),
+                          min_floor_clearance=float(checks.min_floor_clearance.min()),
                           plan_time=perf_counter() - began)
     joints = search_joints or default_search_joints(model)
     if joints is None:
         return fail(PlanCode.NOT_APPLICABLE, 'the straight path is not clear and this arm has '
                     'no two pitch joints to search a detour over')
     # Name the worst sample, not the first (which only grazes the floor).
-    worst = straight_checks.min_floor_clearance
-    if avoid_obstacle:
-        worst = np.minimum(worst, straight_checks.min_obstacle_distance
-                           - geometry.contact_distance)
-    blocked_by = straight_checks.pose(int(np.argmin(worst))).message
+    blocked_by = geometry.check(
+        straight.positions[int(np.argmin(straight_clearance))]).pose(0).message
     planner = _Planner(geometry, q_start, q_goal, resolution, avoid_obstacle, max_point_step,
                        joints)
     what = 'floor and obstacle' if avoid_obstacle and geometry.obstacle_enabled else 'floor'
-    last_reason = ''
+    reasons = []
     for margin in (planner.sag, planner.lipschitz):
-        free = ~planner.blocked(margin)
-        source = planner.connect(q_start, free)
-        target = planner.connect(q_goal, free)
-        if source is None or target is None:
-            word = 'start' if source is None else 'goal'
-            last_reason = (f'no grid pose near the {word} can be reached along a clear '
-                           'straight segment')
+        points, cells, reason = planner.plan(margin)
+        if points is None:
+            reasons.append(reason)
             continue
-        cells = planner.search(free, source, target)
-        if cells is None:
-            last_reason = (f'the {what} cuts the start off from the goal on the '
-                           f'{math.degrees(planner.step.max()):.1f}° grid '
-                           f'({int(free.sum())} of {free.size} cells free)')
-            continue
-        points = planner.waypoints(cells)
         for candidate in (planner.shorten(points), points):
             samples = sample_path(geometry, candidate, None, 0.0, max_point_step)
             if geometry.unsafe(samples.positions, avoid_obstacle).any():
@@ -462,11 +481,12 @@ def plan_detour(geometry: SafetyGeometry, start: object, goal: object,
                 f'the straight path is not clear ({blocked_by}); detour of '
                 f'{len(candidate)} waypoints around the {what}, every one of '
                 f'{len(samples.positions)} samples clear', candidate,
-                time_at_velocity_limits(model, candidate), True, np.array(cells),
-                planner.expanded, len(samples.positions),
-                float(checks.min_floor_clearance.min()), perf_counter() - began)
-        last_reason = 'the grid path failed the fine check between cells'
-    return fail(PlanCode.NO_PATH, f'no clear path around the {what}: {last_reason}; '
+                time_at_velocity_limits(model, candidate), True,
+                np.array([(a, b) for _, a, b in cells], dtype=int), planner.expanded,
+                len(samples.positions), float(checks.min_floor_clearance.min()),
+                perf_counter() - began)
+        reasons.append('the grid path failed the fine check between cells')
+    return fail(PlanCode.NO_PATH, f'no clear path around the {what}: {reasons[0]}; '
                 'do not move', expanded=planner.expanded)
 
 
