@@ -23,7 +23,9 @@ import math
 import sys
 
 import rclpy
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 
 from arm_ik.kinematics.result import ErrorCode, GoalType
@@ -31,6 +33,11 @@ from arm_interfaces.srv import SolveIK
 
 GOALS = {'position': GoalType.POSITION, 'tool_down': GoalType.TOOL_DOWN,
          'full_pose': GoalType.FULL_POSE}
+# QoS of the SolveIK services on both sides. Deep enough that a burst waits in the readers
+# instead of being overwritten: with the default depth of 10, the server lost most of a
+# 500-request burst, and a client that sent 500 requests with solve_async got only 10
+# replies (the rest were overwritten in its own response reader before it took them).
+SERVICE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 
 
 @dataclass
@@ -113,8 +120,9 @@ def build_request(target: Sequence[float], goal: GoalType = GoalType.POSITION,
     request.branch = branch
     request.return_all_solutions = return_all
     if timeout > 0.0:
-        request.timeout.sec = int(timeout)
-        request.timeout.nanosec = int(round((timeout - int(timeout)) * 1e9))
+        # From whole nanoseconds, so 0.9999999999 s cannot round to nanosec = 10**9.
+        request.timeout.sec, request.timeout.nanosec = divmod(round(timeout * 1e9),
+                                                              1_000_000_000)
     request.max_iterations = max_iterations
     request.damping = damping
     request.tolerance = tolerance
@@ -126,7 +134,9 @@ class IKClient:
 
     def __init__(self, node: Node, arm: str, solver: str | None = None) -> None:
         self.node = node
-        self.client = node.create_client(SolveIK, service_name(arm, solver))
+        self.client = node.create_client(SolveIK, service_name(arm, solver),
+                                         qos_profile=SERVICE_QOS)
+        self._executor: SingleThreadedExecutor | None = None
 
     def wait_for_service(self, timeout: float = 10.0) -> bool:
         return self.client.wait_for_service(timeout_sec=timeout)
@@ -145,9 +155,22 @@ class IKClient:
         return decoded
 
     def solve(self, target: Sequence[float], wait: float = 30.0, **kwargs: object) -> IKReply:
-        """Send a request and spin ``node`` until the reply (or ``wait`` seconds) arrives."""
+        """Send a request and spin ``node`` until the reply (or ``wait`` seconds) arrives.
+
+        The node is spun by the executor it was added to, else by a private one on the
+        node's own context (``rclpy.spin_until_future_complete`` would take the node from
+        its executor and needs the default context).
+        """
         future = self.solve_async(target, **kwargs)
-        rclpy.spin_until_future_complete(self.node, future, timeout_sec=wait)
+        executor = self.node.executor
+        if executor is None:
+            # Kept for the next call: the node now belongs to it until the caller adds the
+            # node to an executor of its own.
+            if self._executor is None:
+                self._executor = SingleThreadedExecutor(context=self.node.context)
+            executor = self._executor
+            executor.add_node(self.node)
+        executor.spin_until_future_complete(future, timeout_sec=wait)
         if not future.done():
             raise TimeoutError(f'no reply from {self.client.srv_name} within {wait} s')
         return future.result()

@@ -80,3 +80,29 @@ def test_refuses_to_start_with_a_bad_description(description, message, processes
                                    params={'robot_description': description})
     assert process.wait_for_exit(20.0) == 1
     assert message in process.output()
+
+
+def test_process_group_leaves_nothing_behind(ros_domain, urdf_of):
+    """Stopping the group ends every node process, even one that ignores SIGINT."""
+    import os
+    import signal
+
+    from arm_ik.process_group import ProcessGroup
+    group = ProcessGroup(env=ros_domain.environment())
+    node = group.start_node('arm_ik', 'arm_info', namespace='/pointer3',
+                            params={'robot_description': urdf_of('pointer3'),
+                                    'arm': 'pointer3'})
+    stubborn = group.start_node('arm_ik', 'arm_info', namespace='/stubborn',
+                                params={'robot_description': urdf_of('pointer3'),
+                                        'arm': 'pointer3'})
+    pids = [node.popen.pid, stubborn.popen.pid]
+    # SIGSTOP: the process cannot react to SIGINT, as a hung node would not.
+    os.kill(stubborn.popen.pid, signal.SIGSTOP)
+    group.stop_all(timeout=2.0)
+    group.close()
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        raise AssertionError(f'process {pid} survived stop_all')

@@ -70,32 +70,37 @@ def resolve_seed(model: ArmModel, names: Sequence[str], positions: Sequence[floa
     """Seed in chain order from a JointState-like (names, positions); empty → ``fallback``.
 
     Names may come in any order (they are reordered) but must be exactly the arm's joints;
-    without names, positions must be in chain order.
+    positions without names are refused (UNKNOWN_JOINT_NAMES).
     """
     names, positions = list(names), list(positions)
     if not names and not positions:
         return fallback, None
-    if names:
-        if len(set(names)) != len(names):
-            duplicates = sorted({n for n in names if names.count(n) > 1})
-            return None, IKResult(ErrorCode.UNKNOWN_JOINT_NAMES,
-                                  f'seed names repeat {", ".join(duplicates)}')
-        unknown = [n for n in names if n not in model.joint_names]
-        missing = [n for n in model.joint_names if n not in names]
-        if unknown or missing:
-            parts = []
-            if unknown:
-                parts.append(f'unknown {", ".join(repr(n) for n in unknown)}')
-            if missing:
-                parts.append(f'missing {", ".join(missing)}')
-            return None, IKResult(ErrorCode.UNKNOWN_JOINT_NAMES,
-                                  f'seed joint names: {"; ".join(parts)} (the arm\'s joints: '
-                                  f'{", ".join(model.joint_names)})')
-        if len(positions) != len(names):
-            return None, IKResult(ErrorCode.INVALID_INPUT,
-                                  f'seed has {len(names)} names but {len(positions)} positions')
-        order = [names.index(n) for n in model.joint_names]
-        positions = [positions[i] for i in order]
+    if not names:
+        # Positions without names cannot be matched to joints (a JointState's order is
+        # its names'), so they are refused rather than guessed to be in chain order.
+        return None, IKResult(ErrorCode.UNKNOWN_JOINT_NAMES,
+                              f'seed has {len(positions)} positions but no joint names; name '
+                              f'them (the arm\'s joints: {", ".join(model.joint_names)})')
+    if len(set(names)) != len(names):
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        return None, IKResult(ErrorCode.UNKNOWN_JOINT_NAMES,
+                              f'seed names repeat {", ".join(repr(n) for n in duplicates)}')
+    unknown = [n for n in names if n not in model.joint_names]
+    missing = [n for n in model.joint_names if n not in names]
+    if unknown or missing:
+        parts = []
+        if unknown:
+            parts.append(f'unknown {", ".join(repr(n) for n in unknown)}')
+        if missing:
+            parts.append(f'missing {", ".join(missing)}')
+        return None, IKResult(ErrorCode.UNKNOWN_JOINT_NAMES,
+                              f'seed joint names: {"; ".join(parts)} (the arm\'s joints: '
+                              f'{", ".join(model.joint_names)})')
+    if len(positions) != len(names):
+        return None, IKResult(ErrorCode.INVALID_INPUT,
+                              f'seed has {len(names)} names but {len(positions)} positions')
+    order = [names.index(n) for n in model.joint_names]
+    positions = [positions[i] for i in order]
     seed, reason = check_vector(positions, model.dof, 'seed positions')
     if seed is None:
         return None, IKResult(ErrorCode.INVALID_INPUT, reason)
@@ -188,10 +193,12 @@ class IKDispatcher:
         if position is None:
             return _fail(ErrorCode.INVALID_INPUT, reason, name)
         orientation = None
+        # Checked for every goal type, though read only for FULL_POSE: a NaN or inf anywhere
+        # in the target means a broken caller, and the answer should say so.
+        quaternion, reason = check_vector(request.orientation, 4, 'target.pose.orientation')
+        if quaternion is None:
+            return _fail(ErrorCode.INVALID_INPUT, reason, name)
         if goal == GoalType.FULL_POSE:
-            quaternion, reason = check_vector(request.orientation, 4, 'target.pose.orientation')
-            if quaternion is None:
-                return _fail(ErrorCode.INVALID_INPUT, reason, name)
             norm = math.sqrt(sum(v * v for v in quaternion))
             if not 1e-6 < norm < 1e150:
                 return _fail(ErrorCode.INVALID_INPUT,

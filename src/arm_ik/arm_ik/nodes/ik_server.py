@@ -21,9 +21,10 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
+from arm_ik.client import SERVICE_QOS
 from arm_ik.kinematics.request import IKAnswer, IKDispatcher, IKRequest
 from arm_ik.kinematics.result import ErrorCode, IKResult
 from arm_ik.kinematics.solvers import SOLVERS
@@ -38,9 +39,6 @@ from arm_ik.nodes.common import declare_arm_model, describe, run, StartupError
 from arm_interfaces.msg import IKStatus, LabelledSolution
 from arm_interfaces.srv import SolveIK
 
-# Deep enough that a burst of requests waits in the reader instead of being overwritten
-# (with the default depth of 10, most of a 500-request burst was never answered).
-SERVICE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 CHEAP_SOLVERS = ('analytic', 'closed_form')
 EXECUTOR_THREADS = 6
 # Test hook: the named solver raises inside its solve, to prove the node survives it.
@@ -169,7 +167,16 @@ class IKServer(Node):
 
     def _serve(self, solver_name: str | None):
         def callback(request: SolveIK.Request, response: SolveIK.Response) -> SolveIK.Response:
-            return self.answer_request(request, response, solver_name)
+            try:
+                return self.answer_request(request, response, solver_name)
+            except Exception as error:
+                # An exception escaping a service callback stops rclpy serving and the
+                # client never gets a reply; the dispatcher already turns solver errors
+                # into INTERNAL_ERROR, this catches a bug anywhere else on the path.
+                answer = IKAnswer(IKResult(ErrorCode.INTERNAL_ERROR,
+                                           f'ik_server raised {type(error).__name__}: {error}'),
+                                  solver_name or request.solver)
+                return self._respond(SolveIK.Response(), answer, publish=False)
         return callback
 
     def answer_request(self, request: SolveIK.Request, response: SolveIK.Response,
