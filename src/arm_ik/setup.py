@@ -21,7 +21,10 @@ setup(
         'console_scripts': [
             'arm_info = arm_ik.nodes.arm_info:main',
             'ik_server = arm_ik.nodes.ik_server:main',
+            'trajectory_executor = arm_ik.nodes.trajectory_executor:main',
             'ik_client = arm_ik.client:main',
+            'target_input = arm_ik.nodes.target_input:main',
+            'safety_monitor = arm_ik.nodes.safety_monitor:main',
         ],
     },
 )

@@ -8,7 +8,7 @@ single-threaded executor spun by the test thread.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 import functools
 import math
@@ -28,7 +28,7 @@ from ros_harness import DomainClaim
 from arm_ik.client import SERVICE_QOS
 from arm_ik.kinematics.description import expand_xacro, load_arm_config, load_model
 from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.solvers.base import workspace_from_model, Workspace
+from arm_ik.kinematics.solvers.base import Workspace, workspace_from_model
 from arm_ik.process_group import NodeProcess, ProcessGroup
 from arm_interfaces.msg import IKErrorCode, IKStatus
 from arm_interfaces.srv import SolveIK
@@ -196,6 +196,12 @@ class IKGraph:
             assert time.monotonic() < deadline, \
                 f'{pending} of {len(futures)} requests unanswered after {timeout} s'
             self.executor.spin_once(timeout_sec=0.05)
+
+    def wait_until(self, condition: Callable[[], bool], timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            assert time.monotonic() < deadline, f'no {what} within {timeout} s'
+            self.executor.spin_once(timeout_sec=0.02)
 
     def spin(self, timeout: float = 0.05) -> None:
         self.executor.spin_once(timeout_sec=timeout)

@@ -183,10 +183,15 @@ class IKServer(Node):
                solver_name: str | None) -> SolveIK.Response:
         """Answer one request; every path fills error_code and message."""
         if solver_name is not None and request.solver not in ('', solver_name):
+            # An unknown name gets the same typed answer (with the valid names) as on
+            # ~/solve_ik; a known but different one is a contradictory request.
+            unknown = request.solver not in SOLVERS
             answer = IKAnswer(IKResult(
-                ErrorCode.INVALID_INPUT,
+                ErrorCode.UNKNOWN_SOLVER if unknown else ErrorCode.INVALID_INPUT,
                 f'this is the {solver_name} service; leave solver empty or call ~/solve_ik '
-                f'(request named "{request.solver}")'), solver_name)
+                f'(request named "{request.solver}")'
+                + (f': {self.dispatcher.solver_reason(request.solver)}' if unknown else '')),
+                solver_name)
             return self._respond(response, answer)
         name = solver_name or request.solver or self.dispatcher.default_solver
         cheap = name in CHEAP_SOLVERS

@@ -63,6 +63,8 @@ MAX_RESOLUTION = math.radians(20.0)
 # Greedy shortcutting tries every later waypoint; above this many it only drops collinear
 # cells (keeps the plan time bounded).
 MAX_SHORTCUT_WAYPOINTS = 60
+# Shortcut candidates checked per batched call (far ones first: a far success saves the rest).
+SHORTCUT_BATCH = 4
 
 
 class PlanCode(enum.IntEnum):
@@ -215,8 +217,19 @@ class _Planner:
 
     # -------------------------------------------------------------- path pieces
     def segment_clear(self, a: np.ndarray, b: np.ndarray) -> bool:
-        samples = sample_path(self.geometry, np.array([a, b]), None, 0.0, self.max_point_step)
-        return not self.geometry.unsafe(samples.positions, self.avoid_obstacle).any()
+        return bool(self.segments_clear(a, b[None, :])[0])
+
+    def segments_clear(self, a: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """(M,) whether each straight segment from ``a`` to ``ends[k]`` is clear, sampled so
+        no capsule point moves more than ``max_point_step``; one batched check for all."""
+        counts = np.maximum(np.ceil(self.geometry.max_point_motion(a, ends)
+                                    / self.max_point_step), 1).astype(int) + 1
+        owner = np.repeat(np.arange(len(ends)), counts)
+        first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        fraction = (np.arange(owner.size) - first[owner]) / (counts[owner] - 1)
+        samples = a + fraction[:, None] * (ends[owner] - a)
+        bad = self.geometry.unsafe(samples, self.avoid_obstacle)
+        return ~np.logical_or.reduceat(bad, first)
 
     def connect(self, q: np.ndarray, free: np.ndarray, layer: int,
                 tries: int = 16) -> tuple[int, int] | None:
@@ -225,11 +238,12 @@ class _Planner:
         cells = np.argwhere(free)
         order = np.argsort(np.hypot(self.axis_a[cells[:, 0]] - q[i],
                                     self.axis_b[cells[:, 1]] - q[j]))[:tries]
-        for index in order:
-            cell = (int(cells[index, 0]), int(cells[index, 1]))
-            if self.segment_clear(q, self.pose(cell, layer)):
-                return cell
-        return None
+        nodes = np.array([self.pose((int(a), int(b)), layer) for a, b in cells[order]])
+        clear = np.flatnonzero(self.segments_clear(q, nodes))
+        if not clear.size:
+            return None
+        a, b = cells[order[clear[0]]]
+        return int(a), int(b)
 
     def transfers(self, free: list[np.ndarray], batch: int = 16) -> np.ndarray:
         """(A, B) cells where the other joints can move from start to goal values in place.
@@ -342,10 +356,17 @@ class _Planner:
         result = [0]
         while result[-1] < len(points) - 1:
             here = result[-1]
-            for later in range(len(points) - 1, here, -1):
-                if later == here + 1 or self.segment_clear(points[here], points[later]):
-                    result.append(later)
+            # The farthest waypoint reachable in a straight clear line, tried a few at a time
+            # from the far end (one batched check each); the next one always is (it is a
+            # step of the checked path).
+            chosen = here + 1
+            for top in range(len(points) - 1, here + 1, -SHORTCUT_BATCH):
+                later = np.arange(max(here + 2, top - SHORTCUT_BATCH + 1), top + 1)
+                clear = self.segments_clear(points[here], points[later])
+                if clear.any():
+                    chosen = int(later[clear].max())
                     break
+            result.append(chosen)
         return points[result]
 
     def plan(self, margin: float) -> tuple[np.ndarray | None, list, str]:
@@ -445,6 +466,12 @@ def plan_detour(geometry: SafetyGeometry, start: object, goal: object,
         if counted[k]:
             return fail(code, f'the {word} pose is not clear: {ends.pose(k).message}')
 
+    if np.abs(q_goal - q_start).max() < 1e-12:
+        # One waypoint: a repeated one would give an executor a zero-length, zero-time step.
+        return DetourPlan(PlanCode.OK, 'start and goal are the same pose',
+                          q_start[None, :].copy(), np.zeros(1), samples_checked=1,
+                          min_floor_clearance=float(ends.min_floor_clearance[0]),
+                          plan_time=perf_counter() - began)
     straight = sample_path(geometry, np.array([q_start, q_goal]), None, 0.0, max_point_step)
     straight_clearance = geometry.clearance(straight.positions, avoid_obstacle)
     if (straight_clearance >= 0.0).all():

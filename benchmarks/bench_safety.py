@@ -1,0 +1,265 @@
+"""Benchmark of the safety core: the vectorised pose check and the worst detour search.
+
+1. Pose check: a path of N poses (N = 100, 1000, 10000; seeded random waypoints sampled
+   with ``sample_path``) checked in one call of ``SafetyGeometry.check`` (floor and
+   obstacle, every link); the figure is the wall time per pose (µs), best of 7 runs, per
+   arm. The single-pose ``check_pose`` (what the monitor does per joint_states message) is
+   timed too. Goal: ≤ 20 µs per pose vectorised.
+2. Detour search on the 4° grid (``plan_detour``): for pointer3, seeded random pairs of
+   clear poses whose straight joint path is not clear (floor only, and floor + obstacle),
+   plus a constructed case with no path at all (a ball walling the shoulder off, so the
+   search floods the whole reachable map twice, once per margin); the slowest pair of each
+   kind is re-timed 5 times (median and max wall time, and median CPU time, which is what
+   the search costs when the machine is shared). The other arms are reported the same
+   way for information. Goal: ≤ 200 ms for the worst case.
+
+Results print as a table and merge into ``bench_results.json`` at the repository root under
+the top-level key ``safety`` (other keys are kept).
+
+Run: ``python benchmarks/bench_safety.py [--quick]`` (from a built workspace, or from the
+source tree).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+import datetime
+import json
+import math
+import os
+from pathlib import Path
+import statistics
+import sys
+import time
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+ARMS = ('pointer3', 'ccd5', 'six_axis', 'manipulator3d')
+SEED = 2024
+PATH_SIZES = (100, 1000, 10000)
+POSE_GOAL_US = 20.0
+DETOUR_GOAL_MS = 200.0
+RESOLUTION_DEG = 4.0
+
+
+def _import_core() -> None:
+    """Make ``arm_ik`` importable and its descriptions findable from a source tree."""
+    try:
+        import arm_ik  # noqa: F401
+    except ImportError:
+        sys.path.insert(0, str(REPO / 'src' / 'arm_ik'))
+    from arm_ik.kinematics.description import description_dir
+    from arm_ik.kinematics.model import DescriptionError
+    try:
+        description_dir()
+    except (DescriptionError, OSError):
+        os.environ['ARM_DESCRIPTION_DIR'] = str(REPO / 'src' / 'arm_description')
+
+
+_import_core()
+
+from arm_ik.kinematics.description import load_model  # noqa: E402
+from arm_ik.kinematics.safety.config import load_safety_config  # noqa: E402
+from arm_ik.kinematics.safety.geometry import SafetyGeometry  # noqa: E402
+from arm_ik.kinematics.safety.paths import check_path, sample_path  # noqa: E402
+from arm_ik.kinematics.safety.planning import DetourPlan, plan_detour  # noqa: E402
+
+
+def geometry_of(arm: str, everything: bool = True) -> SafetyGeometry:
+    """The arm's safety geometry; with ``everything`` the floor and obstacle are both on, so
+    the pose check does its full work whatever the YAML enables."""
+    config = load_safety_config(arm)
+    if everything:
+        config = replace(config, floor_enabled=True,
+                         floor_below_shoulder=max(config.floor_below_shoulder, 0.1),
+                         obstacle=replace(config.obstacle, enabled=True))
+    return SafetyGeometry(load_model(arm), config)
+
+
+def best_time(run: Callable[[], object], repeats: int) -> float:
+    """Smallest wall time of ``repeats`` runs, s (the least disturbed one)."""
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def bench_pose_check(arm: str, repeats: int) -> dict:
+    """Per-pose cost of the vectorised check over paths of several lengths, and of one pose."""
+    geometry = geometry_of(arm)
+    rng = np.random.default_rng(SEED)
+    waypoints = geometry.model.random_configurations(400, rng)
+    samples = sample_path(geometry, waypoints).positions
+    rows = []
+    for size in PATH_SIZES:
+        path = samples[:size] if len(samples) >= size else \
+            np.resize(samples, (size, samples.shape[1]))
+        geometry.check(path)                                   # warm-up
+        seconds = best_time(lambda path=path: geometry.check(path), repeats)
+        rows.append({'poses': size, 'us_per_pose': seconds / size * 1e6,
+                     'ms_per_path': seconds * 1e3})
+    single = best_time(lambda: [geometry.check_pose(q) for q in samples[:200]], repeats)
+    return {'arm': arm, 'links': len(geometry.link_names), 'vectorised': rows,
+            'single_pose_us': single / 200 * 1e6}
+
+
+def _timed_plan(geometry: SafetyGeometry, start: np.ndarray, goal: np.ndarray,
+                avoid: bool) -> tuple[float, DetourPlan, float]:
+    """(wall s, plan, CPU s) of one plan; CPU time shows the cost on a shared machine."""
+    began, cpu = time.perf_counter(), time.process_time()
+    plan = plan_detour(geometry, start, goal, math.radians(RESOLUTION_DEG), avoid)
+    return time.perf_counter() - began, plan, time.process_time() - cpu
+
+
+def worst_random_detour(geometry: SafetyGeometry, pairs: int, avoid: bool,
+                        rng: np.random.Generator) -> dict:
+    """The slowest of ``pairs`` seeded random clear pose pairs whose straight path is not."""
+    model = geometry.model
+    timed, tried, codes = [], 0, {}
+    # Dipping pairs are rare (about 1 in 100 for pointer3): draw in chunks, bounded.
+    for _ in range(50):
+        if tried == pairs:
+            break
+        poses = model.random_configurations(4000, rng)
+        poses = poses[~geometry.unsafe(poses, avoid)]
+        for start, goal in zip(poses[::2], poses[1::2]):
+            if tried == pairs:
+                break
+            if check_path(geometry, np.array([start, goal]), rate=0.0, obstacle=avoid).safe:
+                continue
+            tried += 1
+            seconds, plan, _ = _timed_plan(geometry, start, goal, avoid)
+            codes[plan.code.name] = codes.get(plan.code.name, 0) + 1
+            timed.append((seconds, start, goal))
+    if not timed:
+        return {'pairs': 0, 'codes': codes}
+    # One timing is noisy: re-time the slowest few and keep the slowest median.
+    timed.sort(key=lambda entry: -entry[0])
+    worst = max((retime(geometry, start, goal, avoid) for _, start, goal in timed[:3]),
+                key=lambda row: row['median_ms'])
+    return {'pairs': tried, 'codes': codes, **worst}
+
+
+def retime(geometry: SafetyGeometry, start: np.ndarray, goal: np.ndarray, avoid: bool,
+           repeats: int = 5) -> dict:
+    """Median and max of ``repeats`` runs of one plan, with what it found."""
+    times, cpu, plan = [], [], None
+    for _ in range(repeats):
+        seconds, plan, used = _timed_plan(geometry, start, goal, avoid)
+        times.append(seconds)
+        cpu.append(used)
+    return {'median_ms': statistics.median(times) * 1e3, 'max_ms': max(times) * 1e3,
+            'median_cpu_ms': statistics.median(cpu) * 1e3,
+            'code': plan.code.name, 'expanded': plan.expanded,
+            'waypoints': len(plan.waypoints), 'start_deg': np.degrees(start).round(2).tolist(),
+            'goal_deg': np.degrees(goal).round(2).tolist()}
+
+
+def wall_case() -> dict:
+    """pointer3 with a small ball 1 m straight above the shoulder (r 0.05 m): it touches the
+    upper arm for every shoulder angle in 83°..97° (1.0 |cos a| < 0.125), a thin wall across
+    the whole (shoulder, elbow) map. No joint path leads from pointing forward to pointing
+    back, so the search floods all of the large front region, at both margins."""
+    geometry = geometry_of('pointer3', everything=False)
+    config = geometry.config
+    wall = SafetyGeometry(geometry.model, replace(config, obstacle=replace(
+        config.obstacle, center=(0.0, 0.0, 1.405), radius=0.05)))
+    return retime(wall, np.zeros(3), np.array([0.0, math.radians(150.0), 0.0]), True)
+
+
+def bench_detours(pairs: int) -> list[dict]:
+    rng = np.random.default_rng(SEED)
+    rows = []
+    pointer3 = geometry_of('pointer3', everything=False)
+    rows.append({'arm': 'pointer3', 'case': 'random pairs, floor', 'avoid_obstacle': False,
+                 **worst_random_detour(pointer3, pairs, False, rng)})
+    rows.append({'arm': 'pointer3', 'case': 'random pairs, floor + obstacle',
+                 'avoid_obstacle': True, **worst_random_detour(pointer3, pairs, True, rng)})
+    rows.append({'arm': 'pointer3', 'case': 'no path (ball walls the shoulder off)',
+                 'avoid_obstacle': True, **wall_case()})
+    for arm in ('ccd5', 'six_axis'):
+        rows.append({'arm': arm, 'case': 'random pairs, floor', 'avoid_obstacle': False,
+                     **worst_random_detour(geometry_of(arm, everything=False),
+                                           max(pairs // 4, 5), False, rng)})
+    return rows
+
+
+def format_tables(checks: list[dict], detours: list[dict]) -> str:
+    lines = [f'Pose check (floor + obstacle, every link), µs per pose; goal ≤ {POSE_GOAL_US:g}',
+             f'{"arm":<14} {"links":>5} ' + ' '.join(f'{"N=" + str(n):>9}' for n in PATH_SIZES)
+             + f' {"1 pose":>9}']
+    for row in checks:
+        lines.append(f'{row["arm"]:<14} {row["links"]:>5} '
+                     + ' '.join(f'{r["us_per_pose"]:>9.2f}' for r in row['vectorised'])
+                     + f' {row["single_pose_us"]:>9.1f}')
+    lines += ['', f'Detour search on the {RESOLUTION_DEG:g}° grid, worst case, ms; goal ≤ '
+              f'{DETOUR_GOAL_MS:g}',
+              f'{"arm":<10} {"case":<40} {"pairs":>5} {"median":>8} {"max":>8} '
+              f'{"cpu":>8} {"expanded":>8} {"result":>8}']
+    for row in detours:
+        if 'median_ms' not in row:
+            lines.append(f'{row["arm"]:<10} {row["case"]:<40} no dipping pair found')
+            continue
+        lines.append(f'{row["arm"]:<10} {row["case"]:<40} {row.get("pairs", 1):>5} '
+                     f'{row["median_ms"]:>8.1f} {row["max_ms"]:>8.1f} '
+                     f'{row["median_cpu_ms"]:>8.1f} {row["expanded"]:>8} '
+                     f'{row["code"]:>8}')
+    return '\n'.join(lines)
+
+
+def merge_results(path: Path, section: dict) -> None:
+    """Write ``section`` under the key 'safety' of the JSON file, keeping other keys."""
+    data: dict = {}
+    if path.exists():
+        try:
+            data = json.loads(path.read_text(encoding='utf-8'))
+        except json.JSONDecodeError:
+            data = {}
+        if not isinstance(data, dict):
+            data = {}
+    data['safety'] = section
+    temporary = path.with_suffix('.json.safety.tmp')
+    temporary.write_text(json.dumps(data, indent=2) + '\n', encoding='utf-8')
+    temporary.replace(path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line entry; returns the exit status."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--quick', action='store_true', help='fewer pairs and repeats')
+    parser.add_argument('--pairs', type=int, default=None,
+                        help='random dipping pairs per case (default 200, --quick 20)')
+    parser.add_argument('--output', type=Path, default=REPO / 'bench_results.json')
+    args = parser.parse_args(argv)
+    pairs = args.pairs or (20 if args.quick else 200)
+    repeats = 3 if args.quick else 7
+    checks = [bench_pose_check(arm, repeats) for arm in ARMS]
+    detours = bench_detours(pairs)
+    print(format_tables(checks, detours))
+    worst_pose = max(r['us_per_pose'] for row in checks for r in row['vectorised'])
+    pointer3 = [row for row in detours if row['arm'] == 'pointer3' and 'median_ms' in row]
+    worst_detour = max(row['median_ms'] for row in pointer3)
+    print(f'\nworst vectorised pose check (any N): {worst_pose:.2f} µs per pose '
+          f'(goal ≤ {POSE_GOAL_US:g}); worst pointer3 detour search: {worst_detour:.1f} ms '
+          f'(goal ≤ {DETOUR_GOAL_MS:g})')
+    merge_results(args.output, {
+        'generated': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
+        'seed': SEED, 'grid_deg': RESOLUTION_DEG, 'pairs_per_case': pairs,
+        'versions': {'python': sys.version.split()[0], 'numpy': np.__version__},
+        'pose_check_us_per_pose_worst': worst_pose,
+        'pose_check_goal_us': POSE_GOAL_US,
+        'detour_worst_ms_pointer3': worst_detour,
+        'detour_goal_ms': DETOUR_GOAL_MS,
+        'pose_check': checks,
+        'detours': detours,
+    })
+    return 0 if worst_pose <= POSE_GOAL_US and worst_detour <= DETOUR_GOAL_MS else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

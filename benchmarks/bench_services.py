@@ -1,0 +1,361 @@
+"""Benchmark of the IK services over DDS: round-trip latency and throughput from another
+process, against an echo service (same interface, empty handler) as the floor.
+
+Servers, each in its own process, on a private ROS_DOMAIN_ID with localhost discovery:
+  * ik_server for pointer3 (``~/ik/analytic``) and six_axis (``~/ik/dls``), as shipped
+    (MultiThreadedExecutor with 6 threads);
+  * echo_server.py three times, with SingleThreadedExecutor (rclpy's default),
+    MultiThreadedExecutor (6 threads, as ik_server) and, when this rclpy has it,
+    rclpy.experimental.EventsExecutor.
+
+Client processes (this script with ``--worker``) make sequential calls, each waiting for
+its reply: 2,000 per service for latency (p50/p95/p99) and single-client throughput, then
+four clients at once for the four-client throughput. A call without a reply within 5 s is
+counted as lost. Targets are FK-generated and reachable (every IK reply must be OK).
+
+Prints a table and merges the figures under the top-level key ``services`` of
+``bench_results.json`` (one sub-key per ROS distro; other keys are kept).
+
+Run from a built workspace: ``python benchmarks/bench_services.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+import datetime
+import fcntl
+import json
+import math
+import os
+from pathlib import Path
+import subprocess
+import sys
+import time
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+# The domain lock protocol of the integration tests, so a benchmark never shares a domain
+# with a test run.
+sys.path.insert(0, str(REPO / 'src' / 'arm_ik' / 'test'))
+
+REPLY_TIMEOUT = 5.0          # s: a call unanswered after this is lost
+WARMUP = 100                 # calls before timing (discovery, caches, first allocations)
+SEED = 2024
+GOAL_RATIO = 1.2             # analytic p50 and p99 within 1.2× the echo's
+GOAL_KILTED_P50_MS = 1.0
+GOAL_KILTED_CALLS_PER_S = 500.0
+
+
+@dataclass(frozen=True)
+class Target:
+    """One measured service: where it is, which client executor calls it, what it sends."""
+
+    label: str
+    service: str
+    requests: str                 # 'pointer3' or 'six_axis': whose FK targets to send
+    client_executor: str = 'single'
+    expect_ok: bool = True        # IK services must solve every target; the echo says OK too
+
+
+# ---------------------------------------------------------------------- client worker
+def run_worker(spec: dict[str, Any]) -> dict[str, Any]:
+    """Sequential calls of one service; returns latencies (s), lost count and codes."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+
+    from arm_ik.client import build_request, SERVICE_QOS
+    from arm_interfaces.srv import SolveIK
+
+    rclpy.init()
+    node = rclpy.create_node(f'bench_client_{os.getpid()}')
+    if spec['client_executor'] == 'events':
+        from rclpy.experimental import EventsExecutor
+        executor = EventsExecutor()
+    else:
+        executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    client = node.create_client(SolveIK, spec['service'], qos_profile=SERVICE_QOS)
+    try:
+        if not client.wait_for_service(timeout_sec=60.0):
+            return {'error': f'{spec["service"]} not available'}
+        requests = [build_request(target) for target in spec['targets']]
+
+        def call(request: SolveIK.Request) -> SolveIK.Response | None:
+            future = client.call_async(request)
+            executor.spin_until_future_complete(future, timeout_sec=REPLY_TIMEOUT)
+            if not future.done():
+                client.remove_pending_request(future)
+                return None
+            return future.result()
+
+        for index in range(WARMUP):
+            call(requests[index % len(requests)])
+        # Concurrent clients start together, after every one has warmed up.
+        start_at = spec.get('start_at')
+        if start_at:
+            time.sleep(max(0.0, start_at - time.time()))
+        latencies, codes, lost = [], {}, 0
+        started = time.perf_counter()
+        for index in range(spec['calls']):
+            sent = time.perf_counter()
+            response = call(requests[index % len(requests)])
+            if response is None:
+                lost += 1
+                continue
+            latencies.append(time.perf_counter() - sent)
+            code = response.error_code.val
+            codes[code] = codes.get(code, 0) + 1
+        elapsed = time.perf_counter() - started
+        return {'latencies': latencies, 'lost': lost, 'codes': codes, 'elapsed': elapsed,
+                'started': time.time() - elapsed}
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+# ---------------------------------------------------------------------- orchestration
+def fk_targets(arm: str, count: int) -> list[list[float]]:
+    """Reachable tip positions: FK of random joint values that pass the arm's reach rules."""
+    import numpy as np
+
+    from arm_ik.kinematics.description import load_arm_config, load_model
+    from arm_ik.kinematics.solvers.base import workspace_from_model
+
+    model = load_model(arm)
+    minimum = (load_arm_config(arm).get('ik') or {}).get('min_height_above_shoulder')
+    rules = workspace_from_model(model, None if minimum is None else float(minimum))
+    rng = np.random.default_rng(SEED)
+    targets = []
+    while len(targets) < count:
+        tip = model.fk(model.random_configurations(1, rng)[0])[:3, 3]
+        relative = tip - rules.shoulder
+        if rules.min_height_above_shoulder is not None and \
+                relative[2] < rules.min_height_above_shoulder + 0.01:
+            continue
+        if rules.min_reach + 0.01 < np.linalg.norm(relative) < rules.max_reach - 0.01:
+            targets.append([float(v) for v in tip])
+    return targets
+
+
+def start_workers(env: dict[str, str], specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Run one worker process per spec at the same time; their JSON results, in order."""
+    workers = [subprocess.Popen([sys.executable, str(Path(__file__).resolve()), '--worker',
+                                 json.dumps(spec)], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True) for spec in specs]
+    results = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=1800)
+        if worker.returncode != 0 or not out.strip():
+            raise RuntimeError(f'worker failed ({worker.returncode}):\n{err[-3000:]}')
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    for result in results:
+        if 'error' in result:
+            raise RuntimeError(result['error'])
+    return results
+
+
+def percentile(values: list[float], q: float) -> float:
+    import numpy as np
+    return float(np.percentile(values, q)) if values else math.nan
+
+
+def summarise(results: list[dict[str, Any]], expect_ok: bool) -> dict[str, Any]:
+    latencies = [v for r in results for v in r['latencies']]
+    calls = sum(len(r['latencies']) + r['lost'] for r in results)
+    answered = len(latencies)
+    ok = sum(r['codes'].get('0', r['codes'].get(0, 0)) for r in results)
+    # Throughput over the span in which every client was running.
+    start = min(r['started'] for r in results)
+    end = max(r['started'] + r['elapsed'] for r in results)
+    return {
+        'clients': len(results), 'calls': calls, 'answered': answered,
+        'lost': sum(r['lost'] for r in results),
+        'ok_rate': ok / answered if answered else 0.0,
+        'p50_ms': percentile(latencies, 50) * 1e3, 'p95_ms': percentile(latencies, 95) * 1e3,
+        'p99_ms': percentile(latencies, 99) * 1e3,
+        'mean_ms': (sum(latencies) / answered * 1e3) if answered else math.nan,
+        'calls_per_s': answered / (end - start) if end > start else math.nan,
+        'expect_ok': expect_ok,
+    }
+
+
+def detect_distro() -> tuple[str, str]:
+    """(distro, rclpy version): ROS_DISTRO when set, else from the rclpy wheel's version."""
+    from importlib import metadata
+    try:
+        version = metadata.version('ros-rclpy')
+    except metadata.PackageNotFoundError:
+        try:
+            version = metadata.version('rclpy')
+        except metadata.PackageNotFoundError:
+            version = '?'
+    if os.environ.get('ROS_DISTRO'):
+        return os.environ['ROS_DISTRO'], version
+    major = version.split('.')[0]
+    return {'7': 'jazzy', '8': 'kilted', '9': 'kilted'}.get(major, f'rclpy-{version}'), version
+
+
+def merge_results(path: Path, distro: str, section: dict[str, Any]) -> None:
+    """Write ``section`` under services/<distro>, keeping every other key (file locked, so
+    the Jazzy and Kilted runs and other benchmarks can write side by side)."""
+    with open(path.with_suffix('.json.lock'), 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        data: dict = {}
+        if path.exists():
+            try:
+                data = json.loads(path.read_text(encoding='utf-8'))
+            except json.JSONDecodeError:
+                data = {}
+            if not isinstance(data, dict):
+                data = {}
+        services = data.get('services')
+        if not isinstance(services, dict):
+            services = {}
+        services[distro] = section
+        data['services'] = services
+        temporary = path.with_suffix('.json.tmp')
+        temporary.write_text(json.dumps(data, indent=2) + '\n', encoding='utf-8')
+        temporary.replace(path)
+
+
+def table(rows: dict[str, dict[str, Any]], title: str) -> str:
+    lines = [title, f'{"service":34s} {"cli":>3s} {"calls":>6s} {"lost":>4s} {"ok":>5s} '
+             f'{"p50 ms":>8s} {"p95 ms":>8s} {"p99 ms":>8s} {"calls/s":>8s}']
+    for label, row in rows.items():
+        lines.append(f'{label:34s} {row["clients"]:3d} {row["calls"]:6d} {row["lost"]:4d} '
+                     f'{row["ok_rate"] * 100:4.0f}% {row["p50_ms"]:8.3f} {row["p95_ms"]:8.3f} '
+                     f'{row["p99_ms"]:8.3f} {row["calls_per_s"]:8.0f}')
+    return '\n'.join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--quick', action='store_true', help='200 calls per row (smoke run)')
+    parser.add_argument('--calls', type=int, default=None,
+                        help='timed calls per service and client (default 2000; --quick 200)')
+    parser.add_argument('--output', type=Path, default=REPO / 'bench_results.json')
+    parser.add_argument('--worker', help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(run_worker(json.loads(args.worker))))
+        return 0
+
+    from ros_harness import DomainClaim
+
+    from arm_ik.kinematics.description import expand_xacro
+    from arm_ik.process_group import ProcessGroup
+
+    sys.path.insert(0, str(HERE))
+    from echo_server import events_executor_available
+
+    calls = args.calls or (200 if args.quick else 2000)
+    distro, rclpy_version = detect_distro()
+    claim = DomainClaim()
+    env = claim.environment()
+    env['PYTHONUNBUFFERED'] = '1'
+    executors = ['single', 'multi'] + (['events'] if events_executor_available() else [])
+    group = ProcessGroup(env=env)
+    echo_logs = []
+    echoes: list[subprocess.Popen] = []
+    try:
+        for arm in ('pointer3', 'six_axis'):
+            group.start_node('arm_ik', 'ik_server', namespace=f'/{arm}',
+                             params={'robot_description': expand_xacro(arm), 'arm': arm})
+        for kind in executors:
+            log = open(group.log_dir / f'echo_{kind}.log', 'wb')
+            echo_logs.append(log)
+            echoes.append(subprocess.Popen(
+                [sys.executable, str(HERE / 'echo_server.py'), '--executor', kind,
+                 '--ros-args', '-r', f'__ns:=/echo_{kind}'],
+                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+        targets = {arm: fk_targets(arm, 200) for arm in ('pointer3', 'six_axis')}
+        rows = [Target('echo (SingleThreadedExecutor)', '/echo_single/echo_server/solve_ik',
+                       'pointer3'),
+                Target('echo (MultiThreadedExecutor 6)', '/echo_multi/echo_server/solve_ik',
+                       'pointer3')]
+        if 'events' in executors:
+            rows += [Target('echo (EventsExecutor)', '/echo_events/echo_server/solve_ik',
+                            'pointer3'),
+                     Target('echo (EventsExecutor both ends)',
+                            '/echo_events/echo_server/solve_ik', 'pointer3', 'events')]
+        rows += [Target('pointer3 ~/ik/analytic', '/pointer3/ik_server/ik/analytic',
+                        'pointer3'),
+                 Target('six_axis ~/ik/dls', '/six_axis/ik_server/ik/dls', 'six_axis')]
+
+        def spec(row: Target, count: int, start_at: float | None = None) -> dict[str, Any]:
+            return {'service': row.service, 'targets': targets[row.requests], 'calls': count,
+                    'client_executor': row.client_executor, 'start_at': start_at}
+
+        one_client, four_clients = {}, {}
+        for row in rows:
+            print(f'{distro}: {row.label}, 1 client ...', flush=True)
+            one_client[row.label] = summarise(start_workers(env, [spec(row, calls)]),
+                                              row.expect_ok)
+        for row in rows:
+            if row.client_executor != 'single':
+                continue
+            print(f'{distro}: {row.label}, 4 clients ...', flush=True)
+            # Every worker warms up first (about 2 s with discovery), then all start together.
+            start_at = time.time() + 8.0
+            four_clients[row.label] = summarise(
+                start_workers(env, [spec(row, max(calls // 2, 100), start_at)] * 4),
+                row.expect_ok)
+    finally:
+        for echo in echoes:
+            try:
+                os.killpg(echo.pid, 2)
+                echo.wait(timeout=5)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                os.killpg(echo.pid, 9)
+        for log in echo_logs:
+            log.close()
+        group.close()
+        claim.release()
+
+    analytic = one_client['pointer3 ~/ik/analytic']
+    ratios = {}
+    for label in ('echo (SingleThreadedExecutor)', 'echo (MultiThreadedExecutor 6)'):
+        floor = one_client[label]
+        ratios[f'analytic / {label}'] = {'p50': analytic['p50_ms'] / floor['p50_ms'],
+                                         'p99': analytic['p99_ms'] / floor['p99_ms']}
+    floor = one_client['echo (MultiThreadedExecutor 6)']   # ik_server's own executor
+    goals = {
+        'analytic_p50_within_1.2x_echo': analytic['p50_ms'] <= GOAL_RATIO * floor['p50_ms'],
+        'analytic_p99_within_1.2x_echo': analytic['p99_ms'] <= GOAL_RATIO * floor['p99_ms'],
+        'no_request_lost_4_clients': all(r['lost'] == 0 for r in four_clients.values()),
+        'every_ik_reply_ok': all(r['ok_rate'] == 1.0 for r in one_client.values()),
+    }
+    if distro == 'kilted':
+        goals['kilted_analytic_p50_le_1ms'] = analytic['p50_ms'] <= GOAL_KILTED_P50_MS
+        goals['kilted_analytic_ge_500_calls_per_s'] = \
+            analytic['calls_per_s'] >= GOAL_KILTED_CALLS_PER_S
+    section = {
+        'generated': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
+        'rclpy': rclpy_version,
+        'rmw': os.environ.get('RMW_IMPLEMENTATION', 'default'),
+        'calls_per_row': calls, 'warmup_calls': WARMUP, 'reply_timeout_s': REPLY_TIMEOUT,
+        'cpus': os.cpu_count(),
+        'note': 'sequential calls per client; ik_server runs MultiThreadedExecutor(6); the '
+                'client uses SingleThreadedExecutor unless the row says "both ends"',
+        'one_client': one_client, 'four_clients': four_clients, 'ratios': ratios,
+        'goals': goals,
+    }
+    print()
+    print(table(one_client, f'{distro} (rclpy {rclpy_version}): one client, {calls} calls'))
+    print()
+    print(table(four_clients, f'{distro}: four concurrent clients'))
+    print()
+    for label, ratio in ratios.items():
+        print(f'{label}: p50 {ratio["p50"]:.2f}x, p99 {ratio["p99"]:.2f}x')
+    for goal, met in goals.items():
+        print(f'goal {goal}: {"met" if met else "NOT met"}')
+    merge_results(args.output, distro, section)
+    print(f'\nmerged into {args.output} under services/{distro}')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""Echo server for the service benchmark: arm_interfaces/SolveIK with an empty handler.
+
+It answers every request with a default response at once, so its round trip is the floor
+that rclpy and the RMW set for any SolveIK service. The executor is chosen on the command
+line, to show which one lowers that floor:
+
+    python benchmarks/echo_server.py --executor single|multi|events [--ros-args ...]
+
+The service is ``~/solve_ik`` with the QoS ik_server uses (reliable, depth 1000).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import rclpy
+from rclpy.executors import (
+    Executor,
+    ExternalShutdownException,
+    MultiThreadedExecutor,
+    SingleThreadedExecutor,
+)
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+from arm_interfaces.srv import SolveIK
+
+# The same as arm_ik.client.SERVICE_QOS (kept literal: this script needs no arm_ik).
+SERVICE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+# ik_server's thread count, so 'multi' is the executor ik_server runs.
+MULTI_THREADS = 6
+
+
+def events_executor_available() -> bool:
+    """True when this rclpy ships rclpy.experimental.EventsExecutor (Jazzy 7.1+, Kilted)."""
+    try:
+        from rclpy.experimental import EventsExecutor  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def make_executor(kind: str) -> Executor:
+    if kind == 'single':
+        return SingleThreadedExecutor()
+    if kind == 'multi':
+        return MultiThreadedExecutor(num_threads=MULTI_THREADS)
+    if kind == 'events':
+        from rclpy.experimental import EventsExecutor
+        return EventsExecutor()
+    raise ValueError(f'unknown executor {kind!r}')
+
+
+class EchoServer(Node):
+    def __init__(self) -> None:
+        super().__init__('echo_server')
+        self.create_service(SolveIK, '~/solve_ik', self.answer, qos_profile=SERVICE_QOS if os.environ.get("ECHO_DEEP", "1") == "1" else rclpy.qos.qos_profile_services_default)
+
+    @staticmethod
+    def answer(request: SolveIK.Request, response: SolveIK.Response) -> SolveIK.Response:
+        return response
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv if argv is None else argv
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--executor', choices=('single', 'multi', 'events'), default='single')
+    args = parser.parse_args(rclpy.utilities.remove_ros_args(argv)[1:])
+    rclpy.init(args=argv)
+    node = EchoServer()
+    executor = make_executor(args.executor)
+    executor.add_node(node)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,503 @@
+"""One move from the current pose to a goal: check the goal, solve IK, run the law, validate.
+
+``MotionPlanner.plan`` turns a ``MoveGoal`` (the plain form of a MoveToTarget goal) into a
+``Plan`` — a validated trajectory with its contacts — or a ``PlanFailure`` carrying a
+MotionError; it never raises and never returns a partial move.
+
+- IK is done in process with ``IKDispatcher`` and the solvers themselves (no service call):
+  the Cartesian laws solve once per sample (hundreds of solves per move), which over DDS
+  would cost a round trip each, and the planner must not depend on another node being up.
+- Streaming laws (exponential, speed cap) are simulated tick by tick at the control period,
+  so what the arm will do is known and checked before it starts.
+- Time scaling: timed laws stretch their duration until every joint stays within
+  speed_scale × its URDF velocity limit (a goal's duration is a minimum, never shortened);
+  the message says when it was stretched.
+- A joint-space path through the floor is replaced by a detour (min-jerk segments through
+  the safety planner's waypoints) when one exists; a Cartesian line cannot be detoured.
+
+Units: m, rad, s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+import math
+
+import numpy as np
+
+from arm_ik.kinematics.model import ArmModel
+from arm_ik.kinematics.motion import laws
+from arm_ik.kinematics.motion.cartesian import (
+    cartesian_line,
+    CartesianFailure,
+    slerp_rotations,
+)
+from arm_ik.kinematics.motion.commands import joint_vector
+from arm_ik.kinematics.motion.errors import MotionCode, MotionError
+from arm_ik.kinematics.motion.safety_check import SafetyAdapter
+from arm_ik.kinematics.motion.trajectory import concatenate, Trajectory
+from arm_ik.kinematics.motion.validation import (
+    peak_speed_ratio,
+    validate_trajectory,
+    Validation,
+    ValidationSettings,
+)
+from arm_ik.kinematics.request import IKDispatcher, IKRequest
+from arm_ik.kinematics.result import check_vector, ErrorCode, GoalType, IKResult
+from arm_ik.kinematics.solvers.base import SolveOptions
+from arm_ik.kinematics.transforms import matrix_to_quaternion, quaternion_to_matrix
+
+
+@dataclass(frozen=True)
+class MoveGoal:
+    """Plain-Python form of a MoveToTarget goal (see the .action for every field)."""
+
+    position: tuple[float, ...] = (0.0, 0.0, 0.0)
+    orientation: tuple[float, ...] = (0.0, 0.0, 0.0, 1.0)   # x, y, z, w
+    goal_type: int = int(GoalType.POSITION)
+    frame_id: str = ''
+    joint_names: tuple[str, ...] = ()
+    joint_positions: tuple[float, ...] = ()
+    solver: str = ''
+    branch: str = ''
+    motion_law: str = ''
+    duration: float = 0.0
+    speed_scale: float = 0.0
+
+    @property
+    def is_joint_goal(self) -> bool:
+        """A joint-space target (IK skipped): names or positions given."""
+        return bool(self.joint_names) or bool(self.joint_positions)
+
+
+@dataclass(frozen=True)
+class MotionSettings:
+    """The executor's motion parameters (one immutable snapshot per plan).
+
+    Attributes:
+        period: control period, s: sample spacing of timed laws, tick of streaming laws.
+        default_law: law of goals that name none.
+        speed_scale: default fraction of the URDF velocity limits, (0, 1].
+        exponential_gain: k of the exponential law, 1/s.
+        speed_cap_iterations: CCD sweeps per tick of the speed-cap law.
+        settle_tolerance: the exponential law is done within this of the goal, rad.
+        position_tolerance: the speed-cap law is done within this of the target, m.
+        max_condition: singularity threshold of Cartesian lines (condition number).
+        max_joint_step: largest joint change between two samples of a Cartesian line, rad.
+        min_duration: shortest timed move, s.
+        max_duration: longest move, s.
+        detour: plan a detour when a joint-space path goes through the floor.
+        validation: tolerances of the trajectory checks.
+    """
+
+    period: float = 0.01
+    default_law: str = laws.MIN_JERK
+    speed_scale: float = 0.5
+    exponential_gain: float = 3.0
+    speed_cap_iterations: int = 3
+    settle_tolerance: float = 1e-3
+    position_tolerance: float = 1e-3
+    max_condition: float = 50.0
+    max_joint_step: float = 0.2
+    min_duration: float = 0.2
+    max_duration: float = 60.0
+    detour: bool = True
+    validation: ValidationSettings = field(default_factory=ValidationSettings)
+
+    def validated(self) -> tuple[MotionSettings | None, str]:
+        """(self, '') when every value is usable, else (None, reason)."""
+        positive = ('period', 'speed_scale', 'exponential_gain', 'settle_tolerance',
+                    'position_tolerance', 'max_condition', 'max_joint_step', 'max_duration')
+        for name in positive:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                    not math.isfinite(value) or value <= 0.0:
+                return None, f'{name} must be a finite number > 0, got {value!r}'
+        if self.speed_scale > 1.0:
+            return None, f'speed_scale must be in (0, 1], got {self.speed_scale}'
+        if self.max_condition < 1.0:
+            return None, f'max_condition must be >= 1, got {self.max_condition}'
+        if not (math.isfinite(self.min_duration) and 0.0 <= self.min_duration
+                <= self.max_duration):
+            return None, (f'min_duration must be in [0, max_duration], got '
+                          f'{self.min_duration}')
+        if isinstance(self.speed_cap_iterations, bool) or \
+                not isinstance(self.speed_cap_iterations, int) or \
+                not 1 <= self.speed_cap_iterations <= 1000:
+            return None, f'speed_cap_iterations must be 1..1000, got {self.speed_cap_iterations!r}'
+        if self.default_law not in laws.LAWS:
+            return None, (f'default_law "{self.default_law}" is not one of '
+                          f'{", ".join(laws.LAWS)}')
+        return self, ''
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What a planned move looks like, for markers.
+
+    Attributes:
+        tips: (K, 3) tool path, m (at most ``max_points`` samples, ends included).
+        ghosts: (G, n + 1, 3) joint origins and tool point of G poses along the move, m.
+    """
+
+    tips: np.ndarray
+    ghosts: np.ndarray
+
+
+def preview_of(model: ArmModel, trajectory: Trajectory, ghosts: int = 5,
+               max_points: int = 300) -> Preview:
+    """Tool path and ghost snapshots of ``trajectory`` (computed where the plan is made)."""
+    count = len(trajectory)
+    rows = np.unique(np.linspace(0, count - 1, min(count, max_points)).round().astype(int))
+    tips = model.fk_batch(trajectory.positions[rows])[:, :3, 3]
+    picks = np.unique(np.linspace(0, count - 1, min(count, ghosts)).round().astype(int))
+    frames = model.frames_batch(trajectory.positions[picks])
+    return Preview(tips, frames[:, :, :3, 3])
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated move.
+
+    Attributes:
+        trajectory: what will be executed.
+        law: the motion law used.
+        target: tool point aimed at, m (for the final error).
+        goal_q: joint goal, rad (the IK answer or the joint target; None for speed cap).
+        validation: the checks' outcome, with the contacts on the way.
+        message: what was planned, in words (stretching and detours included).
+        detoured: a detour replaced the straight joint path.
+        preview: tool path and ghost poses for markers.
+    """
+
+    trajectory: Trajectory
+    law: str
+    target: np.ndarray
+    goal_q: np.ndarray | None
+    validation: Validation
+    message: str
+    detoured: bool = False
+    preview: Preview | None = None
+
+    @property
+    def contact_times(self) -> np.ndarray:
+        path = self.validation.path
+        return path.contact_times if path is not None else np.zeros(0)
+
+    @property
+    def contact_points(self) -> np.ndarray:
+        path = self.validation.path
+        return path.contact_points if path is not None else np.zeros((0, 3))
+
+
+@dataclass(frozen=True)
+class PlanFailure:
+    """A move that will not be made.
+
+    Attributes:
+        error: the MotionError.
+        reached: (K, 3) tool points a Cartesian line followed before failing, m.
+        point: where the line failed, m (None otherwise).
+    """
+
+    error: MotionError
+    reached: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    point: np.ndarray | None = None
+
+
+def _fail(code: MotionCode, message: str, ik_code: ErrorCode | None = None) -> PlanFailure:
+    return PlanFailure(MotionError(code, message, ik_code))
+
+
+class MotionPlanner:
+    """Plans moves of one arm; holds the IK solvers and the optional safety checks."""
+
+    def __init__(self, model: ArmModel, dispatcher: IKDispatcher,
+                 ik_options: SolveOptions = SolveOptions(),
+                 safety: SafetyAdapter | None = None) -> None:
+        """Args:
+            model: the arm.
+            dispatcher: its IK solvers (``IKDispatcher``).
+            ik_options: solver settings of every solve.
+            safety: floor/obstacle checks and detours; None: no safety check.
+        """
+        self.model = model
+        self.dispatcher = dispatcher
+        self.ik_options = ik_options
+        self.safety = safety
+
+    # ------------------------------------------------------------------ entry point
+    def plan(self, goal: MoveGoal, start: np.ndarray,
+             settings: MotionSettings = MotionSettings()) -> Plan | PlanFailure:
+        """Plan ``goal`` from ``start`` (rad); never raises (a bug is INTERNAL_ERROR)."""
+        try:
+            return self._plan(goal, start, settings)
+        except Exception as error:  # any bug must become an answer, never a dead executor
+            return _fail(MotionCode.INTERNAL_ERROR,
+                         f'the planner raised {type(error).__name__}: {error}')
+
+    def _plan(self, goal: MoveGoal, start: np.ndarray,
+              settings: MotionSettings) -> Plan | PlanFailure:
+        model = self.model
+        start_q, reason = check_vector(start, model.dof, 'current joint state')
+        if start_q is None:
+            return _fail(MotionCode.NO_JOINT_STATE, reason)
+        law = goal.motion_law or settings.default_law
+        if law not in laws.LAWS:
+            return _fail(MotionCode.INVALID_GOAL,
+                         f'unknown motion_law "{goal.motion_law}"; valid (exact, lower case): '
+                         f'{", ".join(laws.LAWS)}, or empty for the default '
+                         f'({settings.default_law})')
+        duration = goal.duration
+        if not (isinstance(duration, (int, float)) and math.isfinite(duration) and
+                0.0 <= duration <= settings.max_duration):
+            return _fail(MotionCode.INVALID_GOAL, f'duration {duration!r} s must be finite, '
+                         f'>= 0 and <= {settings.max_duration:g} s (0: from the velocity limits)')
+        scale = goal.speed_scale
+        if not (isinstance(scale, (int, float)) and math.isfinite(scale) and 0.0 <= scale <= 1.0):
+            return _fail(MotionCode.INVALID_GOAL,
+                         f'speed_scale {scale!r} must be in (0, 1] (0: the executor default)')
+        settings = replace(settings, speed_scale=scale or settings.speed_scale)
+        if goal.is_joint_goal:
+            return self._plan_joint_goal(goal, law, start_q, settings)
+        return self._plan_cartesian_goal(goal, law, start_q, settings)
+
+    # ------------------------------------------------------------------ goals
+    def _plan_joint_goal(self, goal: MoveGoal, law: str, start: np.ndarray,
+                         settings: MotionSettings) -> Plan | PlanFailure:
+        if law in laws.CARTESIAN_LAWS or law == laws.SPEED_CAP:
+            return _fail(MotionCode.INVALID_GOAL,
+                         f'motion_law {law} needs a Cartesian target; joint targets move with '
+                         f'{laws.MIN_JERK} or {laws.EXPONENTIAL}')
+        q_goal, error = joint_vector(self.model.joint_names, goal.joint_names,
+                                     goal.joint_positions)
+        if error is not None:
+            return PlanFailure(error)
+        return self._plan_joint_space(law, start, q_goal, self.model.fk(q_goal)[:3, 3],
+                                      goal.duration, settings)
+
+    def _check_target(self, goal: MoveGoal) -> tuple[GoalType | None, np.ndarray | None, str]:
+        try:
+            goal_type = GoalType(goal.goal_type)
+        except ValueError:
+            return None, None, (f'goal_type {goal.goal_type} is not one of 0 (position), '
+                                '1 (tool down), 2 (full pose)')
+        frame = goal.frame_id.lstrip('/')
+        if frame not in ('', self.model.base_link):
+            return None, None, (f'target frame "{goal.frame_id}" is not the base frame '
+                                f'"{self.model.base_link}" (no TF lookup is done)')
+        position = np.asarray(goal.position, dtype=float)
+        for axis, value in zip('xyz', position):
+            if not math.isfinite(value):
+                return None, None, f'target.pose.position.{axis} is {value} (must be finite)'
+        rotation = None
+        if goal_type == GoalType.FULL_POSE:
+            quaternion = np.asarray(goal.orientation, dtype=float)
+            for axis, value in zip('xyzw', quaternion):
+                if not math.isfinite(value):
+                    return None, None, (f'target.pose.orientation.{axis} is {value} '
+                                        '(must be finite)')
+            norm = float(np.linalg.norm(quaternion))
+            if not 1e-6 < norm < 1e150:
+                return None, None, (f'target.pose.orientation has norm {norm:g}; give a unit '
+                                    'quaternion')
+            rotation = quaternion_to_matrix(*quaternion)
+        return goal_type, rotation, ''
+
+    def _solve_goal(self, goal: MoveGoal, goal_type: GoalType, start: np.ndarray
+                    ) -> tuple[np.ndarray | None, PlanFailure | None]:
+        request = IKRequest(position=tuple(goal.position), orientation=tuple(goal.orientation),
+                            goal=int(goal_type), frame_id=goal.frame_id, solver=goal.solver,
+                            seed_names=self.model.joint_names, seed_positions=tuple(start),
+                            branch=goal.branch)
+        answer = self.dispatcher.solve(request, self.ik_options, start)
+        result = answer.result
+        if not result.success or result.q is None:
+            return None, _fail(MotionCode.IK_FAILED,
+                               f'IK ({answer.solver}) failed: {result.code.name}: {result.reason}',
+                               result.code)
+        return np.asarray(result.q, dtype=float), None
+
+    def _plan_cartesian_goal(self, goal: MoveGoal, law: str, start: np.ndarray,
+                             settings: MotionSettings) -> Plan | PlanFailure:
+        goal_type, rotation, reason = self._check_target(goal)
+        if goal_type is None:
+            return _fail(MotionCode.INVALID_GOAL, reason)
+        if law == laws.SPEED_CAP and goal_type != GoalType.POSITION:
+            return _fail(MotionCode.INVALID_GOAL, 'motion_law speed_cap follows tool positions '
+                         f'only (goal_type 0), not {goal_type.name}')
+        q_goal, failure = self._solve_goal(goal, goal_type, start)
+        if failure is not None:
+            return failure
+        target = np.asarray(goal.position, dtype=float)
+        if law in (laws.MIN_JERK, laws.EXPONENTIAL):
+            return self._plan_joint_space(law, start, q_goal, target, goal.duration, settings)
+        if law == laws.SPEED_CAP:
+            return self._plan_speed_cap(start, target, settings)
+        return self._plan_cartesian_line(goal, law, goal_type, rotation, start, q_goal, target,
+                                         settings)
+
+    # ------------------------------------------------------------------ laws
+    def _speed_limits(self, settings: MotionSettings) -> np.ndarray:
+        return self.model.velocity_limits * settings.speed_scale
+
+    def _plan_joint_space(self, law: str, start: np.ndarray, q_goal: np.ndarray,
+                          target: np.ndarray, duration: float,
+                          settings: MotionSettings) -> Plan | PlanFailure:
+        if law == laws.EXPONENTIAL:
+            trajectory, message = self._exponential(start, q_goal, settings)
+            if trajectory is None:
+                return _fail(MotionCode.TRAJECTORY_INVALID, message)
+        else:
+            trajectory, message = self._min_jerk(start, q_goal, duration, settings)
+        validation = self._validate(trajectory, start, settings)
+        if validation.error is not None and validation.error.code == MotionCode.UNSAFE_PATH:
+            return self._detour(law, start, q_goal, target, validation, settings)
+        return self._finish(trajectory, law, target, q_goal, validation, message)
+
+    def _min_jerk(self, start: np.ndarray, q_goal: np.ndarray, duration: float,
+                  settings: MotionSettings) -> tuple[Trajectory, str]:
+        names = self.model.joint_names
+        if np.array_equal(start, q_goal):
+            return Trajectory.hold(names, q_goal, laws.MIN_JERK), 'already there'
+        shortest = max(laws.min_jerk_duration(start, q_goal, self._speed_limits(settings)),
+                       settings.min_duration)
+        chosen = max(duration, shortest)
+        message = f'{laws.MIN_JERK} in joint space, {chosen:.2f} s'
+        if 0.0 < duration < shortest:
+            message += (f' (duration stretched from {duration:g} s to respect '
+                        f'{settings.speed_scale:g} x the velocity limits)')
+        return laws.joint_min_jerk(names, start, q_goal, chosen, settings.period), message
+
+    def _exponential(self, start: np.ndarray, q_goal: np.ndarray,
+                     settings: MotionSettings) -> tuple[Trajectory | None, str]:
+        model = self.model
+        law = laws.ExponentialSmoothing(settings.exponential_gain, self._speed_limits(settings),
+                                        model.lower, model.upper)
+        reason = law.goal_reason(q_goal)
+        if reason:
+            return None, f'{laws.EXPONENTIAL}: {reason}'
+        result = laws.simulate(
+            model.joint_names, start, lambda q, dt: law.step(q, q_goal, dt),
+            lambda q: float(np.max(np.abs(q_goal - q))), settings.settle_tolerance,
+            settings.period, settings.max_duration, laws.EXPONENTIAL, final=q_goal)
+        if not result.converged:
+            return None, f'{laws.EXPONENTIAL}: {result.message}'
+        return result.trajectory, (f'{laws.EXPONENTIAL} (k = {settings.exponential_gain:g} 1/s) '
+                                   f'{result.message}')
+
+    def _plan_speed_cap(self, start: np.ndarray, target: np.ndarray,
+                        settings: MotionSettings) -> Plan | PlanFailure:
+        model = self.model
+        solver = self.dispatcher.solvers.get('ccd')
+        if solver is None:
+            return _fail(MotionCode.INVALID_GOAL, 'motion_law speed_cap needs the ccd solver, '
+                         f'which does not apply to this arm: '
+                         f'{self.dispatcher.solver_reason("ccd")}')
+        cap = laws.SpeedCap(solver, self._speed_limits(settings), settings.speed_cap_iterations)
+        result = laws.simulate(
+            model.joint_names, start, lambda q, dt: cap.step(q, target, dt),
+            lambda q: float(np.linalg.norm(model.fk(q)[:3, 3] - target)),
+            settings.position_tolerance, settings.period, settings.max_duration, laws.SPEED_CAP)
+        if not result.converged:
+            return _fail(MotionCode.IK_FAILED, f'{laws.SPEED_CAP}: CCD {result.message}',
+                         ErrorCode.NOT_CONVERGED)
+        message = (f'{laws.SPEED_CAP} ({settings.speed_cap_iterations} CCD iterations per '
+                   f'{settings.period * 1e3:g} ms tick) {result.message}')
+        validation = self._validate(result.trajectory, start, settings)
+        return self._finish(result.trajectory, laws.SPEED_CAP, target, None, validation,
+                            message)
+
+    def _plan_cartesian_line(self, goal: MoveGoal, law: str, goal_type: GoalType,
+                             rotation: np.ndarray | None, start: np.ndarray,
+                             q_goal: np.ndarray, target: np.ndarray,
+                             settings: MotionSettings) -> Plan | PlanFailure:
+        model = self.model
+        name = goal.solver or self.dispatcher.default_solver
+        solver = self.dispatcher.solvers[name]   # _solve_goal already refused other names
+        options = self.ik_options.with_changes(branch='nearest', return_all=False)
+        rotations = None
+        sample_goal = GoalType.POSITION
+        if goal_type != GoalType.POSITION:
+            # The tool turns from its start orientation to the goal's along the line (slerp),
+            # every sample a full-pose solve; for TOOL_DOWN the goal orientation is that of
+            # the IK answer (tool down, the turn about the tool axis nearest the start).
+            end_rotation = rotation if rotation is not None else model.fk(q_goal)[:3, :3]
+            rotations = slerp_rotations(model.fk(start)[:3, :3], end_rotation)
+            sample_goal = GoalType.FULL_POSE
+
+        def solve(point: np.ndarray, turn: np.ndarray | None, seed: np.ndarray) -> IKResult:
+            orientation = matrix_to_quaternion(turn) if turn is not None else None
+            return solver.solve(point, orientation, sample_goal, seed, options)
+
+        limits = self._speed_limits(settings)
+        peak = laws.MIN_JERK_PEAK_SPEED if law == laws.MIN_JERK_CARTESIAN else 1.0
+        # First guess from the joint-space distance; the line is then stretched to the limits.
+        shortest = max(peak * float(np.max(np.abs(q_goal - start) / limits)),
+                       settings.min_duration)
+        chosen = max(goal.duration, shortest)
+        for _ in range(4):
+            line = cartesian_line(model, solve, start, target, chosen, settings.period, law,
+                                  settings.max_condition, settings.max_joint_step, rotations)
+            if isinstance(line, CartesianFailure):
+                return PlanFailure(MotionError(MotionCode.CARTESIAN_PATH_FAILED, line.message,
+                                               line.ik_code), line.reached, line.point)
+            ratio = peak_speed_ratio(line, limits)
+            if ratio <= 1.0 + 1e-6:
+                break
+            if chosen * ratio > settings.max_duration:
+                return _fail(MotionCode.TRAJECTORY_INVALID,
+                             f'the straight tool line needs {chosen * ratio:.1f} s at '
+                             f'{settings.speed_scale:g} x the velocity limits, more than '
+                             f'max_duration {settings.max_duration:g} s')
+            chosen *= ratio * 1.01
+        message = f'{law}: straight tool line of {np.linalg.norm(target - line.tips[0]):.3f} m ' \
+                  f'in {chosen:.2f} s, {len(line)} IK samples'
+        if 0.0 < goal.duration < chosen:
+            message += (f' (duration stretched from {goal.duration:g} s to respect '
+                        f'{settings.speed_scale:g} x the velocity limits)')
+        validation = self._validate(line, start, settings)
+        return self._finish(line, law, target, line.end, validation, message)
+
+    # ------------------------------------------------------------------ checks
+    def validate(self, trajectory: Trajectory, start: np.ndarray,
+                 settings: MotionSettings = MotionSettings()) -> Validation:
+        """Every check of ``validation`` (with the safety path check) on a client's
+        trajectory; never raises (a bug is INTERNAL_ERROR)."""
+        try:
+            return self._validate(trajectory, start, settings)
+        except Exception as error:  # a bug must become an answer, never a dead executor
+            return Validation(MotionError(MotionCode.INTERNAL_ERROR,
+                                          f'validation raised {type(error).__name__}: {error}'))
+
+    def _validate(self, trajectory: Trajectory, start: np.ndarray,
+                  settings: MotionSettings) -> Validation:
+        check = self.safety.check_trajectory if self.safety is not None else None
+        return validate_trajectory(trajectory, self.model, start, settings.validation, check)
+
+    def _detour(self, law: str, start: np.ndarray, q_goal: np.ndarray, target: np.ndarray,
+                validation: Validation, settings: MotionSettings) -> Plan | PlanFailure:
+        blocked = validation.error.message
+        if not settings.detour or self.safety is None:
+            return PlanFailure(validation.error)
+        waypoints, message = self.safety.detour(start, q_goal)
+        if waypoints is None:
+            return _fail(MotionCode.UNSAFE_PATH, f'{blocked}; no detour: {message}')
+        parts = [self._min_jerk(a, b, 0.0, settings)[0]
+                 for a, b in zip(waypoints[:-1], waypoints[1:]) if not np.array_equal(a, b)]
+        if not parts:
+            return PlanFailure(validation.error)
+        trajectory = replace(concatenate(parts), law=law)
+        checked = self._validate(trajectory, start, settings)
+        return self._finish(trajectory, law, target, q_goal, checked,
+                            f'{law} replaced by a detour of {len(waypoints)} waypoints '
+                            f'({trajectory.duration:.2f} s, min-jerk segments): {message}',
+                            detoured=True)
+
+    def _finish(self, trajectory: Trajectory, law: str, target: np.ndarray,
+                goal_q: np.ndarray | None, validation: Validation, message: str,
+                detoured: bool = False) -> Plan | PlanFailure:
+        if validation.error is not None:
+            return PlanFailure(validation.error)
+        return Plan(trajectory, law, np.asarray(target, dtype=float), goal_q, validation,
+                    message, detoured, preview_of(self.model, trajectory))

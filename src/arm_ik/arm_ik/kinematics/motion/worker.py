@@ -1,0 +1,103 @@
+"""Building a MotionPlanner from plain data, in this process or in a planning process.
+
+IK-heavy planning (a Cartesian line solves IK hundreds of times, a detour searches a grid)
+is pure Python: in a thread of the executor's process it would hold the GIL for
+milliseconds at a time and delay the publish timer. The executor therefore plans in a
+separate process by default (``concurrent.futures.ProcessPoolExecutor`` with one worker,
+started with ``spawn`` so no DDS thread is forked). ``PlannerSpec`` is everything that
+process needs to build the same planner; ``initialize`` and ``plan`` are its entry points.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import signal
+
+import numpy as np
+
+from arm_ik.kinematics.description import load_arm_config
+from arm_ik.kinematics.model import ArmModel
+from arm_ik.kinematics.motion.planner import (
+    MotionPlanner,
+    MotionSettings,
+    MoveGoal,
+    Plan,
+    PlanFailure,
+)
+from arm_ik.kinematics.motion.safety_check import load_safety
+from arm_ik.kinematics.motion.trajectory import Trajectory
+from arm_ik.kinematics.motion.validation import Validation
+from arm_ik.kinematics.request import IKDispatcher
+from arm_ik.kinematics.solvers.base import SolveOptions, workspace_from_model
+
+
+@dataclass(frozen=True)
+class PlannerSpec:
+    """Plain data from which a MotionPlanner is built (picklable).
+
+    Attributes:
+        urdf: the robot description (URDF text).
+        arm: arm name (its YAML supplies the safety section and IK rules).
+        base_frame, tip_frame: the chain.
+        default_solver: IK solver of goals that name none.
+        ik_options: solver settings.
+        use_safety: check paths against the floor (and obstacle) when the YAML has a
+            safety section.
+        avoid_obstacle: obstacle contact blocks a move (else only reported).
+    """
+
+    urdf: str
+    arm: str
+    base_frame: str = 'base_link'
+    tip_frame: str = 'tool0'
+    default_solver: str = 'dls'
+    ik_options: SolveOptions = field(default_factory=SolveOptions)
+    use_safety: bool = True
+    avoid_obstacle: bool = False
+
+
+def build_planner(spec: PlannerSpec) -> MotionPlanner:
+    """The planner of ``spec``.
+
+    Raises:
+        DescriptionError: the URDF is unusable. ValueError: bad solver name or safety section.
+    """
+    model = ArmModel.from_urdf(spec.urdf, spec.base_frame, spec.tip_frame)
+    config = load_arm_config(spec.arm)
+    min_height = (config.get('ik') or {}).get('min_height_above_shoulder')
+    workspace = workspace_from_model(model, None if min_height is None else float(min_height))
+    dispatcher = IKDispatcher(model, workspace, spec.default_solver)
+    safety = load_safety(model, config, spec.arm, spec.avoid_obstacle) if spec.use_safety \
+        else None
+    return MotionPlanner(model, dispatcher, spec.ik_options, safety)
+
+
+_planner: MotionPlanner | None = None
+
+
+def initialize(spec: PlannerSpec) -> None:
+    """Planning-process initializer: build the planner once."""
+    # Ctrl-C reaches the whole process group; the executor shuts this process down itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    global _planner
+    _planner = build_planner(spec)
+
+
+def plan(goal: MoveGoal, start: np.ndarray, settings: MotionSettings) -> Plan | PlanFailure:
+    """Plan in the planning process (after ``initialize``)."""
+    if _planner is None:
+        raise RuntimeError('the planning process was not initialised')
+    return _planner.plan(goal, start, settings)
+
+
+def validate(trajectory: Trajectory, start: np.ndarray,
+             settings: MotionSettings) -> Validation:
+    """Validate a client trajectory in the planning process (after ``initialize``)."""
+    if _planner is None:
+        raise RuntimeError('the planning process was not initialised')
+    return _planner.validate(trajectory, start, settings)
+
+
+def ready() -> bool:
+    """True once the planning process has built its planner (a warm-up call)."""
+    return _planner is not None

@@ -1,0 +1,8 @@
+"""Scripted tasks without ROS: sequences of moves read from YAML and the pick-and-place cycles.
+
+- ``sequences``: load and validate a sequence file (``load_sequence``, ``TaskSequence``,
+  ``SequenceError``), override named points (``with_points``), parse console input.
+- ``pick_place``: the two pick-and-place state machines (``CYCLES``), the ball that follows the
+  tool while attached (``Ball``), the cycle runner (``PickPlaceMachine``) and the reachability
+  check of a sequence's points (``check_reachable``).
+"""

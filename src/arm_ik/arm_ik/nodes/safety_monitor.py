@@ -1,0 +1,632 @@
+"""safety_monitor: an independent witness of the arm's safety (floor, obstacle), and the
+services that check a path or plan a detour before a move.
+
+It judges every ``joint_states`` message it sees, whoever publishes it.
+
+Parameters: robot_description, arm, base_frame, tip_frame (read-only); obstacle_radius (m,
+changeable at run time); stale_periods; min_stale_timeout (s); grid_resolution_deg;
+contact_sample_rate (Hz); max_point_step (m); marker_rate (Hz); marker_lifetime (s).
+Subscribes: ``joint_states`` (sensor_msgs/JointState, sensor-data QoS; names in any order).
+Publishes: ``safety_status`` (arm_interfaces/SafetyStatus) per joint_states message, and STALE
+when they stop for more than ``stale_periods`` periods; ``safety_markers``
+(visualization_msgs/MarkerArray: floor, obstacle, link capsules, contact points).
+Services: ``~/check_path`` (CheckPath), ``~/plan_detour`` (PlanDetour), ``~/joint_map``
+(GetJointMap).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+import math
+import sys
+import threading
+import time
+
+from builtin_interfaces.msg import Duration
+from geometry_msgs.msg import Point, Quaternion
+import numpy as np
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import ColorRGBA
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from visualization_msgs.msg import Marker, MarkerArray
+
+from arm_ik.kinematics.model import ArmModel
+from arm_ik.kinematics.safety.config import positive_reason, safety_config_of, SafetyConfigError
+from arm_ik.kinematics.safety.geometry import PoseCheck, SafetyGeometry, Verdict
+from arm_ik.kinematics.safety.paths import check_path, MAX_POINT_STEP
+from arm_ik.kinematics.safety.planning import (
+    joint_map,
+    MAX_RESOLUTION,
+    MIN_RESOLUTION,
+    plan_detour,
+    PlanCode,
+)
+from arm_ik.nodes.common import declare_arm_model, describe, run, StartupError
+from arm_interfaces.msg import JointMap as JointMapMsg
+from arm_interfaces.msg import SafetyStatus
+from arm_interfaces.srv import CheckPath, GetJointMap, PlanDetour
+
+SERVICE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+EXECUTOR_THREADS = 4
+# The stale check runs this often (s); STALE is repeated this often while it lasts (s).
+WATCH_PERIOD = 0.02
+STALE_REPEAT = 1.0
+# Period assumed before two joint_states have arrived (s).
+DEFAULT_PERIOD = 0.1
+# A check_path request may not ask for more samples than this (memory and time bound).
+MAX_PATH_SAMPLES = 2_000_000
+# A measured pose this far (rad) past a joint limit is read as on the limit (sensor noise).
+MEASURED_LIMIT_SLACK = 1e-3
+NUMERIC_PARAMETERS = ('obstacle_radius', 'stale_periods', 'min_stale_timeout',
+                      'grid_resolution_deg', 'contact_sample_rate', 'max_point_step',
+                      'marker_rate', 'marker_lifetime')
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One immutable snapshot of everything the callbacks read; swapped whole on updates."""
+
+    geometry: SafetyGeometry
+    stale_periods: float
+    min_stale_timeout: float
+    resolution: float
+    sample_rate: float
+    max_point_step: float
+    marker_rate: float
+    marker_lifetime: float
+
+
+def parameter_reason(name: str, value: object) -> str:
+    """'' when ``value`` is acceptable for parameter ``name``, else why not."""
+    reason = positive_reason(value, name)
+    if reason:
+        return reason
+    if name == 'grid_resolution_deg' and not \
+            math.degrees(MIN_RESOLUTION) <= value <= math.degrees(MAX_RESOLUTION):
+        return (f'grid_resolution_deg is {value} (must be within '
+                f'{math.degrees(MIN_RESOLUTION):g}..{math.degrees(MAX_RESOLUTION):g})')
+    return ''
+
+
+# ---------------------------------------------------------------------------- conversions
+def joint_state_positions(model: ArmModel, names: list[str], positions: list[float],
+                          what: str, extra_names: bool = False) -> np.ndarray:
+    """Positions in chain order from names + positions (any order; no names: chain order).
+
+    Raises:
+        ValueError: sizes, duplicate, missing or (unless ``extra_names``) unknown names,
+            non-finite values; the message names them.
+    """
+    if not names:
+        if len(positions) != model.dof:
+            raise ValueError(f'{what} has no names and {len(positions)} positions; give names '
+                             f'or {model.dof} positions in chain order')
+        q = np.asarray(positions, dtype=float)
+    else:
+        if len(names) != len(positions):
+            raise ValueError(f'{what} has {len(names)} names but {len(positions)} positions')
+        if len(set(names)) != len(names):
+            repeated = sorted({n for n in names if names.count(n) > 1})
+            raise ValueError(f'{what} repeats joint names {", ".join(repeated)}')
+        missing = [n for n in model.joint_names if n not in names]
+        unknown = [n for n in names if n not in model.joint_names]
+        if missing or (unknown and not extra_names):
+            parts = ([f'missing {", ".join(missing)}'] if missing else []) + \
+                ([f'unknown {", ".join(map(repr, unknown))}'] if unknown and not extra_names
+                 else [])
+            raise ValueError(f'{what} joint names: {"; ".join(parts)} (the arm\'s joints: '
+                             f'{", ".join(model.joint_names)})')
+        index = {name: k for k, name in enumerate(names)}
+        q = np.array([float(positions[index[name]]) for name in model.joint_names])
+    bad = [model.joint_names[k] for k in np.flatnonzero(~np.isfinite(q))]
+    if bad:
+        raise ValueError(f'{what} positions of {", ".join(bad)} are not finite')
+    return q
+
+
+def duration_seconds(value: Duration, what: str) -> float:
+    if value.sec < 0 or not 0 <= value.nanosec < 1_000_000_000:
+        raise ValueError(f'{what} {value.sec} s {value.nanosec} ns is not a valid '
+                         'non-negative duration')
+    return value.sec + value.nanosec * 1e-9
+
+
+def trajectory_arrays(model: ArmModel, trajectory: JointTrajectory) -> tuple[np.ndarray,
+                                                                              np.ndarray]:
+    """(waypoints (K, n) rad in chain order, times (K,) s) of a JointTrajectory.
+
+    Raises:
+        ValueError: no points, bad names or sizes, non-finite values, positions outside the
+            joint limits, times that are not strictly increasing.
+    """
+    names = list(trajectory.joint_names)
+    if not trajectory.points:
+        raise ValueError('the path has no points')
+    waypoints = np.array([joint_state_positions(model, names, list(point.positions),
+                                                f'path point {k}')
+                          for k, point in enumerate(trajectory.points)])
+    times = np.array([duration_seconds(point.time_from_start, f'path point {k} time')
+                      for k, point in enumerate(trajectory.points)])
+    low = waypoints < model.lower - 1e-9
+    high = waypoints > model.upper + 1e-9
+    if (low | high).any():
+        k, j = np.argwhere(low | high)[0]
+        raise ValueError(f'path point {k}: {model.joint_names[j]} = {waypoints[k, j]:.4f} rad '
+                         f'is outside [{model.lower[j]:.4f}, {model.upper[j]:.4f}]')
+    if len(times) > 1 and np.any(np.diff(times) <= 0.0):
+        k = int(np.flatnonzero(np.diff(times) <= 0.0)[0]) + 1
+        raise ValueError(f'path times must increase strictly: point {k} at {times[k]:g} s '
+                         f'follows {times[k - 1]:g} s')
+    return waypoints, times
+
+
+def point(values: np.ndarray) -> Point:
+    return Point(x=float(values[0]), y=float(values[1]), z=float(values[2]))
+
+
+def seconds_duration(seconds: float) -> Duration:
+    whole = int(math.floor(seconds))
+    return Duration(sec=whole, nanosec=min(int(round((seconds - whole) * 1e9)), 999_999_999))
+
+
+def sample_rate_of(value: float, default: float) -> float:
+    if not math.isfinite(value) or value < 0.0:
+        raise ValueError(f'sample_rate {value} must be finite and >= 0 Hz (0: node default)')
+    return value or default
+
+
+# ---------------------------------------------------------------------------- markers
+def _colour(r: float, g: float, b: float, a: float) -> ColorRGBA:
+    return ColorRGBA(r=r, g=g, b=b, a=a)
+
+
+def _orientation_z_to(direction: np.ndarray) -> Quaternion:
+    """Quaternion turning +Z onto ``direction`` (a cylinder marker's axis)."""
+    length = float(np.linalg.norm(direction))
+    if length < 1e-12:
+        return Quaternion(w=1.0)
+    d = direction / length
+    axis = np.cross([0.0, 0.0, 1.0], d)
+    sin_angle, cos_angle = float(np.linalg.norm(axis)), float(d[2])
+    if sin_angle < 1e-12:
+        return Quaternion(w=1.0) if cos_angle > 0.0 else Quaternion(x=1.0, w=0.0)
+    half = math.atan2(sin_angle, cos_angle) / 2.0
+    axis = axis / sin_angle * math.sin(half)
+    return Quaternion(x=float(axis[0]), y=float(axis[1]), z=float(axis[2]), w=math.cos(half))
+
+
+def safety_markers(geometry: SafetyGeometry, check: PoseCheck, q: np.ndarray, frame: str,
+                   stamp, lifetime: float) -> MarkerArray:
+    """Floor plane, obstacle ball (red on contact), link capsules and contact points."""
+    markers = []
+    life = seconds_duration(lifetime)
+
+    def marker(ns: str, ident: int, kind: int) -> Marker:
+        m = Marker(ns=ns, id=ident, type=kind, action=Marker.ADD, lifetime=life)
+        m.header.frame_id, m.header.stamp = frame, stamp
+        m.pose.orientation.w = 1.0
+        return m
+
+    if geometry.floor_enabled:
+        floor = marker('floor', 0, Marker.CUBE)
+        floor.pose.position = point([geometry.shoulder[0], geometry.shoulder[1],
+                                     geometry.floor_z - 0.005])
+        floor.scale.x = floor.scale.y = 2.0 * (geometry.model.max_reach() + 0.5)
+        floor.scale.z = 0.01
+        floor.color = _colour(0.5, 0.5, 0.5, 0.35)
+        markers.append(floor)
+    touching = bool(check.obstacle_contact.any())
+    if geometry.obstacle_enabled:
+        ball = marker('obstacle', 0, Marker.SPHERE)
+        ball.pose.position = point(geometry.obstacle_center)
+        ball.scale.x = ball.scale.y = ball.scale.z = 2.0 * geometry.config.obstacle.radius
+        ball.color = _colour(0.9, 0.1, 0.1, 0.8) if touching else _colour(0.1, 0.8, 0.2, 0.6)
+        markers.append(ball)
+    start, end, _ = geometry.link_segments(q)
+    for k, capsule in enumerate(geometry.capsules):
+        a, b = start[0, k], end[0, k]
+        colour = _colour(0.9, 0.2, 0.1, 0.45) if check.floor_violation[k] else \
+            _colour(0.2, 0.4, 0.9, 0.25)
+        body = marker('link_capsules', 2 * k, Marker.CYLINDER)
+        body.pose.position = point((a + b) / 2.0)
+        body.pose.orientation = _orientation_z_to(b - a)
+        body.scale.x = body.scale.y = 2.0 * capsule.radius
+        body.scale.z = float(np.linalg.norm(b - a))
+        body.color = colour
+        caps = marker('link_capsules', 2 * k + 1, Marker.SPHERE_LIST)
+        caps.scale.x = caps.scale.y = caps.scale.z = 2.0 * capsule.radius
+        caps.points = [point(a), point(b)]
+        caps.color = colour
+        markers += [body, caps]
+    contacts = marker('contacts', 0, Marker.SPHERE_LIST)
+    contacts.scale.x = contacts.scale.y = contacts.scale.z = 0.05
+    contacts.color = _colour(1.0, 0.0, 0.0, 1.0)
+    contacts.points = [point(check.closest_points[k])
+                       for k in np.flatnonzero(check.obstacle_contact)]
+    if not contacts.points:
+        contacts.action = Marker.DELETE     # no contact now: remove the last ones at once
+    markers.append(contacts)
+    return MarkerArray(markers=markers)
+
+
+# ---------------------------------------------------------------------------- node
+class SafetyMonitor(Node):
+    """Judges joint_states, publishes the verdict and markers, serves path checks."""
+
+    def __init__(self) -> None:
+        super().__init__('safety_monitor')
+        self.arm, self.model, config = declare_arm_model(self)
+        try:
+            geometry = SafetyGeometry(self.model, safety_config_of(config, self.arm))
+        except SafetyConfigError as error:
+            raise StartupError(f'safety configuration of "{self.arm}": {error}') from None
+        self._declare_parameters(geometry)
+        self.settings = self._settings(geometry)
+        self.add_on_set_parameters_callback(self._validate_parameters)
+        self.add_post_set_parameters_callback(self._apply_parameters)
+
+        self._lock = threading.Lock()
+        self._last_q: np.ndarray | None = None
+        self._last_valid = None          # monotonic time of the last valid joint_states
+        self._intervals: deque[float] = deque(maxlen=20)
+        self._stale_sent = None          # monotonic time STALE was last published
+        self._last_markers = -math.inf
+        self._last_verdict: Verdict | None = None
+        self.malformed_count = 0
+
+        state_group = MutuallyExclusiveCallbackGroup()
+        service_group = ReentrantCallbackGroup()
+        self.status_publisher = self.create_publisher(SafetyStatus, 'safety_status', 10)
+        self.marker_publisher = self.create_publisher(MarkerArray, 'safety_markers', 10)
+        self.create_subscription(JointState, 'joint_states', self._on_joint_states,
+                                 qos_profile_sensor_data, callback_group=state_group)
+        self.create_timer(WATCH_PERIOD, self._watch, callback_group=state_group)
+        for kind, name, handler in ((CheckPath, '~/check_path', self._check_path),
+                                    (PlanDetour, '~/plan_detour', self._plan_detour),
+                                    (GetJointMap, '~/joint_map', self._joint_map)):
+            self.create_service(kind, name, self._guarded(kind, handler),
+                                qos_profile=SERVICE_QOS, callback_group=service_group)
+        g = geometry
+        floor = f'at z = {g.floor_z:.3f} m' if g.floor_enabled else 'off'
+        ball = f'r = {g.config.obstacle.radius:.3f} m' if g.obstacle_enabled else 'off'
+        self.get_logger().info(f'{self.arm}: watching {", ".join(g.link_names)}; floor '
+                               f'{floor}; obstacle {ball}')
+
+    # ------------------------------------------------------------------ parameters
+    def _declare_parameters(self, geometry: SafetyGeometry) -> None:
+        defaults = {
+            'obstacle_radius': (geometry.config.obstacle.radius,
+                                'obstacle ball radius, m (> 0, finite); changeable at run time'),
+            'stale_periods': (3.0, 'joint_states periods without a message before STALE'),
+            'min_stale_timeout': (0.1, 'shortest silence reported as STALE, s (jitter guard)'),
+            'grid_resolution_deg': (4.0, 'default grid step of detours and joint maps, deg '
+                                         '(0.5..20)'),
+            'contact_sample_rate': (60.0, 'default samples per second of motion, Hz'),
+            'max_point_step': (MAX_POINT_STEP, 'largest link motion between path samples, m'),
+            'marker_rate': (10.0, 'most safety_markers messages per second, Hz'),
+            'marker_lifetime': (0.5, 'lifetime of every marker, s (stale ones disappear)'),
+        }
+        for name, (value, text) in defaults.items():
+            self.declare_parameter(name, float(value), describe(text))
+            reason = parameter_reason(name, self.get_parameter(name).value)
+            if reason:
+                raise StartupError(f'parameter {reason}')
+
+    def _settings(self, geometry: SafetyGeometry) -> Settings:
+        value = {name: float(self.get_parameter(name).value) for name in NUMERIC_PARAMETERS}
+        if value['obstacle_radius'] != geometry.config.obstacle.radius:
+            geometry = geometry.with_obstacle_radius(value['obstacle_radius'])
+        return Settings(geometry, value['stale_periods'], value['min_stale_timeout'],
+                        math.radians(value['grid_resolution_deg']),
+                        value['contact_sample_rate'], value['max_point_step'],
+                        value['marker_rate'], value['marker_lifetime'])
+
+    def _validate_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
+        for parameter in parameters:
+            if parameter.name in NUMERIC_PARAMETERS:
+                reason = parameter_reason(parameter.name, parameter.value)
+                if reason:
+                    return SetParametersResult(successful=False, reason=reason)
+        return SetParametersResult(successful=True)
+
+    def _apply_parameters(self, parameters: list[Parameter]) -> None:
+        # One immutable snapshot swapped in: a check in flight keeps the set it started with.
+        self.settings = self._settings(self.settings.geometry)
+        if any(p.name == 'obstacle_radius' for p in parameters):
+            self.get_logger().info(f'obstacle radius now '
+                                   f'{self.settings.geometry.config.obstacle.radius:.3f} m')
+
+    # ------------------------------------------------------------------ joint states
+    def _on_joint_states(self, message: JointState) -> None:
+        try:
+            self._judge(message)
+        except Exception as error:  # noqa: BLE001 - a witness must outlive any bad message
+            self.get_logger().error(f'joint_states callback raised: {error!r}',
+                                    throttle_duration_sec=1.0)
+
+    def _judge(self, message: JointState) -> None:
+        settings = self.settings
+        try:
+            q = joint_state_positions(self.model, list(message.name), list(message.position),
+                                      'joint_states', extra_names=True)
+        except (ValueError, TypeError) as error:
+            self.malformed_count += 1
+            self.get_logger().warning(f'ignored joint_states: {error}', throttle_duration_sec=1.0)
+            status = self._status_header(message)
+            status.verdict = Verdict.INVALID_INPUT
+            status.message = f'joint_states ignored: {error}'
+            self.status_publisher.publish(status)
+            return
+        now = time.monotonic()
+        with self._lock:
+            if self._last_valid is not None:
+                self._intervals.append(now - self._last_valid)
+            self._last_valid = now
+            self._stale_sent = None
+            # Kept for plan_detour / joint_map starts: noise just past a limit is clipped;
+            # farther out it stays, and the planner refuses it with the reason.
+            slack = MEASURED_LIMIT_SLACK
+            inside = (q >= self.model.lower - slack) & (q <= self.model.upper + slack)
+            self._last_q = np.where(inside, self.model.clamp(q), q)
+        check = settings.geometry.check_pose(q)
+        status = self._status_header(message)
+        self._fill_status(status, settings.geometry, check, q)
+        self.status_publisher.publish(status)
+        if check.verdict != self._last_verdict:
+            # rclpy refuses one call site logging at two severities: two call sites.
+            if check.safe:
+                self.get_logger().info(f'{check.verdict.name}: {check.message}')
+            else:
+                self.get_logger().warning(f'{check.verdict.name}: {check.message}')
+            self._last_verdict = check.verdict
+        if now - self._last_markers >= 1.0 / settings.marker_rate:
+            self._last_markers = now
+            self.marker_publisher.publish(safety_markers(
+                settings.geometry, check, q, self.model.base_link, status.header.stamp,
+                settings.marker_lifetime))
+
+    def _status_header(self, message: JointState | None) -> SafetyStatus:
+        status = SafetyStatus()
+        stamp = message.header.stamp if message is not None else None
+        status.header.stamp = stamp if stamp is not None and (stamp.sec or stamp.nanosec) \
+            else self.get_clock().now().to_msg()
+        status.header.frame_id = self.model.base_link
+        geometry = self.settings.geometry
+        status.floor_enabled = geometry.floor_enabled
+        status.obstacle_enabled = geometry.obstacle_enabled
+        status.obstacle_radius = geometry.config.obstacle.radius
+        status.contact_distance = geometry.contact_distance
+        status.malformed_count = self.malformed_count
+        status.min_floor_clearance = math.nan
+        status.min_obstacle_distance = math.nan
+        return status
+
+    def _fill_status(self, status: SafetyStatus, geometry: SafetyGeometry, check: PoseCheck,
+                     q: np.ndarray) -> None:
+        status.verdict = int(check.verdict)
+        status.message = check.message
+        status.joint_state = JointState(name=list(self.model.joint_names),
+                                        position=[float(v) for v in q])
+        status.joint_state.header = status.header
+        status.link_names = list(check.link_names)
+        status.floor_clearance = [float(v) for v in check.floor_clearance]
+        status.obstacle_distance = [float(v) for v in check.obstacle_distance]
+        status.floor_violation = [bool(v) for v in check.floor_violation]
+        status.obstacle_contact = [bool(v) for v in check.obstacle_contact]
+        status.contact_points = [point(check.closest_points[k])
+                                 for k in np.flatnonzero(check.obstacle_contact)]
+        status.min_floor_clearance = check.min_floor_clearance
+        status.min_obstacle_distance = check.min_obstacle_distance
+        status.tip = point(check.tip)
+
+    def _watch(self) -> None:
+        """Publish STALE when joint_states stopped for more than stale_periods periods."""
+        settings = self.settings
+        now = time.monotonic()
+        with self._lock:
+            last, sent = self._last_valid, self._stale_sent
+            period = float(np.median(self._intervals)) if self._intervals else DEFAULT_PERIOD
+            timeout = max(settings.stale_periods * period, settings.min_stale_timeout)
+            if last is not None and now - last <= timeout:
+                return
+            if sent is not None and now - sent < STALE_REPEAT:
+                return
+            self._stale_sent = now
+        status = self._status_header(None)
+        status.verdict = Verdict.STALE
+        status.message = ('no joint_states received yet' if last is None else
+                          f'no valid joint_states for {now - last:.2f} s (period '
+                          f'{period:.3f} s, stale after {timeout:.2f} s)')
+        if sent is None and last is not None:
+            self.get_logger().warning(status.message)
+            self._last_verdict = Verdict.STALE
+        self.status_publisher.publish(status)
+
+    # ------------------------------------------------------------------ services
+    def _guarded(self, kind, handler):
+        """Wrap a handler: an exception becomes INTERNAL_ERROR, the node keeps serving."""
+        def callback(request, response):
+            try:
+                return handler(request, response)
+            except Exception as error:  # noqa: BLE001 - the node must survive any fault
+                self.get_logger().error(f'{kind.__name__} raised: {error!r}')
+                response = kind.Response()
+                response.error_code = response.INTERNAL_ERROR
+                response.message = f'internal error: {error!r}'
+                return response
+        return callback
+
+    def _check_path(self, request: CheckPath.Request,
+                    response: CheckPath.Response) -> CheckPath.Response:
+        settings = self.settings
+        response.first_violation_index = -1
+        response.first_violation_time = -1.0
+        try:
+            waypoints, times = trajectory_arrays(self.model, request.path)
+            rate = sample_rate_of(request.sample_rate, settings.sample_rate)
+            expected = (times[-1] - times[0]) * rate + float(np.sum(
+                settings.geometry.max_point_motion(waypoints[:-1], waypoints[1:]))) / \
+                settings.max_point_step
+            if expected > MAX_PATH_SAMPLES:
+                raise ValueError(f'the path needs about {expected:.3g} samples; the most is '
+                                 f'{MAX_PATH_SAMPLES} (shorten it or lower sample_rate)')
+        except ValueError as error:
+            response.error_code = response.INVALID_INPUT
+            response.message = str(error)
+            return response
+        result = check_path(settings.geometry, waypoints, times - times[0], rate,
+                            settings.max_point_step, request.obstacle_is_violation)
+        checks = result.checks
+        response.error_code = response.CHECKED
+        response.message = result.message
+        response.safe = result.safe
+        response.sample_count = len(checks)
+        response.min_floor_clearance = float(np.min(checks.min_floor_clearance))
+        response.min_obstacle_distance = float(np.min(checks.min_obstacle_distance))
+        response.contact_times = [float(t + times[0]) for t in result.contacts.times]
+        response.contact_tips = [point(tip) for tip in result.contacts.tips]
+        if not result.safe:
+            index = result.first_violation
+            pose = checks.pose(index)
+            response.first_violation_index = index
+            response.first_violation_time = float(result.first_violation_time + times[0])
+            response.first_violation_verdict = int(result.first_violation_verdict)
+            response.first_violation_links = [
+                name for k, name in enumerate(pose.link_names)
+                if pose.floor_violation[k] or (request.obstacle_is_violation
+                                               and pose.obstacle_contact[k])]
+            response.first_violation_state = JointState(
+                name=list(self.model.joint_names),
+                position=[float(v) for v in result.samples.positions[index]])
+            response.first_violation_tip = point(pose.tip)
+        if request.return_samples:
+            verdicts = checks.verdict.copy()
+            if not request.obstacle_is_violation:
+                verdicts[verdicts == Verdict.OBSTACLE_CONTACT] = Verdict.SAFE
+            response.sample_times = [float(t + times[0]) for t in result.samples.times]
+            response.sample_verdicts = [int(v) for v in verdicts]
+        return response
+
+    def _plan_detour(self, request: PlanDetour.Request,
+                     response: PlanDetour.Response) -> PlanDetour.Response:
+        settings = self.settings
+        try:
+            if not request.start.name and not request.start.position:
+                with self._lock:
+                    start = None if self._last_q is None else self._last_q.copy()
+                if start is None:
+                    response.error_code = response.NO_JOINT_STATE
+                    response.message = ('start is empty and no joint_states have been '
+                                        'received; give the start')
+                    return response
+            else:
+                start = joint_state_positions(self.model, list(request.start.name),
+                                              list(request.start.position), 'start')
+            goal = joint_state_positions(self.model, list(request.goal.name),
+                                         list(request.goal.position), 'goal')
+            resolution = request.resolution
+            if not math.isfinite(resolution) or resolution < 0.0:
+                raise ValueError(f'resolution {resolution} must be finite and >= 0 rad '
+                                 '(0: node default)')
+        except ValueError as error:
+            response.error_code = response.INVALID_INPUT
+            response.message = str(error)
+            return response
+        plan = plan_detour(settings.geometry, start, goal, resolution or settings.resolution,
+                           request.avoid_obstacle, settings.max_point_step)
+        response.error_code = int(plan.code)
+        response.message = plan.message
+        response.detoured = plan.detoured
+        response.plan_time = plan.plan_time
+        response.cells_expanded = plan.expanded
+        if plan.code == PlanCode.OK:
+            response.path.header.stamp = self.get_clock().now().to_msg()
+            response.path.header.frame_id = self.model.base_link
+            response.path.joint_names = list(self.model.joint_names)
+            response.path.points = [
+                JointTrajectoryPoint(positions=[float(v) for v in q],
+                                     time_from_start=seconds_duration(float(t)))
+                for q, t in zip(plan.waypoints, plan.times)]
+            response.min_floor_clearance = plan.min_floor_clearance
+            response.samples_checked = plan.samples_checked
+        else:
+            response.min_floor_clearance = math.nan
+            self.get_logger().warning(f'plan_detour: {plan.code.name}: {plan.message}')
+        return response
+
+    def _joint_map(self, request: GetJointMap.Request,
+                   response: GetJointMap.Response) -> GetJointMap.Response:
+        settings = self.settings
+        try:
+            if request.use_current_state:
+                with self._lock:
+                    base = None if self._last_q is None else self._last_q.copy()
+                if base is None:
+                    response.error_code = response.NO_JOINT_STATE
+                    response.message = 'no joint_states have been received yet'
+                    return response
+            else:
+                base = joint_state_positions(self.model, list(request.base_state.name),
+                                             list(request.base_state.position), 'base_state')
+            waypoints = times = None
+            if request.path.points:
+                waypoints, times = trajectory_arrays(self.model, request.path)
+                times = times - times[0]
+            rate = sample_rate_of(request.sample_rate, settings.sample_rate)
+            resolution = request.resolution or settings.resolution
+            if waypoints is not None and len(waypoints) > 1 and \
+                    times[-1] * rate > MAX_PATH_SAMPLES:
+                raise ValueError(f'the path needs {times[-1] * rate:.3g} samples; the most is '
+                                 f'{MAX_PATH_SAMPLES}')
+            result = joint_map(settings.geometry, base, resolution, waypoints,
+                               times if waypoints is not None and len(waypoints) > 1 else None,
+                               rate)
+        except ValueError as error:
+            not_applicable = 'no two pitch joints' in str(error)
+            response.error_code = response.NOT_APPLICABLE if not_applicable else \
+                response.INVALID_INPUT
+            response.message = str(error)
+            return response
+        message = JointMapMsg()
+        message.header.stamp = self.get_clock().now().to_msg()
+        message.header.frame_id = self.model.base_link
+        message.axis_joint_names = list(result.joint_names)
+        message.base_state = JointState(name=list(self.model.joint_names),
+                                        position=[float(v) for v in result.base_q])
+        message.row_min, message.column_min = float(result.axis_a[0]), float(result.axis_b[0])
+        message.row_step = float(result.axis_a[1] - result.axis_a[0])
+        message.column_step = float(result.axis_b[1] - result.axis_b[0])
+        message.row_count, message.column_count = len(result.axis_a), len(result.axis_b)
+        cells = result.floor.astype(np.uint8) * JointMapMsg.CELL_FLOOR + \
+            result.contact.astype(np.uint8) * JointMapMsg.CELL_CONTACT
+        message.cells = cells.ravel().tobytes()
+        message.path_rows = result.path[:, 0].tolist()
+        message.path_columns = result.path[:, 1].tolist()
+        message.path_times = result.path_times.tolist()
+        message.contact_times = result.contacts.times.tolist()
+        message.contact_rows = result.contact_angles[:, 0].tolist()
+        message.contact_columns = result.contact_angles[:, 1].tolist()
+        message.contact_tips = [point(tip) for tip in result.contacts.tips]
+        response.error_code = response.OK
+        response.message = (f'{len(result.axis_a)} x {len(result.axis_b)} cells, '
+                            f'{int(result.floor.sum())} below the floor, '
+                            f'{int(result.contact.sum())} in contact; '
+                            f'{len(result.path)} path samples, {len(result.contacts)} contacts')
+        response.map = message
+        return response
+
+
+def main(args: list[str] | None = None) -> None:
+    sys.exit(run(SafetyMonitor, args,
+                 executor_factory=lambda: MultiThreadedExecutor(num_threads=EXECUTOR_THREADS)))
+
+
+if __name__ == '__main__':
+    main()

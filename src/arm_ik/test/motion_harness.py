@@ -1,0 +1,328 @@
+"""A test client of trajectory_executor over DDS: recorders, goals, services, a fake arm.
+
+The client node spins in a background thread, so a test waits on plain conditions; every
+message is recorded with its arrival time (time.monotonic()).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+import math
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+EXECUTOR = 'trajectory_executor'
+
+
+@dataclass
+class Recorder:
+    """Messages of one topic with their arrival times."""
+
+    items: list[tuple[float, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, message: Any) -> None:
+        with self.lock:
+            self.items.append((time.monotonic(), message))
+
+    def since(self, moment: float) -> list[Any]:
+        with self.lock:
+            return [m for t, m in self.items if t >= moment]
+
+    def timed_since(self, moment: float) -> list[tuple[float, Any]]:
+        with self.lock:
+            return [(t, m) for t, m in self.items if t >= moment]
+
+    def last(self) -> Any:
+        with self.lock:
+            return self.items[-1][1] if self.items else None
+
+    def __len__(self) -> int:
+        with self.lock:
+            return len(self.items)
+
+
+def stamp_of(message: Any) -> float:
+    return message.header.stamp.sec + message.header.stamp.nanosec * 1e-9
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.01)
+    raise AssertionError(f'timed out after {timeout:.1f} s waiting for {what}')
+
+
+@dataclass
+class GoalOutcome:
+    """What a finished goal returned."""
+
+    status: int
+    result: Any
+    feedback: list[Any]
+    sent: float
+    accepted: bool = True
+
+    @property
+    def code(self) -> int:
+        return self.result.error_code.val
+
+    @property
+    def message(self) -> str:
+        return self.result.message
+
+
+class MotionClient:
+    """One test node talking to one trajectory_executor (namespace ``namespace``)."""
+
+    def __init__(self, domain_id: int, namespace: str, joint_names: Sequence[str],
+                 controller: str = 'none', controller_topic: str = '',
+                 controller_joints: Sequence[str] | None = None,
+                 fake_arm: np.ndarray | None = None,
+                 measured_topic: str = 'measured_joint_states') -> None:
+        import rclpy
+        from rclpy.action import ActionClient
+        from rclpy.executors import MultiThreadedExecutor
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Bool, Float64MultiArray
+        from std_srvs.srv import Trigger
+        from trajectory_msgs.msg import JointTrajectory
+        from visualization_msgs.msg import MarkerArray
+
+        from arm_ik.nodes.common import LATCHED_QOS
+        from arm_interfaces.action import MoveToTarget
+        from arm_interfaces.msg import ExecutorStatus
+        from arm_interfaces.srv import ExecuteTrajectory
+
+        self.namespace = namespace
+        self.names = tuple(joint_names)
+        self.controller_joints = tuple(controller_joints or joint_names)
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=domain_id)
+        self.node = rclpy.create_node(f'motion_test_{namespace.strip("/")}',
+                                      context=self.context)
+        self.states = Recorder()
+        self.commands = Recorder()
+        self.status = Recorder()
+        self.paths = Recorder()
+        node = self.node
+        node.create_subscription(JointState, f'{namespace}/joint_states', self.states.add, 100)
+        node.create_subscription(ExecutorStatus, f'{namespace}/{EXECUTOR}/status',
+                                 self.status.add, LATCHED_QOS)
+        node.create_subscription(MarkerArray, f'{namespace}/planned_path', self.paths.add,
+                                 LATCHED_QOS)
+        if controller == 'forward_position':
+            topic = controller_topic or 'forward_position_controller/commands'
+            node.create_subscription(Float64MultiArray, f'{namespace}/{topic}',
+                                     self._on_command, 100)
+        elif controller == 'joint_trajectory':
+            topic = controller_topic or 'joint_trajectory_controller/joint_trajectory'
+            node.create_subscription(JointTrajectory, f'{namespace}/{topic}', self.commands.add,
+                                     100)
+        self.action = ActionClient(node, MoveToTarget, f'{namespace}/{EXECUTOR}/move_to_target')
+        self.reset_client = node.create_client(Trigger, f'{namespace}/{EXECUTOR}/reset')
+        self.execute_client = node.create_client(ExecuteTrajectory,
+                                                 f'{namespace}/{EXECUTOR}/execute_trajectory')
+        from geometry_msgs.msg import PointStamped
+        from rclpy.qos import qos_profile_sensor_data
+        self.target_publisher = node.create_publisher(PointStamped, f'{namespace}/target',
+                                                      qos_profile_sensor_data)
+        self.estop_publisher = node.create_publisher(Bool, f'{namespace}/emergency_stop',
+                                                     LATCHED_QOS)
+        # A stand-in for the real arm: measured state = the last forward_position command.
+        self.arm_pose = None if fake_arm is None else np.asarray(fake_arm, dtype=float).copy()
+        self.arm_paused = False
+        if fake_arm is not None:
+            self.measured_publisher = node.create_publisher(
+                JointState, f'{namespace}/{measured_topic}', 10)
+            node.create_timer(0.01, self._publish_measured)
+        self.executor = MultiThreadedExecutor(num_threads=4, context=self.context)
+        self.executor.add_node(node)
+        self._thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ plumbing
+    def close(self) -> None:
+        import rclpy
+        self.executor.shutdown(timeout_sec=2.0)
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+    def _on_command(self, message: Any) -> None:
+        self.commands.add(message)
+        if self.arm_pose is not None:
+            values = dict(zip(self.controller_joints, message.data))
+            self.arm_pose = np.array([values[name] for name in self.names])
+
+    def _publish_measured(self) -> None:
+        from sensor_msgs.msg import JointState
+        if self.arm_paused or self.arm_pose is None:
+            return
+        state = JointState(name=list(self.names), position=self.arm_pose.tolist())
+        state.header.stamp = self.node.get_clock().now().to_msg()
+        self.measured_publisher.publish(state)
+
+    def wait_for_server(self, timeout: float = 30.0) -> None:
+        wait_until(lambda: self.action.server_is_ready(), timeout, 'the move_to_target action')
+
+    def _result(self, future: Any, timeout: float) -> Any:
+        wait_until(future.done, timeout, 'a reply')
+        return future.result()
+
+    # ------------------------------------------------------------------ state
+    def positions(self, since: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """(stamps (N,), positions (N, n) in chain order) of joint_states since ``since``."""
+        messages = self.states.since(since)
+        if not messages:
+            return np.zeros(0), np.zeros((0, len(self.names)))
+        order = [list(messages[0].name).index(name) for name in self.names]
+        return (np.array([stamp_of(m) for m in messages]),
+                np.array([[m.position[i] for i in order] for m in messages]))
+
+    def pose(self) -> np.ndarray:
+        wait_until(lambda: len(self.states) > 0, 20.0, 'joint_states')
+        return self.positions(0.0)[1][-1]
+
+    def state(self) -> Any:
+        return self.status.last()
+
+    def wait_state(self, state: int, timeout: float = 10.0) -> Any:
+        wait_until(lambda: self.state() is not None and self.state().state == state, timeout,
+                   f'executor state {state}')
+        return self.state()
+
+    # ------------------------------------------------------------------ goals
+    def goal(self, position: Sequence[float] | None = None, joints: Sequence[float] | None = None,
+             names: Sequence[str] | None = None, law: str = '', duration: float = 0.0,
+             speed_scale: float = 0.0, goal_type: int = 0,
+             orientation: Sequence[float] = (0.0, 0.0, 0.0, 1.0), frame: str = '',
+             solver: str = '') -> Any:
+        from arm_interfaces.action import MoveToTarget
+        goal = MoveToTarget.Goal()
+        if position is not None:
+            pose = goal.target.pose
+            pose.position.x, pose.position.y, pose.position.z = (float(v) for v in position)
+            (pose.orientation.x, pose.orientation.y, pose.orientation.z,
+             pose.orientation.w) = (float(v) for v in orientation)
+        goal.target.header.frame_id = frame
+        if joints is not None:
+            goal.joint_target.name = list(names if names is not None else self.names)
+            goal.joint_target.position = [float(v) for v in joints]
+        goal.goal_type = goal_type
+        goal.motion_law = law
+        goal.duration = float(duration)
+        goal.speed_scale = float(speed_scale)
+        goal.solver = solver
+        return goal
+
+    def send(self, goal: Any) -> tuple[Any, list[Any], float]:
+        """Send a goal; (goal handle, feedback list, send time)."""
+        feedback: list[Any] = []
+        sent = time.monotonic()
+        future = self.action.send_goal_async(goal, feedback_callback=lambda m: feedback.append(
+            (time.monotonic(), m.feedback)))
+        handle = self._result(future, 20.0)
+        return handle, feedback, sent
+
+    def outcome(self, handle: Any, feedback: list[Any], sent: float,
+                timeout: float = 60.0) -> GoalOutcome:
+        response = self._result(handle.get_result_async(), timeout)
+        # The result and the last joint_states travel on different topics: give the state
+        # a few periods to arrive, so tests reading positions see the end of the move.
+        time.sleep(0.05)
+        return GoalOutcome(response.status, response.result, feedback, sent, handle.accepted)
+
+    def move(self, goal: Any, timeout: float = 60.0) -> GoalOutcome:
+        handle, feedback, sent = self.send(goal)
+        return self.outcome(handle, feedback, sent, timeout)
+
+    def cancel(self, handle: Any) -> Any:
+        return self._result(handle.cancel_goal_async(), 10.0)
+
+    def move_joints(self, joints: Sequence[float], duration: float = 1.0,
+                    law: str = 'min_jerk') -> GoalOutcome:
+        outcome = self.move(self.goal(joints=joints, law=law, duration=duration))
+        assert outcome.code == 0, outcome.message
+        return outcome
+
+    # ------------------------------------------------------------------ services, topics
+    def reset(self) -> Any:
+        from std_srvs.srv import Trigger
+        wait_until(self.reset_client.service_is_ready, 10.0, 'the reset service')
+        return self._result(self.reset_client.call_async(Trigger.Request()), 10.0)
+
+    def execute(self, names: Sequence[str], points: Sequence[tuple[float, Sequence[float],
+                                                                   Sequence[float]]]) -> Any:
+        """Call ~/execute_trajectory with (time s, positions, velocities) points."""
+        from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+        from arm_interfaces.srv import ExecuteTrajectory
+        message = JointTrajectory(joint_names=list(names))
+        for seconds, positions, velocities in points:
+            point = JointTrajectoryPoint(positions=[float(v) for v in positions],
+                                         velocities=[float(v) for v in velocities])
+            whole = math.floor(seconds)
+            point.time_from_start.sec = int(whole)
+            point.time_from_start.nanosec = int(round((seconds - whole) * 1e9))
+            message.points.append(point)
+        wait_until(self.execute_client.service_is_ready, 10.0, 'execute_trajectory')
+        return self._result(self.execute_client.call_async(
+            ExecuteTrajectory.Request(trajectory=message)), 30.0)
+
+    def set_parameters(self, **values: Any) -> list[Any]:
+        """Set executor parameters; the SetParametersResult of each."""
+        from rcl_interfaces.srv import SetParameters
+        from rclpy.parameter import Parameter
+        client = self.node.create_client(SetParameters,
+                                         f'{self.namespace}/{EXECUTOR}/set_parameters')
+        try:
+            wait_until(client.service_is_ready, 10.0, 'set_parameters')
+            request = SetParameters.Request(parameters=[
+                Parameter(name, value=value).to_parameter_msg()
+                for name, value in values.items()])
+            return list(self._result(client.call_async(request), 10.0).results)
+        finally:
+            self.node.destroy_client(client)
+
+    def publish_target(self, point: Sequence[float], frame: str = '') -> None:
+        from geometry_msgs.msg import PointStamped
+        message = PointStamped()
+        message.header.frame_id = frame
+        message.header.stamp = self.node.get_clock().now().to_msg()
+        message.point.x, message.point.y, message.point.z = (float(v) for v in point)
+        self.target_publisher.publish(message)
+
+    def emergency_stop(self, pressed: bool) -> None:
+        from std_msgs.msg import Bool
+        self.estop_publisher.publish(Bool(data=pressed))
+
+    # ------------------------------------------------------------------ checks
+    def assert_silent(self, since: float, seconds: float = 0.5, hold: int = 1) -> None:
+        """RELIABILITY's "nothing published": for ``seconds`` after ``since`` no controller
+        command beyond ``hold`` hold messages, and joint_states repeating one pose exactly."""
+        time.sleep(max(0.0, since + seconds - time.monotonic()))
+        commands = self.commands.since(since)
+        assert len(commands) <= hold, f'{len(commands)} controller commands after the event'
+        _, positions = self.positions(since)
+        assert len(positions) > 0, 'joint_states stopped altogether'
+        if hold == 0:
+            assert np.all(positions == positions[0]), 'joint_states moved after the event'
+        else:
+            # A hold may land in the first control period after the event; then nothing moves.
+            assert np.all(positions[2:] == positions[-1]), 'joint_states moved after the event'
+
+
+def max_step_ratio(stamps: np.ndarray, positions: np.ndarray, limits: np.ndarray) -> float:
+    """Largest |Δq_i| / (limit_i · Δt) between consecutive joint_states (1: at the limit)."""
+    if len(stamps) < 2:
+        return 0.0
+    dt = np.diff(stamps)
+    keep = dt > 1e-4
+    steps = np.abs(np.diff(positions, axis=0))[keep] / (limits * dt[keep, None])
+    return float(steps.max()) if steps.size else 0.0

@@ -1,0 +1,579 @@
+"""target_input in its own process, talked to over DDS.
+
+A small MoveToTarget server in the test process stands in for the trajectory executor, so
+these tests depend on target_input alone. The end-to-end tests at the bottom run the real
+``trajectory_executor`` and skip only when that executable is not installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+import math
+import os
+from pathlib import Path
+import signal
+import subprocess
+import time
+
+from geometry_msgs.msg import PointStamped, PoseStamped
+import pytest
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from rclpy.action import ActionServer, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.task import Future
+from ros_harness import wait_for
+from std_srvs.srv import Trigger
+from visualization_msgs.msg import Marker
+
+from arm_ik.process_group import executable_path
+from arm_interfaces.action import MoveToTarget
+from arm_interfaces.msg import BallState, IKErrorCode, MotionErrorCode, TargetStatus
+
+CONFIG = Path(__file__).resolve().parents[2] / 'arm_bringup' / 'config'
+# Deep and durable on the test side, so a burst of reports between two spins is all kept.
+RECORD_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                        durability=DurabilityPolicy.TRANSIENT_LOCAL)
+START_TIMEOUT = 20.0
+
+
+def _executor_installed() -> bool:
+    try:
+        executable_path('arm_ik', 'trajectory_executor')
+        return True
+    except (FileNotFoundError, LookupError):
+        return False
+
+
+class FakeExecutor:
+    """A MoveToTarget server that records each goal and answers it at once.
+
+    ``answer(goal)`` returns (error code, message); SUCCESS by default. Feedback carries the
+    goal's target as the tip, as a real executor's last feedback would. Goals for which
+    ``hold(goal)`` is true are parked until ``release()`` (a move that takes a while); the
+    first ``unanswered`` goal requests get no accept or reject at all (a lost request).
+    """
+
+    def __init__(self, node, arm: str,
+                 answer: Callable[[MoveToTarget.Goal], tuple[int, str]] | None = None,
+                 hold: Callable[[MoveToTarget.Goal], bool] | None = None,
+                 unanswered: int = 0) -> None:
+        self.goals: list[MoveToTarget.Goal] = []
+        self.requests = 0
+        self.unanswered = unanswered
+        self.answer = answer or (lambda goal: (MotionErrorCode.SUCCESS, ''))
+        self.hold = hold or (lambda goal: False)
+        self.held: list[Future] = []
+        # Reentrant: a parked goal callback must not block the test node's other callbacks.
+        self.server = ActionServer(node, MoveToTarget,
+                                   f'/{arm}/trajectory_executor/move_to_target', self._execute,
+                                   goal_callback=self._on_goal,
+                                   callback_group=ReentrantCallbackGroup())
+
+    def release(self) -> None:
+        for future in self.held:
+            if not future.done():
+                future.set_result(None)
+
+    async def _on_goal(self, request) -> GoalResponse:
+        self.requests += 1
+        if self.requests <= self.unanswered:
+            parked = Future()
+            self.held.append(parked)
+            await parked
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    async def _execute(self, handle) -> MoveToTarget.Result:
+        goal = handle.request
+        self.goals.append(goal)
+        if self.hold(goal):
+            parked = Future()
+            self.held.append(parked)
+            await parked
+        feedback = MoveToTarget.Feedback(progress=1.0)
+        feedback.tip_position = goal.target.pose.position
+        handle.publish_feedback(feedback)
+        code, message = self.answer(goal)
+        result = MoveToTarget.Result(message=message)
+        result.error_code.val = code
+        if code == MotionErrorCode.IK_FAILED:
+            result.ik_error_code.val = IKErrorCode.OUT_OF_REACH
+        if code == MotionErrorCode.SUCCESS:
+            handle.succeed()
+        else:
+            handle.abort()
+        return result
+
+
+class Recorder:
+    """Everything target_input reports: status and ball states."""
+
+    def __init__(self, node, arm: str) -> None:
+        self.status: list[TargetStatus] = []
+        self.balls: list[BallState] = []
+        self.markers: list[Marker] = []
+        node.create_subscription(Marker, f'/{arm}/ball_marker', self.markers.append, RECORD_QOS)
+        node.create_subscription(TargetStatus, f'/{arm}/target_status', self.status.append,
+                                 RECORD_QOS)
+        node.create_subscription(BallState, f'/{arm}/ball_state', self.balls.append, RECORD_QOS)
+
+    def with_state(self, state: int, source: str | None = None) -> list[TargetStatus]:
+        return [s for s in self.status
+                if s.state == state and (source is None or s.source == source)]
+
+    def attached_changes(self) -> list[bool]:
+        """The ball's attached flag over time, consecutive repeats collapsed."""
+        changes: list[bool] = []
+        for ball in self.balls:
+            if not changes or changes[-1] != ball.attached:
+                changes.append(ball.attached)
+        return changes
+
+
+def _wait(condition: Callable[[], object], timeout: float, spin, what: str, process) -> None:
+    """wait_for, with the node's log in the failure message."""
+    try:
+        wait_for(condition, timeout, spin, what)
+    except AssertionError as error:
+        raise AssertionError(f'{error}\n--- {process.name} ---\n{process.output()}') from None
+
+
+def _params(arm: str, urdf_of, **extra) -> dict:
+    return {'robot_description': urdf_of(arm), 'arm': arm, **extra}
+
+
+def _distinct(goals: list[MoveToTarget.Goal]) -> list[MoveToTarget.Goal]:
+    """Goals with consecutive repeats dropped (a goal without an answer is sent again)."""
+    return [g for i, g in enumerate(goals) if i == 0 or g != goals[i - 1]]
+
+
+def _goal_point(goal: MoveToTarget.Goal) -> list[float]:
+    position = goal.target.pose.position
+    return [position.x, position.y, position.z]
+
+
+def _send_until_goal(node, spin, fake: FakeExecutor, recorder: Recorder, publish) -> None:
+    """Publish until the node has seen the action server and a goal arrived (discovery of the
+    server by target_input's client takes a moment; earlier targets are REFUSED)."""
+    deadline = time.monotonic() + START_TIMEOUT
+    before = len(fake.goals)
+    while time.monotonic() < deadline and len(fake.goals) == before:
+        publish()
+        end = time.monotonic() + 0.5
+        while time.monotonic() < end and len(fake.goals) == before:
+            spin()
+    assert len(fake.goals) > before, 'no goal reached the fake executor'
+
+
+def test_clicked_point_and_goal_pose_become_goals(processes, ros_node, urdf_of):
+    node, spin = ros_node
+    fake = FakeExecutor(node, 'manipulator3d')
+    recorder = Recorder(node, 'manipulator3d')
+    process = processes.start_node('arm_ik', 'target_input', namespace='/manipulator3d',
+                                   params=_params('manipulator3d', urdf_of,
+                                                  motion_law='linear_cartesian', duration=1.5,
+                                                  goal_pose_type='full_pose'))
+    clicks = node.create_publisher(PointStamped, '/manipulator3d/clicked_point', 10)
+    poses = node.create_publisher(PoseStamped, '/manipulator3d/goal_pose', 10)
+
+    click = PointStamped()
+    click.header.frame_id = 'base_link'
+    click.point.x, click.point.y, click.point.z = 0.5, 0.2, 0.3
+    _send_until_goal(node, spin, fake, recorder, lambda: clicks.publish(click))
+    goal = fake.goals[-1]
+    assert _goal_point(goal) == pytest.approx([0.5, 0.2, 0.3])
+    assert goal.target.header.frame_id == 'base_link'
+    assert goal.goal_type == MoveToTarget.Goal.GOAL_POSITION
+    assert goal.motion_law == 'linear_cartesian' and goal.duration == pytest.approx(1.5)
+    assert not goal.joint_target.name
+    wait_for(lambda: recorder.with_state(TargetStatus.SUCCEEDED, 'clicked_point'), 10.0, spin,
+             'the clicked target reported as reached')
+    reached = recorder.with_state(TargetStatus.SUCCEEDED, 'clicked_point')[-1]
+    assert reached.target.x == pytest.approx(0.5) and 'reached' in reached.message
+
+    pose = PoseStamped()
+    pose.header.frame_id = 'base_link'
+    pose.pose.position.x, pose.pose.position.y, pose.pose.position.z = 0.4, -0.1, 0.2
+    pose.pose.orientation.w = 1.0
+    count = len(fake.goals)
+    poses.publish(pose)
+    wait_for(lambda: len(fake.goals) > count, 10.0, spin, 'the goal_pose goal')
+    goal = fake.goals[-1]
+    assert _goal_point(goal) == pytest.approx([0.4, -0.1, 0.2])
+    assert goal.goal_type == MoveToTarget.Goal.GOAL_FULL_POSE
+    assert goal.target.pose.orientation.w == pytest.approx(1.0)
+    wait_for(lambda: recorder.with_state(TargetStatus.SUCCEEDED, 'goal_pose'), 10.0, spin,
+             'the goal pose reported as reached')
+
+    # A NaN click is refused here, never forwarded.
+    count = len(fake.goals)
+    click.point.y = math.nan
+    clicks.publish(click)
+    wait_for(lambda: [s for s in recorder.with_state(TargetStatus.REFUSED, 'clicked_point')
+                      if 'non-finite' in s.message], 10.0, spin, 'the NaN click refused')
+    refused = [s for s in recorder.with_state(TargetStatus.REFUSED) if 'non-finite' in s.message]
+    assert refused[-1].error_code.val == MotionErrorCode.INVALID_GOAL
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:
+        spin()
+    assert len(fake.goals) == count
+    assert process.alive(), process.output()
+
+
+def test_a_failed_target_is_reported_with_its_code(processes, ros_node, urdf_of):
+    node, spin = ros_node
+    fake = FakeExecutor(node, 'ccd5', lambda goal: (MotionErrorCode.IK_FAILED,
+                                                     'target 1.6 m from the shoulder'))
+    recorder = Recorder(node, 'ccd5')
+    processes.start_node('arm_ik', 'target_input', namespace='/ccd5',
+                         params=_params('ccd5', urdf_of))
+    clicks = node.create_publisher(PointStamped, '/ccd5/clicked_point', 10)
+    click = PointStamped()
+    click.point.x, click.point.z = 1.6, 0.2
+    _send_until_goal(node, spin, fake, recorder, lambda: clicks.publish(click))
+    wait_for(lambda: recorder.with_state(TargetStatus.FAILED), 10.0, spin, 'the failure report')
+    failure = recorder.with_state(TargetStatus.FAILED)[-1]
+    assert failure.error_code.val == MotionErrorCode.IK_FAILED
+    assert failure.ik_error_code.val == IKErrorCode.OUT_OF_REACH
+    assert 'IK_FAILED: target 1.6 m from the shoulder' in failure.message
+
+
+def _set(node, spin, arm: str, name: str, value: ParameterValue):
+    client = node.create_client(SetParameters, f'/{arm}/target_input/set_parameters')
+    wait_for(client.service_is_ready, START_TIMEOUT, spin, 'set_parameters service')
+    future = client.call_async(SetParameters.Request(
+        parameters=[ParameterMsg(name=name, value=value)]))
+    wait_for(future.done, 10.0, spin, 'set_parameters reply')
+    return future.result().results[0]
+
+
+def _set_parameter(node, spin, arm: str, name: str, values: list[float]):
+    return _set(node, spin, arm, name, ParameterValue(
+        type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=values))
+
+
+def test_unreachable_start_is_refused_and_no_goal_is_sent(processes, ros_node, urdf_of):
+    node, spin = ros_node
+    fake = FakeExecutor(node, 'manipulator3d')
+    recorder = Recorder(node, 'manipulator3d')
+    process = processes.start_node('arm_ik', 'target_input', namespace='/manipulator3d',
+                                   params=_params('manipulator3d', urdf_of,
+                                                  sequence_file='manipulator3d_pick_place.yaml',
+                                                  start=[1.5, 0.0, 0.2], cycles=1))
+    wait_for(lambda: recorder.with_state(TargetStatus.REFUSED), START_TIMEOUT, spin,
+             'START refused')
+    refusal = recorder.with_state(TargetStatus.REFUSED)[0]
+    assert refusal.target_name == 'start' and refusal.step_kind == 'check'
+    assert refusal.ik_error_code.val == IKErrorCode.OUT_OF_REACH
+    assert refusal.error_code.val == MotionErrorCode.IK_FAILED
+    assert 'START [1.500, 0.000, 0.200] m is unreachable' in refusal.message
+    assert 'maximum reach 1.100 m' in refusal.message
+    wait_for(lambda: 'cycle refused, no goal sent' in process.output(), 5.0, spin,
+             'the refusal in the log')
+    deadline = time.monotonic() + 3.0   # the fake server is up: still nothing may arrive
+    while time.monotonic() < deadline:
+        spin()
+    assert fake.goals == []
+
+    # Updates are checked the same way: an unreachable GOAL is rejected with the reason...
+    rejected = _set_parameter(node, spin, 'manipulator3d', 'goal', [0.3, 0.0, -0.2])
+    assert not rejected.successful
+    assert 'GOAL [0.300, 0.000, -0.200] m is unreachable' in rejected.reason
+    assert 'needs at least 0.000 m' in rejected.reason
+    rejected = _set_parameter(node, spin, 'manipulator3d', 'start', [0.5, math.nan, 0.2])
+    assert not rejected.successful and 'finite' in rejected.reason
+    assert fake.goals == []
+    # ...and a reachable START lets the refused cycle start.
+    accepted = _set_parameter(node, spin, 'manipulator3d', 'start', [0.5, -0.2, 0.15])
+    assert accepted.successful, accepted.reason
+    wait_for(lambda: len(fake.goals) >= 2, START_TIMEOUT, spin, 'the cycle after the update')
+    assert _goal_point(fake.goals[1]) == pytest.approx([0.5, -0.2, 0.15])
+    assert process.alive(), process.output()
+
+
+@pytest.mark.parametrize('arm, cycles, targets', [
+    ('manipulator3d', 1, ['home', 'start', 'goal', 'home']),
+    ('ccd5', 2, ['pick', 'lift', 'place', 'home'] * 2),
+])
+def test_scripted_cycle_against_a_fake_executor(arm, cycles, targets, processes, ros_node,
+                                                urdf_of, load_arm):
+    node, spin = ros_node
+    fake = FakeExecutor(node, arm)
+    recorder = Recorder(node, arm)
+    process = processes.start_node('arm_ik', 'target_input', namespace=f'/{arm}',
+                                   params=_params(arm, urdf_of, cycles=cycles,
+                                                  sequence_file=f'{arm}_pick_place.yaml'))
+    _wait(lambda: recorder.with_state(TargetStatus.FINISHED), 40.0, spin,
+          f'{cycles} cycle(s) of {arm}_pick_place', process)
+    assert process.alive(), process.output()
+    model = load_arm(arm)
+    names = [s.target_name for s in recorder.with_state(TargetStatus.STARTED)
+             if s.step_kind == 'move']
+    assert names == targets
+    goals = _distinct(fake.goals)
+    assert len(goals) == len(targets)
+    for goal, name in zip(goals, targets):
+        if name == 'home':
+            assert tuple(goal.joint_target.name) == model.joint_names
+        else:
+            assert not goal.joint_target.name
+    assert recorder.attached_changes() == [False] + [True, False] * cycles
+    attached = [b for b in recorder.balls if b.attached]
+    assert attached[0].phase == 'PICK' and attached[0].radius > 0.0
+    first = next(i for i, b in enumerate(recorder.balls) if b.attached)
+    assert next(b for b in recorder.balls[first:] if not b.attached).phase == 'PLACE'
+    done = [s for s in recorder.status if s.step_kind in ('attach', 'detach')]
+    assert [(s.phase, s.step_kind) for s in done] == [('PICK', 'attach'),
+                                                      ('PLACE', 'detach')] * cycles
+    assert all(s.state == TargetStatus.SUCCEEDED for s in done)
+    wait_for(lambda: recorder.markers, 5.0, spin, 'the ball marker')
+    marker = recorder.markers[-1]
+    assert (marker.ns, marker.type, marker.action) == ('ball', Marker.SPHERE, Marker.ADD)
+    assert marker.scale.x == pytest.approx(2.0 * recorder.balls[-1].radius)
+    assert marker.pose.position == recorder.balls[-1].position
+    carried = [m for m in recorder.markers if m.color.r > 0.9]   # orange while carried
+    assert carried and marker.color.g > marker.color.r             # green once put down
+
+
+def test_a_failed_move_stops_the_cycle(processes, ros_node, urdf_of):
+    node, spin = ros_node
+
+    def answer(goal: MoveToTarget.Goal) -> tuple[int, str]:
+        if _goal_point(goal) == pytest.approx([0.45, 0.45, 0.15]):
+            return MotionErrorCode.UNSAFE_PATH, 'the path hits the obstacle'
+        return MotionErrorCode.SUCCESS, ''
+    fake = FakeExecutor(node, 'manipulator3d', answer)
+    recorder = Recorder(node, 'manipulator3d')
+    processes.start_node('arm_ik', 'target_input', namespace='/manipulator3d',
+                         params=_params('manipulator3d', urdf_of,
+                                        sequence_file='manipulator3d_pick_place.yaml'))
+    wait_for(lambda: recorder.with_state(TargetStatus.FAILED), START_TIMEOUT, spin,
+             'the GOAL move reported as failed')
+    failure = recorder.with_state(TargetStatus.FAILED)[0]
+    assert failure.phase == 'GOAL' and failure.target_name == 'goal'
+    assert failure.error_code.val == MotionErrorCode.UNSAFE_PATH
+    assert 'UNSAFE_PATH: the path hits the obstacle' in failure.message
+    deadline = time.monotonic() + 1.5
+    while time.monotonic() < deadline:
+        spin()
+    assert len(_distinct(fake.goals)) == 3  # home, start, goal: nothing after the failure
+    assert recorder.balls[-1].attached     # still carried where the arm stopped
+
+
+def _is_point(goal: MoveToTarget.Goal, point: list[float]) -> bool:
+    return not goal.joint_target.name and _goal_point(goal) == pytest.approx(point)
+
+
+def test_a_click_takes_over_the_running_cycle(processes, ros_node, urdf_of):
+    node, spin = ros_node
+    start = [0.6, -0.3, 0.1]
+    fake = FakeExecutor(node, 'manipulator3d', hold=lambda goal: _is_point(goal, start))
+    recorder = Recorder(node, 'manipulator3d')
+    processes.start_node('arm_ik', 'target_input', namespace='/manipulator3d',
+                         params=_params('manipulator3d', urdf_of,
+                                        sequence_file='manipulator3d_pick_place.yaml'))
+    wait_for(lambda: len(fake.held) == 1, START_TIMEOUT, spin, 'the START move in flight')
+    clicks = node.create_publisher(PointStamped, '/manipulator3d/clicked_point', 10)
+    click = PointStamped()
+    click.point.x, click.point.y, click.point.z = 0.3, 0.3, 0.4
+    clicks.publish(click)
+    wait_for(lambda: len(fake.goals) == 3, 10.0, spin, 'the clicked goal')
+    assert _is_point(fake.goals[2], [0.3, 0.3, 0.4])
+    wait_for(lambda: recorder.with_state(TargetStatus.STOPPED), 10.0, spin, 'the cycle stopped')
+    assert 'clicked_point took over' in recorder.with_state(TargetStatus.STOPPED)[0].message
+    # The executor ends the replaced goal (here: it succeeds late); the cycle stays stopped.
+    fake.release()
+    wait_for(lambda: recorder.with_state(TargetStatus.SUCCEEDED, 'clicked_point'), 10.0, spin,
+             'the click reached')
+    deadline = time.monotonic() + 1.5
+    while time.monotonic() < deadline:
+        spin()
+    assert len(fake.goals) == 3
+    assert all(s.target_name != 'start'
+               for s in recorder.with_state(TargetStatus.SUCCEEDED, 'sequence'))
+
+
+def test_a_move_without_result_times_out(processes, ros_node, urdf_of):
+    node, spin = ros_node
+    fake = FakeExecutor(node, 'manipulator3d', hold=lambda goal: True)
+    recorder = Recorder(node, 'manipulator3d')
+    processes.start_node('arm_ik', 'target_input', namespace='/manipulator3d',
+                         params=_params('manipulator3d', urdf_of, result_timeout=1.0,
+                                        sequence_file='manipulator3d_pick_place.yaml'))
+    wait_for(lambda: recorder.with_state(TargetStatus.FAILED), START_TIMEOUT, spin,
+             'the timeout report')
+    failure = recorder.with_state(TargetStatus.FAILED)[0]
+    assert failure.phase == 'HOME' and 'no result from the executor within 1 s' in failure.message
+    assert fake.goals and all(g == fake.goals[0] for g in fake.goals)   # HOME, maybe resent
+    fake.release()
+
+
+def _trigger(node, spin, name: str) -> Trigger.Response:
+    client = node.create_client(Trigger, name)
+    wait_for(client.service_is_ready, START_TIMEOUT, spin, name)
+    future = client.call_async(Trigger.Request())
+    wait_for(future.done, 10.0, spin, f'{name} reply')
+    return future.result()
+
+
+def test_cycle_services_and_parameter_checks(processes, ros_node, urdf_of):
+    node, spin = ros_node
+    fake = FakeExecutor(node, 'ccd5', hold=lambda goal: _is_point(goal, [0.6, -0.3, 0.6]))
+    recorder = Recorder(node, 'ccd5')
+    processes.start_node('arm_ik', 'target_input', namespace='/ccd5',
+                         params=_params('ccd5', urdf_of, autostart=False,
+                                        sequence_file='ccd5_pick_place.yaml'))
+    text = ParameterType.PARAMETER_STRING
+    for name, value, words in [
+            ('motion_law', ParameterValue(type=text, string_value='teleport'), 'unknown motion'),
+            ('solver', ParameterValue(type=text, string_value='fabrik'), 'unknown solver'),
+            ('solver', ParameterValue(type=text, string_value='analytic'), 'needs 3 joints'),
+            ('goal_pose_type', ParameterValue(type=text, string_value='pose'), 'not one of'),
+            ('grasp_tolerance', ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
+                                               double_value=math.nan), 'out of range'),
+            ('grasp_tolerance', ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
+                                               double_value=0.0), 'finite number > 0'),
+            ('start', ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY,
+                                     double_array_value=[0.5, 0.0, 0.3]), "no point 'start'")]:
+        result = _set(node, spin, 'ccd5', name, value)
+        assert not result.successful and words in result.reason, (name, result.reason)
+    deadline = time.monotonic() + 1.0       # autostart off: nothing is sent by itself
+    while time.monotonic() < deadline:
+        spin()
+    assert fake.goals == []
+
+    started = _trigger(node, spin, '/ccd5/target_input/run_cycle')
+    assert started.success, started.message
+    wait_for(lambda: fake.held, 10.0, spin, 'the LIFT move in flight')
+    assert not _trigger(node, spin, '/ccd5/target_input/run_cycle').success   # running
+    stopped = _trigger(node, spin, '/ccd5/target_input/stop_cycle')
+    assert stopped.success and stopped.message == 'cycle stopped'
+    wait_for(lambda: recorder.with_state(TargetStatus.STOPPED), 10.0, spin, 'STOPPED report')
+    assert '~/stop_cycle was called' in recorder.with_state(TargetStatus.STOPPED)[0].message
+    assert recorder.balls[-1].attached     # the ball stays in the gripper where it stopped
+    fake.release()
+    assert len(_distinct(fake.goals)) == 2
+
+
+def test_an_unanswered_goal_is_sent_again(processes, ros_node, urdf_of):
+    node, spin = ros_node
+    fake = FakeExecutor(node, 'manipulator3d', unanswered=1)
+    recorder = Recorder(node, 'manipulator3d')
+    process = processes.start_node('arm_ik', 'target_input', namespace='/manipulator3d',
+                                   params=_params('manipulator3d', urdf_of, cycles=1,
+                                                  response_timeout=1.0,
+                                                  sequence_file='manipulator3d_pick_place.yaml'))
+    wait_for(lambda: recorder.with_state(TargetStatus.FINISHED), 40.0, spin,
+             'the cycle after the lost first goal')
+    assert fake.requests >= 5       # HOME twice, then START, GOAL, HOME
+    assert 'no answer to the goal for home within 1 s; sending it again' in process.output()
+    assert [s.target_name for s in recorder.with_state(TargetStatus.SUCCEEDED)
+            if s.step_kind == 'move'] == ['home', 'start', 'goal', 'home']
+    fake.release()
+
+
+@pytest.mark.parametrize('arm, text, message', [
+    ('manipulator3d', 'steps: [{jump: home}]', "unknown key 'jump'"),
+    ('manipulator3d', 'points: {a: [0.5, .nan, 0.2]}\nsteps: [{move: a}]',
+     'points.a[1]: must be finite'),
+    ('ccd5', None, 'written for arm "manipulator3d", this node serves "ccd5"'),
+    ('manipulator3d', 'absent', "sequence file 'absent.yaml' not found"),
+])
+def test_bad_sequence_file_refuses_to_start(arm, text, message, processes, urdf_of, tmp_path):
+    if text is None:
+        name = str(CONFIG / 'manipulator3d_pick_place.yaml')
+    elif text == 'absent':
+        name = 'absent.yaml'
+    else:
+        name = str(tmp_path / 'bad.yaml')
+        Path(name).write_text(text, encoding='utf-8')
+    process = processes.start_node('arm_ik', 'target_input', namespace=f'/{arm}',
+                                   params=_params(arm, urdf_of, sequence_file=name))
+    assert process.wait_for_exit(START_TIMEOUT) == 1, process.output()
+    assert message in process.output()
+
+
+def test_interactive_console_asks_until_reachable(ros_domain, ros_node, urdf_of, tmp_path):
+    node, spin = ros_node
+    fake = FakeExecutor(node, 'manipulator3d')
+    recorder = Recorder(node, 'manipulator3d')
+    params = tmp_path / 'params.yaml'
+    import yaml
+    params.write_text(yaml.safe_dump({'/**': {'ros__parameters': _params(
+        'manipulator3d', urdf_of, sequence_file='manipulator3d_pick_place.yaml',
+        interactive=True, cycles=1)}}), encoding='utf-8')
+    log = tmp_path / 'console.log'
+    env = ros_domain.environment()
+    env['PYTHONUNBUFFERED'] = '1'
+    with open(log, 'wb') as output:
+        # Started here, not by ProcessGroup, because it needs a stdin to type into.
+        process = subprocess.Popen(
+            [executable_path('arm_ik', 'target_input'), '--ros-args', '-r',
+             '__ns:=/manipulator3d', '--params-file', str(params)],
+            stdin=subprocess.PIPE, stdout=output, stderr=subprocess.STDOUT, env=env,
+            start_new_session=True)
+    try:
+        # START: out of reach, then not a point, then reachable; GOAL: Enter keeps the file's.
+        process.stdin.write(b'1.5 0 0.2\n0.5 0.2\n0.5, -0.2, 0.15\n\n')
+        process.stdin.flush()
+        wait_for(lambda: recorder.with_state(TargetStatus.FINISHED), 40.0, spin,
+                 'the cycle with the typed START')
+        text = log.read_text(encoding='utf-8', errors='replace')
+        assert 'START [1.500, 0.000, 0.200] m is unreachable' in text
+        assert 'not a point: expected 3 numbers' in text
+        assert 'START [0.500, -0.200, 0.150] m is reachable' in text
+        assert _goal_point(fake.goals[1]) == pytest.approx([0.5, -0.2, 0.15])
+        assert _goal_point(fake.goals[2]) == pytest.approx([0.45, 0.45, 0.15])
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGINT)
+            try:
+                process.wait(timeout=5.0)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=5.0)
+
+
+# ---------------------------------------------------------------- with the real executor
+@pytest.mark.skipif(not _executor_installed(),
+                    reason='trajectory_executor is not installed (build the workspace with it)')
+@pytest.mark.parametrize('arm', ['ccd5', 'manipulator3d'])
+def test_pick_and_place_end_to_end(arm, processes, ros_node, urdf_of):
+    node, spin = ros_node
+    recorder = Recorder(node, arm)
+    common = _params(arm, urdf_of)
+    executor = processes.start_node('arm_ik', 'trajectory_executor', namespace=f'/{arm}',
+                                    params=common)
+    target_input = processes.start_node('arm_ik', 'target_input', namespace=f'/{arm}',
+                                        params={**common, 'cycles': 1, 'autostart': False,
+                                                'sequence_file': f'{arm}_pick_place.yaml'})
+    # Started by hand once this test hears the ball, so it sees every ball state.
+    wait_for(lambda: recorder.balls, START_TIMEOUT, spin, 'the ball at the pick point')
+    deadline = time.monotonic() + START_TIMEOUT
+    while not _trigger(node, spin, f'/{arm}/target_input/run_cycle').success:
+        assert time.monotonic() < deadline, executor.output()
+        end = time.monotonic() + 0.5
+        while time.monotonic() < end:
+            spin()
+    deadline = time.monotonic() + 120.0
+    while time.monotonic() < deadline and not (recorder.with_state(TargetStatus.FINISHED) or
+                                               recorder.with_state(TargetStatus.FAILED)):
+        spin()
+    failed = recorder.with_state(TargetStatus.FAILED)
+    assert not failed, f'{failed[0].phase}: {failed[0].message}\n{executor.output()}'
+    assert recorder.with_state(TargetStatus.FINISHED), target_input.output()
+    assert recorder.attached_changes() == [False, True, False]
+    done = [(s.phase, s.step_kind) for s in recorder.status
+            if s.step_kind in ('attach', 'detach') and s.state == TargetStatus.SUCCEEDED]
+    assert done == [('PICK', 'attach'), ('PLACE', 'detach')]
+    moves = [s for s in recorder.with_state(TargetStatus.SUCCEEDED) if s.step_kind == 'move']
+    assert len(moves) == 4 and all(s.final_error < 0.01 for s in moves)
+    placed = recorder.balls[-1]
+    assert not placed.attached
+    place = {'ccd5': [0.35, 0.55, 0.30], 'manipulator3d': [0.45, 0.45, 0.15]}[arm]
+    assert [placed.position.x, placed.position.y, placed.position.z] == pytest.approx(
+        place, abs=0.02)
+    assert executor.alive() and target_input.alive()

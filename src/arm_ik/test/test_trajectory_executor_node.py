@@ -1,0 +1,379 @@
+"""trajectory_executor in its own process, over DDS: the laws' shapes as a subscriber sees them,
+validation failures at the action client, preempt and cancel, the watchdog, the emergency
+stop, and both controller outputs checked by a subscriber standing in for the controller.
+
+The executors are started once per module (each test first moves to a known pose).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from action_msgs.msg import GoalStatus
+from motion_harness import max_step_ratio, MotionClient, wait_until
+import numpy as np
+import pytest
+from ros_harness import DomainClaim
+
+from arm_ik.kinematics.motion.laws import min_jerk
+
+SIX = ('base_yaw', 'shoulder_pitch', 'elbow_pitch', 'wrist_roll', 'wrist_pitch', 'tool_roll')
+SIX_HOME = np.array([0.0, 0.35, 0.9, 0.0, 0.6, 0.0])
+# The controller's joint order differs from the chain order on purpose.
+SIX_CONTROLLER = ('tool_roll', 'base_yaw', 'wrist_pitch', 'shoulder_pitch', 'wrist_roll',
+                  'elbow_pitch')
+POINTER = ('base_yaw', 'shoulder_pitch', 'elbow_pitch')
+POINTER_HOME = np.array([0.0, 0.5235987755982988, -1.0471975511965976])
+SUCCEEDED, CANCELED, ABORTED = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_CANCELED,
+                                GoalStatus.STATUS_ABORTED)
+RUNNING, FOLLOWING, HOLDING, ESTOP = 1, 2, 3, 4          # ExecutorStatus states
+
+
+@pytest.fixture(scope='module')
+def domain():
+    claim = DomainClaim()
+    yield claim
+    claim.release()
+
+
+@pytest.fixture(scope='module')
+def group(domain):
+    from arm_ik.process_group import ProcessGroup
+    processes = ProcessGroup(env=domain.environment())
+    yield processes
+    processes.close()
+
+
+@pytest.fixture(scope='module')
+def six(domain, group, urdf_of):
+    process = group.start_node('arm_ik', 'trajectory_executor', namespace='/six_axis', params={
+        'robot_description': urdf_of('six_axis'), 'arm': 'six_axis',
+        'output': 'forward_position', 'controller_joints': list(SIX_CONTROLLER),
+        'speed_scale': 1.0, 'watchdog_timeout': 0.3, 'publish_rate': 100.0})
+    client = MotionClient(domain.domain_id, '/six_axis', SIX, 'forward_position',
+                          controller_joints=SIX_CONTROLLER)
+    try:
+        client.wait_for_server(40.0)
+        yield client, process
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope='module')
+def pointer(domain, group, urdf_of):
+    process = group.start_node('arm_ik', 'trajectory_executor', namespace='/pointer3', params={
+        'robot_description': urdf_of('pointer3'), 'arm': 'pointer3',
+        'output': 'joint_trajectory', 'speed_scale': 1.0, 'follow_target': False})
+    client = MotionClient(domain.domain_id, '/pointer3', POINTER, 'joint_trajectory')
+    try:
+        client.wait_for_server(40.0)
+        yield client, process
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def arm6(six):
+    """The six-axis client, at its home pose, alive before and after the test."""
+    client, process = six
+    client.move_joints(SIX_HOME, duration=0.6)
+    yield client
+    assert process.alive(), process.output()[-3000:]
+
+
+def _moving(stamps, positions, start, goal):
+    """Messages of the move (from the last one at ``start`` to the first one at ``goal``)."""
+    away = np.flatnonzero(np.abs(positions - start).max(axis=1) > 1e-12)
+    there = np.flatnonzero(np.abs(positions - goal).max(axis=1) < 1e-9)
+    first = max(int(away[0]) - 1, 0)
+    last = int(there[there > first][0])
+    return stamps[first:last + 1], positions[first:last + 1]
+
+
+# ---------------------------------------------------------------------------- laws
+def test_min_jerk_shape_seen_by_a_subscriber(arm6):
+    goal = SIX_HOME + np.array([0.4, -0.3, 0.3, 0.5, -0.4, 0.6])
+    outcome = arm6.move(arm6.goal(joints=goal, law='min_jerk', duration=2.0))
+    assert outcome.status == SUCCEEDED and outcome.code == 0, outcome.message
+    stamps, positions = _moving(*arm6.positions(outcome.sent), SIX_HOME, goal)
+    delta = goal - SIX_HOME
+    fraction = (positions - SIX_HOME) @ delta / (delta @ delta)
+    # A straight joint line ...
+    off_line = positions - SIX_HOME - fraction[:, None] * delta
+    assert np.abs(off_line).max() < 1e-9
+    # ... with the min-jerk profile: find the start from the half-way crossing (symmetric).
+    half = np.interp(0.5, fraction, stamps)
+    start = half - 1.0
+    expected = min_jerk((stamps - start) / 2.0)[0]
+    assert np.abs(fraction - expected).max() < 0.01
+    assert stamps[-1] - stamps[0] == pytest.approx(2.0, abs=0.05)
+    # Velocity and acceleration vanish at both ends.
+    messages = arm6.states.since(outcome.sent)
+    speeds = np.array([np.abs(m.velocity).max() for m in messages])
+    assert speeds.max() == pytest.approx(1.875 * np.abs(delta).max() / 2.0, rel=0.02)
+    assert speeds[0] == 0.0 and speeds[-1] == 0.0
+    rate = np.diff(fraction) / np.diff(stamps)
+    assert rate[0] < 0.05 * rate.max() and rate[-1] < 0.05 * rate.max()
+
+
+def test_exponential_closes_the_same_fraction_every_tick(arm6):
+    goal = SIX_HOME + np.array([0.15, -0.1, 0.12, 0.0, 0.1, -0.15])
+    outcome = arm6.move(arm6.goal(joints=goal, law='exponential'))
+    assert outcome.code == 0, outcome.message
+    assert 'exponential (k = 3 1/s)' in outcome.message
+    stamps, positions = arm6.positions(outcome.sent)
+    gaps = np.abs(goal - positions).max(axis=1)
+    keep = (gaps > 0.01) & (gaps < 0.149)         # moving, well before the settle tolerance
+    index = np.flatnonzero(keep[:-1] & keep[1:])
+    assert len(index) > 50
+    ratios = gaps[index + 1] / gaps[index]
+    expected = np.exp(-3.0 * (stamps[index + 1] - stamps[index]))
+    assert np.abs(ratios / expected - 1.0).max() < 0.005
+    # Every joint closes the same fraction: a straight joint line.
+    direction = (positions[index] - goal) / np.linalg.norm(positions[index] - goal, axis=1,
+                                                           keepdims=True)
+    assert np.allclose(direction, (SIX_HOME - goal) / np.linalg.norm(SIX_HOME - goal),
+                       atol=1e-6)
+
+
+def test_speed_cap_never_exceeds_the_joint_speeds(arm6, load_arm):
+    model = load_arm('six_axis')
+    target = (1.1, -0.5, 0.9)
+    outcome = arm6.move(arm6.goal(position=target, law='speed_cap'))
+    assert outcome.code == 0, outcome.message
+    stamps, positions = arm6.positions(outcome.sent)
+    assert max_step_ratio(stamps, positions, model.velocity_limits) <= 1.0 + 0.02
+    assert np.linalg.norm(model.fk(positions[-1])[:3, 3] - target) <= 1e-3 + 1e-9
+    assert outcome.result.final_error <= 1e-3 + 1e-9
+
+
+@pytest.mark.parametrize('law', ['min_jerk_cartesian', 'linear_cartesian'])
+def test_cartesian_lines_are_straight(arm6, load_arm, law):
+    model = load_arm('six_axis')
+    start = model.fk(SIX_HOME)[:3, 3]
+    target = np.array([1.0, 0.6, 0.6])
+    outcome = arm6.move(arm6.goal(position=target, law=law, duration=2.0))
+    assert outcome.code == 0, outcome.message
+    stamps, positions = arm6.positions(outcome.sent)
+    tips = model.fk_batch(positions)[:, :3, 3]
+    direction = (target - start) / np.linalg.norm(target - start)
+    offsets = np.linalg.norm(np.cross(tips - start, direction), axis=1)
+    assert offsets.max() < 1e-3
+    assert np.linalg.norm(tips[-1] - target) < 2e-4
+    along = (tips - start) @ direction
+    moving = np.flatnonzero((along > 0.02) & (along < np.linalg.norm(target - start) - 0.02))
+    speeds = np.diff(along[moving]) / np.diff(stamps[moving])
+    if law == 'linear_cartesian':
+        # α = t/T: a constant tool speed between the ends.
+        assert np.abs(speeds / np.median(speeds) - 1.0).max() < 0.05
+    else:
+        assert speeds.max() > 1.5 * np.linalg.norm(target - start) / 2.0   # peaks at 1.875 L/T
+
+
+# ---------------------------------------------------------------------------- validation
+@pytest.mark.parametrize('goal, code, words', [
+    ({'position': (math.nan, 0.0, 1.0)}, 2, 'target.pose.position.x is nan'),
+    ({'position': (1.0, math.inf, 1.0)}, 2, 'position.y is inf'),
+    ({'position': (1.0, 0.6, 0.6), 'law': 'Min_Jerk'}, 2, 'unknown motion_law'),
+    ({'joints': [0.0, 0.35, 2.9, 0.0, 0.6, 0.0]}, 3, 'elbow_pitch'),
+    ({'joints': [0.0, 1.9, 1.5, 0.0, 0.5, 0.0]}, 4, 'below the floor'),
+    ({'position': (4.0, 0.0, 1.0)}, 1, 'OUT_OF_REACH'),
+])
+def test_validation_failures_reach_the_client(arm6, goal, code, words):
+    before = arm6.pose()
+    outcome = arm6.move(arm6.goal(**goal))
+    assert outcome.accepted and outcome.status == ABORTED
+    assert outcome.code == code and words in outcome.message, outcome.message
+    if code == 1:
+        assert outcome.result.ik_error_code.val == 1          # OUT_OF_REACH
+    arm6.assert_silent(outcome.sent, hold=0)
+    assert np.array_equal(arm6.pose(), before)
+
+
+def test_far_start_and_nan_trajectories_are_refused(arm6):
+    start = SIX_HOME + [0.3, 0.0, 0.0, 0.0, 0.0, 0.0]
+    reply = arm6.execute(SIX, [(0.0, start, []), (2.0, start + 0.1, [])])
+    assert reply.error_code.val == 5 and 'starts 0.3000 rad away' in reply.message
+    bad = SIX_HOME.copy()
+    bad[3] = math.nan
+    reply = arm6.execute(SIX, [(0.0, SIX_HOME, []), (2.0, bad, [])])
+    assert reply.error_code.val == 3 and 'wrist_roll at point 1 is nan' in reply.message
+    arm6.assert_silent(time.monotonic(), hold=0)
+
+
+# ---------------------------------------------------------------------------- preempt, cancel
+def test_a_new_goal_preempts_without_a_jump(arm6, load_arm):
+    model = load_arm('six_axis')
+    first = SIX_HOME + np.array([1.0, -0.5, 0.6, 0.0, 0.0, 0.0])
+    handle, feedback, sent = arm6.send(arm6.goal(joints=first, duration=3.0))
+    time.sleep(1.2)
+    second = arm6.move(arm6.goal(joints=SIX_HOME, duration=2.0))
+    old = arm6.outcome(handle, feedback, sent)
+    assert old.status == ABORTED and old.code == 7 and 'preempted' in old.message
+    assert second.status == SUCCEEDED and second.code == 0, second.message
+    stamps, positions = arm6.positions(sent)
+    assert max_step_ratio(stamps, positions, model.velocity_limits) <= 1.05
+    # The new goal started where the old one was held.
+    held = np.array(old.result.executed_path.points[-1].positions)
+    assert np.abs(np.array(second.result.executed_path.points[0].positions) - held).max() < \
+        0.02
+    assert feedback and 0.0 < feedback[-1][1].progress < 1.0
+
+
+def test_cancel_holds_without_a_jump(arm6, load_arm):
+    model = load_arm('six_axis')
+    goal = SIX_HOME + np.array([-1.0, 0.4, -0.5, 0.8, 0.0, 0.0])
+    handle, feedback, sent = arm6.send(arm6.goal(joints=goal, duration=3.0))
+    time.sleep(1.0)
+    arm6.cancel(handle)
+    canceled_at = time.monotonic()
+    outcome = arm6.outcome(handle, feedback, sent)
+    assert outcome.status == CANCELED and outcome.code == 6, outcome.message
+    stamps, positions = arm6.positions(sent)
+    assert max_step_ratio(stamps, positions, model.velocity_limits) <= 1.05
+    held = positions[-1]
+    assert 0.05 < np.abs(held - SIX_HOME).max() and np.abs(held - goal).max() > 0.05
+    arm6.assert_silent(canceled_at + 0.1, hold=0)
+    assert outcome.result.executed_path.points[-1].positions == pytest.approx(held.tolist())
+
+
+# ---------------------------------------------------------------------------- watchdog
+def test_watchdog_stops_a_stale_live_target(arm6, load_arm):
+    model = load_arm('six_axis')
+    centre = model.fk(SIX_HOME)[:3, 3]
+    started = time.monotonic()
+    for k in range(20):                  # 1 s of targets at 20 Hz on a small circle
+        angle = 0.3 * k
+        arm6.publish_target(centre + 0.15 * np.array([0.0, math.sin(angle), math.cos(angle)]))
+        time.sleep(0.05)
+    assert any(s.state == FOLLOWING for s in arm6.status.since(started))
+    stopped = time.monotonic()
+    status = arm6.wait_state(HOLDING, timeout=2.0)
+    assert status.last_error.val == 9 and 'stale' in status.message
+    time.sleep(max(0.0, stopped + 0.9 - time.monotonic()))
+    _, positions = arm6.positions(stopped + 0.3 + 0.1)      # watchdog 0.3 s + a period
+    assert len(positions) > 20 and np.all(positions == positions[-1])
+    # Targets again, far away: no lurch, the arm starts from where it held.
+    resumed = time.monotonic()
+    for _ in range(20):
+        arm6.publish_target(centre + np.array([-0.3, 0.4, -0.3]))
+        time.sleep(0.05)
+    stamps, positions = arm6.positions(resumed)
+    assert max_step_ratio(stamps, positions, model.velocity_limits) <= 1.05
+    assert np.abs(positions[0] - positions[-1]).max() > 0.05      # it did follow
+    arm6.wait_state(HOLDING, timeout=2.0)
+
+
+# ---------------------------------------------------------------------------- e-stop
+def test_emergency_stop_holds_and_refuses_goals_until_reset(arm6):
+    goal = SIX_HOME + np.array([0.8, -0.4, 0.4, 0.0, 0.0, 0.0])
+    handle, feedback, sent = arm6.send(arm6.goal(joints=goal, duration=3.0))
+    time.sleep(1.0)
+    try:
+        pressed = time.monotonic()
+        arm6.emergency_stop(True)
+        outcome = arm6.outcome(handle, feedback, sent)
+        assert outcome.status == ABORTED and outcome.code == 8
+        arm6.wait_state(ESTOP)
+        time.sleep(max(0.0, pressed + 0.5 - time.monotonic()))
+        # Held within one control period (10 ms) plus delivery.
+        after = arm6.states.timed_since(pressed + 0.03)
+        assert len(after) > 10
+        assert all(m.position == after[-1][1].position for _, m in after), \
+            [(round(t - pressed, 4), m.position[1]) for t, m in after][:30]
+        refused = arm6.move(arm6.goal(joints=SIX_HOME, duration=1.0))
+        assert refused.status == ABORTED and refused.code == 8 and '~/reset' in refused.message
+        reply = arm6.reset()
+        assert not reply.success and 'still pressed' in reply.message
+    finally:
+        arm6.emergency_stop(False)
+        time.sleep(0.2)
+        reply = arm6.reset()
+    assert reply.success, reply.message
+    assert arm6.move(arm6.goal(joints=SIX_HOME, duration=1.0)).code == 0
+
+
+# ---------------------------------------------------------------------------- outputs
+def test_forward_position_commands_in_the_controller_order(arm6):
+    goal = SIX_HOME + np.array([0.3, 0.2, -0.2, 0.4, 0.3, -0.5])
+    outcome = arm6.move(arm6.goal(joints=goal, duration=1.0))
+    assert outcome.code == 0
+    commands = arm6.commands.since(outcome.sent)
+    assert len(commands) >= 90                      # 1 s at 100 Hz
+    order = [SIX_CONTROLLER.index(name) for name in SIX]
+    commanded = np.array([np.array(c.data)[order] for c in commands])
+    _, states = arm6.positions(outcome.sent)
+    # Every command is a published joint state, in the controller's joint order.
+    for row in commanded:
+        assert np.abs(states - row).max(axis=1).min() == 0.0
+    assert commanded[-1].tolist() == pytest.approx(goal.tolist())
+    arm6.assert_silent(time.monotonic(), hold=0)      # nothing once the move is done
+
+
+def test_joint_trajectory_output_for_a_trajectory_controller(pointer):
+    client, process = pointer
+    client.move_joints(POINTER_HOME, duration=0.5)
+    goal = POINTER_HOME + np.array([0.6, 0.3, -0.4])
+    outcome = client.move(client.goal(joints=goal, law='min_jerk', duration=1.5))
+    assert outcome.code == 0, outcome.message
+    trajectories = client.commands.since(outcome.sent)
+    assert len(trajectories) == 1               # the whole move, once
+    message = trajectories[0]
+    assert list(message.joint_names) == list(POINTER)
+    times = np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9
+                      for p in message.points])
+    assert times[0] > 0.0 and np.all(np.diff(times) > 0.0)
+    assert times[-1] == pytest.approx(1.5)
+    positions = np.array([p.positions for p in message.points])
+    velocities = np.array([p.velocities for p in message.points])
+    assert positions.shape == velocities.shape == (len(times), 3)
+    assert positions[-1].tolist() == pytest.approx(goal.tolist())
+    assert not velocities[-1].any()
+    s = min_jerk(times / 1.5)[0]
+    assert np.allclose(positions, POINTER_HOME + s[:, None] * (goal - POINTER_HOME), atol=1e-9)
+    assert process.alive()
+
+
+def test_live_target_ignored_while_disabled_and_planned_path_markers(pointer):
+    client, _ = pointer
+    client.move_joints(POINTER_HOME, duration=0.5)
+    wait_until(lambda: client.paths.last() is not None, 5.0, 'planned_path markers')
+    markers = client.paths.last().markers
+    assert markers[0].action == 3                               # DELETEALL first
+    spaces = {m.ns for m in markers[1:]}
+    assert {'tip_path', 'ghosts', 'target'} <= spaces
+    ghosts = [m for m in markers if m.ns == 'ghosts']
+    assert len(ghosts) >= 2 and all(len(m.points) == 4 for m in ghosts)   # 3 joints + tip
+    before = client.pose()
+    client.publish_target((1.2, 0.3, 0.9))
+    client.assert_silent(time.monotonic(), hold=0)
+    assert np.array_equal(client.pose(), before)
+
+
+# ---------------------------------------------------------------------------- parameters
+@pytest.mark.parametrize('name, value', [
+    ('publish_rate', 0.0), ('publish_rate', -5.0), ('publish_rate', math.nan),
+    ('publish_rate', math.inf), ('publish_rate', 'fast'), ('speed_scale', 0.0),
+    ('speed_scale', 1.5), ('watchdog_timeout', 0.0), ('exponential_gain', -1.0),
+    ('motion_law', 'jump'), ('follow_law', 'min_jerk'), ('min_duration', 100.0),
+    ('output', 'joint_trajectory'),
+])
+def test_bad_parameter_updates_are_rejected_with_a_reason(six, name, value):
+    client, process = six
+    result = client.set_parameters(**{name: value})[0]
+    assert not result.successful and result.reason
+    assert process.alive()
+
+
+def test_publish_rate_changes_at_run_time(six):
+    client, _ = six
+    try:
+        assert client.set_parameters(publish_rate=50.0)[0].successful
+        time.sleep(0.3)
+        since = time.monotonic()
+        time.sleep(1.0)
+        stamps, _ = client.positions(since)
+        assert np.median(np.diff(stamps)) == pytest.approx(0.02, abs=0.002)
+    finally:
+        assert client.set_parameters(publish_rate=100.0)[0].successful
