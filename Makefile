@@ -69,6 +69,7 @@ lint: setup
 	$(ACTIVATE) && ruff check src benchmarks tools
 
 test: lint build
+	tools/ensure_chromium.sh
 	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m pytest src $(PYTEST_ARGS)
 
 demo: build

@@ -13,8 +13,12 @@ arrival time.
 - receive jitter: |Δarrival − 1/rate| in the subscriber process (middleware and scheduling
   included; for reference, a plain rclpy publisher measured about 10 ms p99 here).
 
-Rows: 100 Hz and 250 Hz; planning in a separate process (the default) and, for comparison,
-in a thread of the executor's process (``planning_process: false``); plus idle (no goals).
+Rows, at 100 Hz and 250 Hz: the shipped configuration idle (no goals) and under load, then
+under load with one choice undone each: no SCHED_FIFO priority for the control thread
+(``realtime_priority: 0``), an rclpy timer in its own callback group instead of the thread
+(``control_loop: timer``), planning in a thread of the executor's process
+(``planning_process: false``). Each row records the 1-minute load average of the machine,
+since other work on a 2-core machine shows in every figure.
 Merges the figures under the top-level key ``motion`` of ``bench_results.json`` (one
 sub-key per ROS distro; other keys are kept).
 
@@ -138,17 +142,27 @@ def jitter(times: list[float], period: float) -> dict[str, float]:
             'mean_period_ms': float(deltas.mean() * 1e3)}
 
 
-def measure(env: dict[str, str], rate: float, planning_process: bool, load: bool,
-            window: float, log_dir: Path) -> dict[str, Any]:
+# (label, load?, parameters changed from the shipped defaults)
+CONFIGS = (
+    ('shipped, idle', False, {}),
+    ('shipped', True, {}),
+    ('no realtime priority', True, {'realtime_priority': 0}),
+    ('rclpy timer', True, {'control_loop': 'timer'}),
+    ('planning in a thread', True, {'planning_process': False}),
+)
+
+
+def measure(env: dict[str, str], rate: float, label: str, load: bool, window: float,
+            log_dir: Path, extra: dict[str, Any]) -> dict[str, Any]:
     from arm_ik.kinematics.description import expand_xacro
     from arm_ik.process_group import ProcessGroup
 
     group = ProcessGroup(env=env, log_dir=str(log_dir))
     try:
         process = group.start_node('arm_ik', 'trajectory_executor', namespace=NAMESPACE, params={
-            'robot_description': expand_xacro(ARM), 'arm': ARM, 'publish_rate': rate,
-            'planning_process': planning_process, 'output': 'forward_position',
-            'speed_scale': 1.0, 'motion_law': 'min_jerk_cartesian'})
+            'robot_description': expand_xacro(ARM), 'arm': ARM, 'publish_rate': float(rate),
+            'output': 'forward_position', 'speed_scale': 1.0,
+            'motion_law': 'min_jerk_cartesian', **extra})
         # Start listening once the executor runs (discovery and the planner process: ~5 s).
         start_at = time.time() + 8.0
         listener = subprocess.Popen(
@@ -157,18 +171,23 @@ def measure(env: dict[str, str], rate: float, planning_process: bool, load: bool
             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(max(0.0, start_at - time.time() - 1.0))
         os.environ.update({k: env[k] for k in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE')})
-        stats = send_goals(window + 1.0, load)
+        try:
+            stats = send_goals(window + 1.0, load)
+        except RuntimeError as error:
+            raise RuntimeError(f'{error}; executor log:\n{process.output()[-3000:]}') from None
         out, err = listener.communicate(timeout=120)
         if listener.returncode != 0:
             raise RuntimeError(f'subscriber failed:\n{err[-3000:]}')
         records = json.loads(out.strip().splitlines()[-1])['records']
         if not process.alive():
             raise RuntimeError(f'the executor died:\n{process.output()[-3000:]}')
+        realtime_refused = 'not granted' in process.output()
     finally:
         group.close()
     period = 1.0 / rate
-    return {'rate_hz': rate, 'planning': 'process' if planning_process else 'thread',
+    return {'rate_hz': rate, 'config': label, 'parameters': extra,
             'load': 'cartesian goals' if load else 'idle', 'window_s': window,
+            'loadavg_1min': os.getloadavg()[0], 'realtime_refused': realtime_refused,
             'publish': jitter([r[0] for r in records], period),
             'receive': jitter([r[1] for r in records], period),
             'goals': stats['goals'], 'goals_succeeded': stats['succeeded'],
@@ -200,12 +219,13 @@ def merge_results(path: Path, distro: str, section: dict[str, Any]) -> None:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = [f'{"rate":>5s} {"planning":8s} {"load":15s} {"msgs":>5s} {"goals":>5s} '
-             f'{"IK":>6s} | {"pub p50":>7s} {"pub p99":>7s} {"pub max":>7s} | '
+    lines = [f'{"rate":>5s} {"configuration":21s} {"load":15s} {"lavg":>5s} {"msgs":>5s} '
+             f'{"goals":>5s} {"IK":>6s} | {"pub p50":>7s} {"pub p99":>7s} {"pub max":>7s} | '
              f'{"rcv p50":>7s} {"rcv p99":>7s} {"rcv max":>7s}  (ms)']
     for row in rows:
         pub, rcv = row['publish'], row['receive']
-        lines.append(f'{row["rate_hz"]:5.0f} {row["planning"]:8s} {row["load"]:15s} '
+        lines.append(f'{row["rate_hz"]:5.0f} {row["config"]:21s} {row["load"]:15s} '
+                     f'{row["loadavg_1min"]:5.2f} '
                      f'{pub["count"]:5d} {row["goals"]:5d} {row["ik_samples"]:6d} | '
                      f'{pub["p50_ms"]:7.3f} {pub["p99_ms"]:7.3f} {pub["max_ms"]:7.2f} | '
                      f'{rcv["p50_ms"]:7.3f} {rcv["p99_ms"]:7.3f} {rcv["max_ms"]:7.2f}')
@@ -238,25 +258,22 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix='bench_motion_') as logs:
             for rate in (100.0, 250.0):
-                for planning_process, load in ((True, False), (True, True), (False, True)):
-                    label = (f'{rate:.0f} Hz, planning in a '
-                             f'{"process" if planning_process else "thread"}, '
-                             f'{"Cartesian goals" if load else "idle"}')
-                    print(f'{distro}: {label} ...', flush=True)
-                    rows.append(measure(env, rate, planning_process, load, window,
-                                        Path(logs)))
+                for label, load, extra in CONFIGS:
+                    print(f'{distro}: {rate:.0f} Hz, {label} ...', flush=True)
+                    rows.append(measure(env, rate, label, load, window, Path(logs), extra))
     finally:
         claim.release()
-    shipped = [r for r in rows if r['planning'] == 'process' and r['load'] != 'idle']
-    at_100 = next(r for r in shipped if r['rate_hz'] == 100.0)
+    at_100 = next(r for r in rows if r['config'] == 'shipped' and r['rate_hz'] == 100.0)
     goals = {'publish_p99_le_2ms_at_100hz_under_load': at_100['publish']['p99_ms'] <= GOAL_P99_MS}
     section = {
         'generated': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
         'rclpy': rclpy_version, 'rmw': os.environ.get('RMW_IMPLEMENTATION', 'default'),
         'cpus': os.cpu_count(), 'arm': ARM, 'window_s': window,
-        'note': 'jitter = |period - 1/rate|; publish: from the header stamps set at publish '
-                'time; receive: arrival times in a subscriber process; load: back-to-back '
-                'min_jerk_cartesian full-pose goals (DLS at every sample)',
+        'note': 'jitter = |period - 1/rate|; publish: from the header stamps (the instant '
+                'each pose is sampled, just before it is published); receive: arrival times '
+                'in a subscriber process; load: back-to-back min_jerk_cartesian full-pose '
+                'goals (DLS at every sample); shipped: control thread at SCHED_FIFO 50 '
+                '(when granted), planning in a separate process',
         'rows': rows, 'goals': goals,
     }
     print()

@@ -12,7 +12,6 @@ The service is ``~/solve_ik`` with the QoS ik_server uses (reliable, depth 1000)
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import rclpy
@@ -24,6 +23,7 @@ from rclpy.executors import (
 )
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.task import Future
 
 from arm_interfaces.srv import SolveIK
 
@@ -56,7 +56,7 @@ def make_executor(kind: str) -> Executor:
 class EchoServer(Node):
     def __init__(self) -> None:
         super().__init__('echo_server')
-        self.create_service(SolveIK, '~/solve_ik', self.answer, qos_profile=SERVICE_QOS if os.environ.get("ECHO_DEEP", "1") == "1" else rclpy.qos.qos_profile_services_default)
+        self.create_service(SolveIK, '~/solve_ik', self.answer, qos_profile=SERVICE_QOS)
 
     @staticmethod
     def answer(request: SolveIK.Request, response: SolveIK.Response) -> SolveIK.Response:
@@ -73,7 +73,15 @@ def main(argv: list[str] | None = None) -> int:
     executor = make_executor(args.executor)
     executor.add_node(node)
     try:
-        executor.spin()
+        if args.executor == 'events':
+            # EventsExecutor.spin() of these wheels (Jazzy rclpy 7.1.6, Kilted 9.1.2), and its
+            # spin_until_future_complete without a timeout, keep a core busy without ever
+            # running a callback; with a timeout it works, so it spins in 1 s slices.
+            never = Future()
+            while rclpy.ok():
+                executor.spin_until_future_complete(never, timeout_sec=1.0)
+        else:
+            executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:

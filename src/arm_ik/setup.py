@@ -25,6 +25,8 @@ setup(
             'ik_client = arm_ik.client:main',
             'target_input = arm_ik.nodes.target_input:main',
             'safety_monitor = arm_ik.nodes.safety_monitor:main',
+            'lab_viewer = arm_ik.nodes.lab_viewer:main',
+            'markers = arm_ik.nodes.markers:main',
         ],
     },
 )

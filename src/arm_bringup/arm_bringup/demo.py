@@ -1,160 +1,216 @@
-"""The launch-free runner behind ``make demo``: every node in its own process, a scripted cycle.
+"""The launch-free runner behind ``make demo``: the whole pipeline, a scripted cycle, an MCAP.
 
-It starts the pipeline's nodes for one arm (as ``arm.launch.py`` does in a ROS install),
-runs a scripted cycle against them over DDS, prints what each step did, and stops every
-process cleanly on Ctrl-C or after ``--cycles`` cycles (0: until Ctrl-C).
+    python -m arm_bringup.demo                      # ccd5, until Ctrl-C, records demo.mcap
+    python -m arm_bringup.demo --cycles 1 --arm manipulator3d --mcap /tmp/run.mcap
+
+It starts the nodes arm.launch.py starts (arm_info, ik_server, safety_monitor,
+trajectory_executor, target_input, markers), each in its own process in the arm's namespace,
+with the same YAML (arm_bringup/config/<arm>.yaml) and the xacro expanded the same way (the
+xacro executable). No robot_state_publisher stand-in: nothing here reads TF (the nodes
+compute FK from the URDF, markers are drawn in base_link, the MCAP carries joint_states).
+An mcap_recorder process records the arm's topics first and stops last.
+
+Each cycle runs the arm's scenario (arm_bringup/scenario.py): the pick-and-place sequence
+through target_input (ccd5, manipulator3d), IK queries to ik_server, and MoveToTarget goals
+to the executor (a reachable target, an unreachable one, and a move whose straight joint
+path dips below the floor and must be detoured), printing what each step did. It stops every
+process cleanly after ``--cycles`` cycles (0: until Ctrl-C), then prints what the MCAP holds
+and a summary line; exit status 0 when every step had its expected outcome.
 """
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
-import math
 import os
+from pathlib import Path
+import signal
 import sys
-import time
+import tempfile
 
-import rclpy
-from rclpy.node import Node
+from arm_bringup.driver import DemoDriver, StepResult
+from arm_bringup.pipeline import (
+    expand_description,
+    LaunchOptions,
+    NODE_PACKAGE,
+    OPTIONAL_NODES,
+    PACKAGE,
+    pipeline_nodes,
+    PipelineError,
+)
+from arm_bringup.report import print_recording, Summary
+from arm_bringup.scenario import DEFAULT_ARM, Scenario, SCENARIOS
+from arm_ik.process_group import executable_path, NodeProcess, ProcessGroup
 
-from arm_ik.kinematics.description import ARMS, expand_xacro
-from arm_ik.process_group import ProcessGroup
-
-DEFAULT_ARM = 'pointer3'
-
-
-@dataclass
-class Summary:
-    """What the run did, printed at the end."""
-
-    cycles: int = 0
-    steps_ok: int = 0
-    steps_failed: int = 0
-    notes: list[str] = field(default_factory=list)
-
-    def record(self, ok: bool, text: str) -> None:
-        if ok:
-            self.steps_ok += 1
-        else:
-            self.steps_failed += 1
-        print(f'  [{"ok" if ok else "FAILED"}] {text}', flush=True)
+START_TIMEOUT = 60.0      # s for every node to come up (the executor spawns a planner)
+RECORDER_TIMEOUT = 20.0   # s for the recorder to subscribe to the key topics
 
 
-class DemoClient(Node):
-    """The scripted user of the pipeline: subscribes and calls like any other client."""
-
-    def __init__(self, arm: str) -> None:
-        super().__init__('demo_client')
-        from arm_ik.client import IKClient
-        from arm_ik.nodes.common import LATCHED_QOS
-        from arm_interfaces.msg import ArmInfo
-        self.arm = arm
-        self.info: ArmInfo | None = None
-        self.create_subscription(ArmInfo, f'/{arm}/arm_info', self._on_info, LATCHED_QOS)
-        self.ik = IKClient(self, arm)
-
-    def _on_info(self, message) -> None:
-        self.info = message
-
-    def wait(self, condition, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if condition():
-                return True
-            rclpy.spin_once(self, timeout_sec=0.05)
-        return condition()
-
-
-def start_pipeline(group: ProcessGroup, arm: str) -> None:
-    """Start the arm's nodes, each in its own process, in the arm's namespace."""
-    description = expand_xacro(arm)
-    common = {'robot_description': description, 'arm': arm}
-    group.start_node('arm_ik', 'arm_info', namespace=f'/{arm}', params=common)
-    group.start_node('arm_ik', 'ik_server', namespace=f'/{arm}', params=common)
-
-
-def scripted_targets(info) -> list[tuple[str, list[float]]]:
-    """Targets placed relative to the arm's own reach, so the script fits every arm."""
-    shoulder = [info.shoulder.x, info.shoulder.y, info.shoulder.z]
-    reach = info.max_reach
-
-    def at(fraction: float, azimuth_deg: float, elevation_deg: float) -> list[float]:
-        azimuth, elevation = math.radians(azimuth_deg), math.radians(elevation_deg)
-        return [shoulder[0] + fraction * reach * math.cos(elevation) * math.cos(azimuth),
-                shoulder[1] + fraction * reach * math.cos(elevation) * math.sin(azimuth),
-                shoulder[2] + fraction * reach * math.sin(elevation)]
-    targets = [('in front, 60 % reach', at(0.6, 20.0, 30.0)),
-               ('to the side, 85 % reach', at(0.85, 100.0, 15.0)),
-               ('unreachable, 120 % reach', at(1.2, 0.0, 20.0))]
-    if info.min_reach > 0.0:
-        targets.append(('inside the hole', at(0.5 * info.min_reach / reach, 0.0, 60.0)))
-    return targets
-
-
-def run_cycle(client: DemoClient, summary: Summary) -> None:
-    """One scripted cycle against the running nodes."""
-    ok = client.wait(lambda: client.info is not None, 20.0)
-    if not ok:
-        summary.record(False, 'no ArmInfo from arm_info within 20 s')
-        return
-    info = client.info
-    summary.record(True, f'arm_info: {info.arm} with joints {", ".join(info.joint_names)}, '
-                         f'reach {info.min_reach:.3f}..{info.max_reach:.3f} m')
-    if not client.ik.wait_for_service(20.0):
-        summary.record(False, 'ik_server did not come up within 20 s')
-        return
-    for label, target in scripted_targets(info):
-        expected_ok = 'unreachable' not in label and 'hole' not in label
+def start_nodes(group: ProcessGroup, arm: str, description: str, log_dir: str) -> list[str]:
+    """Start the pipeline's nodes; return the names of those started."""
+    started = []
+    # One cycle per ~/run_cycle call: the runner paces the cycles itself.
+    for node in pipeline_nodes(arm, description, LaunchOptions(cycle=False, cycles=1)):
         try:
-            reply = client.ik.solve(target, wait=10.0)
-        except TimeoutError as error:
-            summary.record(False, f'{label}: {error}')
+            executable_path(NODE_PACKAGE, node.executable)
+        except FileNotFoundError as error:
+            if node.executable not in OPTIONAL_NODES:
+                raise PipelineError(f'{error}: build the workspace (make build)') from None
+            print(f'demo: note: {NODE_PACKAGE}/{node.executable} is not installed; running '
+                  'without it', flush=True)
             continue
-        where = ', '.join(f'{v:+.3f}' for v in target)
-        if reply.success:
-            joints = ', '.join(f'{math.degrees(v):+.1f}' for v in reply.positions)
-            text = (f'{label} [{where}] m: {reply.solver} {reply.branch or ""} -> [{joints}] deg, '
-                    f'error {reply.position_error * 1e3:.3f} mm, {reply.solve_time * 1e3:.2f} ms')
-        else:
-            text = f'{label} [{where}] m: {reply.code.name}: {reply.message}'
-        summary.record(reply.success == expected_ok, text)
+        group.start_node(NODE_PACKAGE, node.executable, name=node.executable,
+                         namespace=node.namespace, params_files=node.write_params(log_dir))
+        started.append(node.executable)
+    return started
+
+
+def recorded_topics(arm: str, scenario: Scenario, nodes: list[str]) -> list[str]:
+    """Topics the recorder must have subscribed to before the script starts."""
+    ns = f'/{arm}'
+    action = f'{ns}/trajectory_executor/move_to_target/_action'
+    topics = [f'{ns}/joint_states', f'{ns}/ik_status', f'{ns}/safety_status',
+              f'{ns}/safety_markers', f'{action}/feedback', f'{action}/status',
+              f'{ns}/demo/move_results']
+    if scenario.pick_place:
+        topics += [f'{ns}/target_status', f'{ns}/ball_state']
+    if 'markers' in nodes:
+        topics.append(f'{ns}/markers')
+    return topics
+
+
+def wait_recording(driver: DemoDriver, topics: list[str]) -> list[str]:
+    """Wait until mcap_recorder subscribes to ``topics``; return those it did not."""
+    def missing() -> list[str]:
+        try:
+            subscribed = {name for name, _ in
+                          driver.get_subscriber_names_and_types_by_node('mcap_recorder', '/')}
+        except Exception:  # noqa: BLE001 - the recorder is not discovered yet
+            subscribed = set()
+        return [topic for topic in topics if topic not in subscribed]
+    driver.wait_until(lambda: not missing(), RECORDER_TIMEOUT)
+    return missing()
+
+
+def run_cycle(driver: DemoDriver, scenario: Scenario, summary: Summary) -> None:
+    """One scripted cycle: pick and place, IK queries, moves."""
+    if scenario.pick_place:
+        print(f'  pick and place ({scenario.arm}_pick_place.yaml through target_input):',
+              flush=True)
+        outcome = driver.pick_and_place(summary.record)
+        summary.record(outcome)
+    print('  IK queries (ik_server ~/solve_ik):', flush=True)
+    for query in scenario.queries:
+        summary.record(driver.ik_query(query))
+    print('  moves (trajectory_executor ~/move_to_target):', flush=True)
+    for move in scenario.moves:
+        summary.record(driver.move(move))
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--arm', default=DEFAULT_ARM, choices=sorted(SCENARIOS),
+                        help=f'arm to run (default {DEFAULT_ARM}: pick and place and the '
+                             'floor detour)')
+    parser.add_argument('--cycles', type=int, default=0,
+                        help='stop after this many scripted cycles (0: run until Ctrl-C)')
+    parser.add_argument('--mcap', default='demo.mcap',
+                        help="MCAP file to record to (default demo.mcap in the current folder, "
+                             "the repository root under make demo; '' records nothing)")
+    return parser.parse_args(argv)
+
+
+def run_pipeline(args: argparse.Namespace, scenario: Scenario, mcap: Path | None,
+                 log_dir: str, summary: Summary) -> None:
+    """Start everything, run the cycles, stop everything (the driver, the nodes, then the
+    recorder, so the MCAP holds everything up to the end)."""
+    description = expand_description(args.arm)
+    with ProcessGroup(log_dir=log_dir) as recorder_group:
+        if mcap is not None:
+            recorder_group.start_node(PACKAGE, 'mcap_recorder', params={
+                'output': str(mcap), 'prefixes': [f'/{args.arm}/'], 'topics': ['/rosout']})
+        with ProcessGroup(log_dir=log_dir) as nodes:
+            started = start_nodes(nodes, args.arm, description, log_dir)
+            print(f'demo: started {", ".join(started)} in /{args.arm}'
+                  + (' and mcap_recorder' if mcap else ''), flush=True)
+            driver = DemoDriver.create(args.arm)
+            try:
+                if not pipeline_up(driver, scenario, nodes.processes + recorder_group.processes,
+                                   summary):
+                    return
+                if mcap is not None:
+                    unrecorded = wait_recording(driver, recorded_topics(args.arm, scenario,
+                                                                        started))
+                    if unrecorded:
+                        print(f'demo: note: not recorded yet: {", ".join(unrecorded)}',
+                              flush=True)
+                while args.cycles <= 0 or summary.cycles < args.cycles:
+                    print(f'cycle {summary.cycles + 1}:', flush=True)
+                    run_cycle(driver, scenario, summary)
+                    summary.cycles += 1
+                    dead = [p.name for p in nodes.processes if not p.alive()]
+                    if dead:
+                        summary.record(StepResult(False, f'node process(es) died: '
+                                                  f'{", ".join(dead)} (logs in {log_dir})'))
+                        return
+            finally:
+                shield()
+                driver.close()
+
+
+def pipeline_up(driver: DemoDriver, scenario: Scenario, processes: list[NodeProcess],
+                summary: Summary) -> bool:
+    """Wait for the nodes; on failure record it and print the logs of the dead ones."""
+    missing = driver.wait_for_pipeline(scenario.pick_place, START_TIMEOUT)
+    dead = [p for p in processes if not p.alive()]
+    for process in dead:
+        print(f'demo: {process.name} exited:\n{process.output()[-2000:]}', flush=True)
+    if missing or dead:
+        summary.record(StepResult(False, f'not up within {START_TIMEOUT:g} s: '
+                                  + ', '.join(missing + [f'{p.name} exited' for p in dead])),
+                       indent='')
+        return False
+    return True
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def shield() -> None:
+    """Ignore Ctrl-C and SIGTERM from here on: a second one must not cut the shutdown short
+    (every node runs in a session of its own and would outlive this process)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--arm', default=DEFAULT_ARM, choices=ARMS)
-    parser.add_argument('--cycles', type=int, default=0,
-                        help='stop after this many scripted cycles (0: run until Ctrl-C)')
-    args = parser.parse_args(argv)
+    args = parse_args(argv)
+    # Ctrl-C and SIGTERM both end the run cleanly, even when started from a shell that
+    # ignores SIGINT in background jobs.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-
+    scenario = SCENARIOS[args.arm]
+    mcap = Path(args.mcap).resolve() if args.mcap else None
+    log_dir = tempfile.mkdtemp(prefix='arm_demo_')
     summary = Summary()
-    print(f'demo: arm {args.arm}, ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID", "0")}',
-          flush=True)
-    with ProcessGroup() as group:
-        start_pipeline(group, args.arm)
-        print(f'demo: started {", ".join(p.name for p in group.processes)} '
-              f'(logs in {group.log_dir})', flush=True)
-        rclpy.init()
-        client = DemoClient(args.arm)
-        try:
-            while args.cycles <= 0 or summary.cycles < args.cycles:
-                print(f'cycle {summary.cycles + 1}:', flush=True)
-                run_cycle(client, summary)
-                summary.cycles += 1
-                dead = [p.name for p in group.processes if not p.alive()]
-                if dead:
-                    summary.record(False, f'node process(es) died: {", ".join(dead)}')
-                    break
-                if args.cycles <= 0:
-                    client.wait(lambda: False, 2.0)
-        except KeyboardInterrupt:
-            print('demo: interrupted', flush=True)
-        finally:
-            client.destroy_node()
-            rclpy.try_shutdown()
-    print(f'summary: {summary.cycles} cycle(s), {summary.steps_ok} step(s) ok, '
-          f'{summary.steps_failed} failed; all node processes stopped', flush=True)
+    print(f'demo: arm {args.arm}, ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID", "0")}, '
+          f'{"cycles " + str(args.cycles) if args.cycles > 0 else "until Ctrl-C"}, '
+          f'recording to {mcap or "nothing"}; node logs in {log_dir}', flush=True)
+    if scenario.note:
+        print(f'demo: note: {scenario.note}', flush=True)
+    try:
+        run_pipeline(args, scenario, mcap, log_dir, summary)
+    except KeyboardInterrupt:
+        shield()
+        print('demo: interrupted; every process stopped', flush=True)
+    except PipelineError as error:
+        print(f'demo: {error}', file=sys.stderr, flush=True)
+        return 2
+    shield()
+    if mcap is not None and mcap.exists():
+        print_recording(mcap, f'/{args.arm}')
+    print(summary.line(), flush=True)
     return 0 if summary.steps_failed == 0 else 1
 
 

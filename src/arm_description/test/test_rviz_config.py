@@ -43,6 +43,31 @@ def by_class(items: list[dict[str, Any]], cls: str) -> dict[str, Any]:
     return found
 
 
+def by_name(items: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    (found,) = [item for item in items if item['Name'] == name]
+    return found
+
+
+# What the markers node (arm_ik) draws, one namespace per kind; all on by default.
+MARKER_NAMESPACES = {'floor', 'reach_circles', 'reach_shell', 'target', 'tip_path',
+                     'path_failure', 'ghosts', 'contacts', 'link_capsules', 'readout'}
+
+
+def topics(node: Any) -> list[str]:
+    """Every topic name in the config (values under a 'Topic' or 'Description Topic' key)."""
+    found = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ('Topic', 'Description Topic') and isinstance(value, dict):
+                found.append(value['Value'])
+            else:
+                found += topics(value)
+    elif isinstance(node, list):
+        for item in node:
+            found += topics(item)
+    return found
+
+
 def test_fixed_frame_is_base_link(rviz: dict[str, Any]) -> None:
     assert rviz['Visualization Manager']['Global Options']['Fixed Frame'] == 'base_link'
 
@@ -55,8 +80,29 @@ def test_displays_and_relative_topics(rviz: dict[str, Any]) -> None:
     assert model['Description Source'] == 'Topic'
     assert model['Description Topic']['Value'] == 'robot_description'
     assert model['Description Topic']['Durability Policy'] == 'Transient Local'
-    markers = by_class(displays, 'rviz_default_plugins/MarkerArray')
+    all_topics = topics(rviz)
+    assert all_topics and not [t for t in all_topics if t.startswith('/')], all_topics
+
+
+def test_marker_displays_and_namespaces(rviz: dict[str, Any]) -> None:
+    displays = rviz['Visualization Manager']['Displays']
+    markers = by_name(displays, 'Markers')
+    assert markers['Class'] == 'rviz_default_plugins/MarkerArray'
     assert markers['Topic']['Value'] == 'markers'
+    # Latched scene: an RViz started after the nodes still gets it.
+    assert markers['Topic']['Durability Policy'] == 'Transient Local'
+    assert markers['Namespaces'] == {ns: True for ns in MARKER_NAMESPACES}
+    safety = by_name(displays, 'Safety')
+    assert safety['Class'] == 'rviz_default_plugins/MarkerArray'
+    assert safety['Topic']['Value'] == 'safety_markers'
+    # The obstacle comes from the safety monitor; what Markers also draws is off here.
+    assert safety['Namespaces'] == {'obstacle': True, 'floor': False, 'link_capsules': False,
+                                    'contacts': False}
+    ball = by_name(displays, 'Ball')
+    assert ball['Class'] == 'rviz_default_plugins/Marker'
+    assert ball['Topic']['Value'] == 'ball_marker'
+    assert ball['Topic']['Durability Policy'] == 'Transient Local'
+    assert all(d['Enabled'] for d in (markers, safety, ball))
 
 
 def test_point_and_goal_tools(rviz: dict[str, Any]) -> None:

@@ -28,6 +28,8 @@ from ros_harness import DomainClaim
 from arm_ik.client import SERVICE_QOS
 from arm_ik.kinematics.description import expand_xacro, load_arm_config, load_model
 from arm_ik.kinematics.model import ArmModel
+from arm_ik.kinematics.safety.config import safety_config_of
+from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.solvers.base import Workspace, workspace_from_model
 from arm_ik.process_group import NodeProcess, ProcessGroup
 from arm_interfaces.msg import IKErrorCode, IKStatus
@@ -68,14 +70,23 @@ def fk_position(arm: str, positions: Iterable[float]) -> np.ndarray:
     return model(arm).fk(np.asarray(list(positions), dtype=float))[:3, 3]
 
 
+@functools.cache
+def safety(arm: str) -> SafetyGeometry:
+    return SafetyGeometry(model(arm), safety_config_of(load_arm_config(arm), arm))
+
+
 def fk_targets(arm: str, count: int, seed: int = 2024, margin: float = 0.02) -> list[np.ndarray]:
     """``count`` configurations inside the limits whose tip passes the arm's reach rules with
-    ``margin`` metres to spare (so no target sits on a boundary by accident)."""
+    ``margin`` metres to spare (so no target sits on a boundary by accident), and that stay
+    ``margin`` above the floor where the arm has one (so the target is safely reachable)."""
     rng = np.random.default_rng(seed)
     rules = workspace(arm)
+    floor = safety(arm)
     found = []
     while len(found) < count:
         q = model(arm).random_configurations(1, rng)[0]
+        if floor.floor_enabled and floor.check(q).min_floor_clearance[0] < margin:
+            continue
         relative = fk_position(arm, q) - rules.shoulder
         distance = float(np.linalg.norm(relative))
         if rules.min_height_above_shoulder is not None and \

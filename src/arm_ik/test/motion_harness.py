@@ -1,7 +1,9 @@
 """A test client of trajectory_executor over DDS: recorders, goals, services, a fake arm.
 
-The client node spins in a background thread, so a test waits on plain conditions; every
-message is recorded with its arrival time (time.monotonic()).
+The client node spins in a background thread, so a test waits on plain conditions. Event
+times are wall-clock (time.time()), the clock of the executor's header stamps: on a loaded
+machine this process may handle messages late, so checks select joint states by their
+stamps, not by when they were handled.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ class Recorder:
 
     def add(self, message: Any) -> None:
         with self.lock:
-            self.items.append((time.monotonic(), message))
+            self.items.append((time.time(), message))
 
     def since(self, moment: float) -> list[Any]:
         with self.lock:
@@ -88,7 +90,7 @@ class MotionClient:
                  measured_topic: str = 'measured_joint_states') -> None:
         import rclpy
         from rclpy.action import ActionClient
-        from rclpy.executors import MultiThreadedExecutor
+        from rclpy.executors import SingleThreadedExecutor
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Bool, Float64MultiArray
         from std_srvs.srv import Trigger
@@ -138,11 +140,14 @@ class MotionClient:
         # A stand-in for the real arm: measured state = the last forward_position command.
         self.arm_pose = None if fake_arm is None else np.asarray(fake_arm, dtype=float).copy()
         self.arm_paused = False
+        self.measured_at = 0.0           # when the fake arm last published, wall-clock s
         if fake_arm is not None:
             self.measured_publisher = node.create_publisher(
                 JointState, f'{namespace}/{measured_topic}', 10)
             node.create_timer(0.01, self._publish_measured)
-        self.executor = MultiThreadedExecutor(num_threads=4, context=self.context)
+        # One thread: rclpy's ActionClient *_async calls race the response when another
+        # thread processes it (ros2/rclpy#1123), so they run on this thread too (_in_spin).
+        self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(node)
         self._thread = threading.Thread(target=self.executor.spin, daemon=True)
         self._thread.start()
@@ -167,6 +172,7 @@ class MotionClient:
         state = JointState(name=list(self.names), position=self.arm_pose.tolist())
         state.header.stamp = self.node.get_clock().now().to_msg()
         self.measured_publisher.publish(state)
+        self.measured_at = time.time()
 
     def wait_for_server(self, timeout: float = 30.0) -> None:
         wait_until(lambda: self.action.server_is_ready(), timeout, 'the move_to_target action')
@@ -175,10 +181,20 @@ class MotionClient:
         wait_until(future.done, timeout, 'a reply')
         return future.result()
 
+    def _in_spin(self, call: Callable[[], Any]) -> Any:
+        """Run ``call`` on the spinning thread and return what it returns."""
+        task = self.executor.create_task(call)
+        return self._result(task, 10.0)
+
     # ------------------------------------------------------------------ state
+    def stamped_since(self, since: float) -> list[Any]:
+        """joint_states stamped at or after ``since`` (wall-clock s), in arrival order."""
+        return [m for m in self.states.since(since - 5.0) if stamp_of(m) >= since]
+
     def positions(self, since: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-        """(stamps (N,), positions (N, n) in chain order) of joint_states since ``since``."""
-        messages = self.states.since(since)
+        """(stamps (N,), positions (N, n) in chain order) of joint_states stamped since
+        ``since`` (wall-clock s)."""
+        messages = self.stamped_since(since)
         if not messages:
             return np.zeros(0), np.zeros((0, len(self.names)))
         order = [list(messages[0].name).index(name) for name in self.names]
@@ -186,8 +202,11 @@ class MotionClient:
                 np.array([[m.position[i] for i in order] for m in messages]))
 
     def pose(self) -> np.ndarray:
-        wait_until(lambda: len(self.states) > 0, 20.0, 'joint_states')
-        return self.positions(0.0)[1][-1]
+        """The commanded pose now: from the first joint state stamped after this call (one
+        handled earlier may be an old one this process was late to handle)."""
+        now = time.time()
+        wait_until(lambda: len(self.positions(now)[0]) > 0, 20.0, 'a current joint state')
+        return self.positions(now)[1][0]
 
     def state(self) -> Any:
         return self.status.last()
@@ -224,15 +243,15 @@ class MotionClient:
     def send(self, goal: Any) -> tuple[Any, list[Any], float]:
         """Send a goal; (goal handle, feedback list, send time)."""
         feedback: list[Any] = []
-        sent = time.monotonic()
-        future = self.action.send_goal_async(goal, feedback_callback=lambda m: feedback.append(
-            (time.monotonic(), m.feedback)))
+        sent = time.time()
+        future = self._in_spin(lambda: self.action.send_goal_async(
+            goal, feedback_callback=lambda m: feedback.append((time.time(), m.feedback))))
         handle = self._result(future, 20.0)
         return handle, feedback, sent
 
     def outcome(self, handle: Any, feedback: list[Any], sent: float,
                 timeout: float = 60.0) -> GoalOutcome:
-        response = self._result(handle.get_result_async(), timeout)
+        response = self._result(self._in_spin(handle.get_result_async), timeout)
         # The result and the last joint_states travel on different topics: give the state
         # a few periods to arrive, so tests reading positions see the end of the move.
         time.sleep(0.05)
@@ -243,7 +262,7 @@ class MotionClient:
         return self.outcome(handle, feedback, sent, timeout)
 
     def cancel(self, handle: Any) -> Any:
-        return self._result(handle.cancel_goal_async(), 10.0)
+        return self._result(self._in_spin(handle.cancel_goal_async), 10.0)
 
     def move_joints(self, joints: Sequence[float], duration: float = 1.0,
                     law: str = 'min_jerk') -> GoalOutcome:
@@ -304,18 +323,46 @@ class MotionClient:
 
     # ------------------------------------------------------------------ checks
     def assert_silent(self, since: float, seconds: float = 0.5, hold: int = 1) -> None:
-        """RELIABILITY's "nothing published": for ``seconds`` after ``since`` no controller
-        command beyond ``hold`` hold messages, and joint_states repeating one pose exactly."""
-        time.sleep(max(0.0, since + seconds - time.monotonic()))
-        commands = self.commands.since(since)
-        assert len(commands) <= hold, f'{len(commands)} controller commands after the event'
-        _, positions = self.positions(since)
-        assert len(positions) > 0, 'joint_states stopped altogether'
-        if hold == 0:
-            assert np.all(positions == positions[0]), 'joint_states moved after the event'
-        else:
-            # A hold may land in the first control period after the event; then nothing moves.
-            assert np.all(positions[2:] == positions[-1]), 'joint_states moved after the event'
+        """RELIABILITY's "nothing published" after the event at ``since`` (wall-clock s): for
+        ``seconds`` no controller command beyond ``hold`` hold commands, and joint_states
+        repeating one pose exactly (after the hold, which lands within a control period).
+
+        Commands carry no stamp; a forward_position command is dated by the joint state of
+        the same tick (same positions), so a command published before the event but handled
+        late by this process is not counted.
+        """
+        end = since + seconds
+        wait_until(lambda: any(stamp_of(m) >= end for m in self.states.since(end - 5.0)),
+                   seconds + 20.0, 'joint_states past the silent window')
+        states = [m for m in self.states.since(since - 5.0) if stamp_of(m) < end]
+        after = [m for m in states if stamp_of(m) >= since]
+        assert after, 'joint_states stopped altogether'
+        settle = 1 if hold else 0
+        assert all(m.position == after[-1].position for m in after[settle:]), \
+            'joint_states moved after the event'
+        late = 0
+        for arrived, command in self.commands.timed_since(since - 5.0):
+            stamps = self._command_stamps(command, states)
+            # Undated (a JointTrajectory): counted when it arrived after the event.
+            if (min(stamps) >= since) if stamps else arrived >= since:
+                late += 1
+        assert late <= hold, f'{late} controller commands after the event'
+
+    def _command_stamps(self, command: Any, states: list[Any]) -> list[float]:
+        if not hasattr(command, 'data'):
+            return []
+        values = dict(zip(self.controller_joints, command.data))
+        if set(values) != set(self.names):
+            return []
+        row = [values[name] for name in self.names]
+        order = None
+        stamps = []
+        for state in states:
+            if order is None:
+                order = [list(state.name).index(name) for name in self.names]
+            if [state.position[i] for i in order] == row:
+                stamps.append(stamp_of(state))
+        return stamps
 
 
 def max_step_ratio(stamps: np.ndarray, positions: np.ndarray, limits: np.ndarray) -> float:

@@ -18,11 +18,18 @@ DOMAIN_RANGE = range(101, 200)
 
 
 class DomainClaim:
-    """An exclusive ROS_DOMAIN_ID, held until ``release``."""
+    """An exclusive ROS_DOMAIN_ID, held until ``release``.
+
+    Consecutive claims of one process start at different domains, so a test never meets
+    the lingering DDS participants of the test before it.
+    """
+
+    _claims = 0
 
     def __init__(self) -> None:
         LOCK_DIR.mkdir(parents=True, exist_ok=True)
-        start = os.getpid() % len(DOMAIN_RANGE)
+        DomainClaim._claims += 1
+        start = (os.getpid() + 13 * DomainClaim._claims) % len(DOMAIN_RANGE)
         for offset in range(len(DOMAIN_RANGE)):
             domain = DOMAIN_RANGE[(start + offset) % len(DOMAIN_RANGE)]
             handle = open(LOCK_DIR / f'{domain}.lock', 'w')

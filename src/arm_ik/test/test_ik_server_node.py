@@ -55,9 +55,13 @@ def graph():
 
 # ---------------------------------------------------------------------- helpers
 def rotation_angle(a: np.ndarray, b: np.ndarray) -> float:
-    """Angle (rad) of the rotation between two rotation matrices."""
-    cosine = (np.trace(a.T @ b) - 1.0) / 2.0
-    return math.acos(min(1.0, max(-1.0, cosine)))
+    """Angle (rad) of the rotation between two rotation matrices.
+
+    From the chord ||a − b|| = 2·√2·sin(angle/2): accurate near zero, where acos of the
+    trace loses half the digits (1e-8 rad of noise for identical rotations).
+    """
+    chord = float(np.linalg.norm(a - b))
+    return 2.0 * math.asin(min(1.0, chord / (2.0 * math.sqrt(2.0))))
 
 
 def assert_solution(arm: str, response: SolveIK.Response, target: np.ndarray,
@@ -173,7 +177,7 @@ SIX_FAR = [1.0, 0.2, 0.8]     # m, reachable, well away from the six_axis home p
 POINTER_HOLE_EDGE = [0.0, 0.0, 0.525]   # 0.12 m above pointer3's shoulder: elbow 175.8°
 
 ERROR_CASES = {
-    'ok': ('pointer3', 'analytic', lambda: request_for([0.5, 0.2, 0.9]), ErrorCode.OK,
+    'ok': ('pointer3', 'analytic', lambda: request_for([1.0, 0.2, 1.2]), ErrorCode.OK,
            ['solved in closed form']),
     'out_of_reach': ('six_axis', 'dls', lambda: request_for([2.61, 0.0, 0.4]),
                      ErrorCode.OUT_OF_REACH,
@@ -203,7 +207,7 @@ ERROR_CASES = {
                       lambda: request_for(SIX_FAR, frame_id='world'), ErrorCode.UNKNOWN_FRAME,
                       ['"world"', 'base frame "base_link"']),
     'unknown_joint_names': ('pointer3', 'analytic',
-                            lambda: request_for([0.5, 0.2, 0.9],
+                            lambda: request_for([1.0, 0.2, 1.2],
                                                 seed={'a': 0.0, 'b': 0.0, 'c': 0.0}),
                             ErrorCode.UNKNOWN_JOINT_NAMES,
                             ["unknown 'a', 'b', 'c'",
@@ -217,7 +221,7 @@ ERROR_CASES = {
                                   ErrorCode.SOLVER_NOT_APPLICABLE,
                                   ['does not apply to ccd5', 'needs 3 joints']),
     'solver_not_applicable_goal': ('pointer3', 'ccd',
-                                   lambda: request_for([0.5, 0.2, 0.9],
+                                   lambda: request_for([1.0, 0.2, 1.2],
                                                        goal=GoalType.TOOL_DOWN),
                                    ErrorCode.SOLVER_NOT_APPLICABLE,
                                    ['POSITION goals only', 'use dls']),
@@ -324,7 +328,7 @@ def _check_branches(graph, arm: str, solver: str, request: SolveIK.Request,
 
 def test_analytic_branches_and_alternatives(graph):
     from arm_ik.kinematics.solvers.analytic import BRANCHES
-    target = np.array([0.5, 0.2, 0.9])
+    target = np.array([1.0, 0.2, 1.2])
     _check_branches(graph, 'pointer3', 'analytic', request_for(target), BRANCHES, target)
 
 
@@ -343,7 +347,7 @@ def test_empty_seed_uses_the_last_joint_states(graph):
     publisher = graph.node.create_publisher(JointState, '/js_pointer3/joint_states',
                                             QoSProfile(depth=10))
     names = list(model('pointer3').joint_names)
-    target = np.array([0.5, 0.2, 0.9])
+    target = np.array([1.0, 0.2, 1.2])
     every = graph.call('js_pointer3', 'analytic', request_for(target, return_all=True))
     alternatives = {a.label: list(a.positions) for a in every.alternatives}
     assert every.branch == 'elbow_up'  # nearest the home pose
@@ -378,7 +382,7 @@ def test_empty_seed_uses_the_last_joint_states(graph):
 
 # ---------------------------------------------------------------------- determinism
 @pytest.mark.parametrize('arm, solver, make', [
-    ('pointer3', 'analytic', lambda: request_for([0.5, 0.2, 0.9], return_all=True)),
+    ('pointer3', 'analytic', lambda: request_for([1.0, 0.2, 1.2], return_all=True)),
     ('six_axis', 'closed_form', lambda: request_for(SIX_FAR, return_all=True)),
     ('six_axis', 'dls', lambda: request_for(SIX_FAR)),
     ('six_axis', 'ccd', lambda: request_for(SIX_FAR)),
@@ -400,7 +404,7 @@ def test_repeated_requests_give_identical_answers(graph, arm, solver, make):
 
 # ---------------------------------------------------------------------- concurrency
 @pytest.mark.parametrize('arm, fast_solver, fast_target', [
-    ('pointer3', 'analytic', [0.5, 0.2, 0.9]),
+    ('pointer3', 'analytic', [1.0, 0.2, 1.2]),
     ('six_axis', 'closed_form', SIX_FAR),
 ])
 def test_a_slow_solve_does_not_block_cheap_ones(graph, arm, fast_solver, fast_target):
@@ -494,7 +498,7 @@ def assert_solution_unlimited(arm: str, response: SolveIK.Response, target) -> n
 def test_ik_status_published_for_each_answer(graph):
     statuses = graph.status_spy('pointer3')
     graph.spin(0.5)   # let the subscription match before the requests
-    graph.call('pointer3', 'analytic', request_for([0.5, 0.2, 0.9]))
+    graph.call('pointer3', 'analytic', request_for([1.0, 0.2, 1.2]))
     graph.call('pointer3', 'analytic', request_for([5.0, 0.0, 1.0]))
     deadline = time.monotonic() + 5.0
     while len(statuses) < 2 and time.monotonic() < deadline:
@@ -502,7 +506,7 @@ def test_ik_status_published_for_each_answer(graph):
     ok, failed = statuses[-2:]
     assert ok.error_code.val == ErrorCode.OK and ok.solver == 'analytic'
     assert ok.branch == 'elbow_up' and len(ok.solution.position) == 3
-    assert [ok.target.x, ok.target.y, ok.target.z] == [0.5, 0.2, 0.9]
+    assert [ok.target.x, ok.target.y, ok.target.z] == [1.0, 0.2, 1.2]
     assert failed.error_code.val == ErrorCode.OUT_OF_REACH
     assert 'maximum reach 1.800 m' in failed.message and not failed.solution.position
 
@@ -521,7 +525,7 @@ def test_server_memory_is_modest(graph):
 
 # ---------------------------------------------------------------------- client class
 def test_ik_client_class(graph):
-    target = [0.5, 0.2, 0.9]
+    target = [1.0, 0.2, 1.2]
     client = IKClient(graph.node, 'pointer3', 'analytic')
     assert client.wait_for_service(5.0)
     reply = client.solve(target, branch='elbow_down')
@@ -568,7 +572,7 @@ def test_ik_client_json_has_every_field(graph):
 
 
 def test_ik_client_text_and_exit_codes(graph):
-    solved = run_ik_client(graph, '--arm', 'pointer3', '--target', '0.5', '0.2', '0.9',
+    solved = run_ik_client(graph, '--arm', 'pointer3', '--target', '1.0', '0.2', '1.2',
                            '--branch', 'elbow_down', '--all')
     assert solved.returncode == 0, solved.stdout + solved.stderr
     assert solved.stdout.startswith('OK: solved in closed form')

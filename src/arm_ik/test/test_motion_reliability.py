@@ -11,7 +11,7 @@ import math
 import time
 
 from action_msgs.msg import GoalStatus
-from motion_harness import max_step_ratio, MotionClient, wait_until
+from motion_harness import max_step_ratio, MotionClient, stamp_of, wait_until
 import numpy as np
 import pytest
 from ros_harness import DomainClaim
@@ -75,7 +75,7 @@ def test_case14_bad_joint_commands_are_rejected(arm, names, positions, words):
     points = [(0.0, positions, []), (2.0, positions, [])]
     reply = arm.execute(names, points)
     assert reply.error_code.val == INVALID_GOAL and words in reply.message, reply.message
-    arm.assert_silent(time.monotonic() - 0.05, hold=0)
+    arm.assert_silent(time.time() - 0.05, hold=0)
 
 
 def test_case14_jumbled_names_are_reordered(arm):
@@ -105,7 +105,7 @@ def test_case14_jumbled_names_are_reordered(arm):
 def test_case15_bad_times_and_final_velocity_are_rejected(arm, points, words):
     reply = arm.execute(SIX, points)
     assert reply.error_code.val == TRAJECTORY_INVALID and words in reply.message, reply.message
-    arm.assert_silent(time.monotonic() - 0.05, hold=0)
+    arm.assert_silent(time.time() - 0.05, hold=0)
 
 
 # ---------------------------------------------------------------------------- case 16
@@ -114,13 +114,13 @@ def test_case16_too_fast_is_rejected_and_short_goals_are_time_scaled(arm):
     reply = arm.execute(SIX, [(0.0, HOME, []), (0.5, fast, [])])
     assert reply.error_code.val == TRAJECTORY_INVALID
     assert 'base_yaw' in reply.message and 'beyond its limit' in reply.message
-    arm.assert_silent(time.monotonic() - 0.05, hold=0)
+    arm.assert_silent(time.time() - 0.05, hold=0)
     # A goal asking for 0.2 s is stretched; what is published respects the limits.
     outcome = arm.move(arm.goal(joints=fast, law='min_jerk', duration=0.2))
     assert outcome.code == 0 and 'stretched from 0.2 s' in outcome.message
     stamps, positions = arm.positions(outcome.sent)
     assert max_step_ratio(stamps, positions, LIMITS) <= 1.02
-    velocities = np.array([m.velocity for m in arm.states.since(outcome.sent)])
+    velocities = np.array([m.velocity for m in arm.stamped_since(outcome.sent)])
     assert np.all(np.abs(velocities) <= LIMITS * 1.011)
 
 
@@ -157,7 +157,7 @@ def test_case18_cancel_or_preempt_holds_without_a_jump(arm, how):
     time.sleep(1.0)
     if how == 'cancel':
         arm.cancel(handle)
-        stopped = time.monotonic()
+        stopped = time.time()
         outcome = arm.outcome(handle, feedback, sent)
         assert outcome.status == CANCELED and outcome.code == 6
         arm.assert_silent(stopped + 0.05, hold=1)
@@ -176,7 +176,7 @@ def test_case19_killed_mid_move_the_restarted_executor_waits_then_starts_measure
     # Staleness is case 20's subject; here a loaded machine's late sample must not stop the
     # move before the kill.
     params = _params(urdf_of, feedback_topic='measured_joint_states', publish_on_start=False,
-                     feedback_stale_periods=10.0)
+                     feedback_stale_periods=100.0)
     client = MotionClient(ros_domain.domain_id, '/six_axis', SIX, 'forward_position',
                           fake_arm=HOME)
     try:
@@ -189,27 +189,38 @@ def test_case19_killed_mid_move_the_restarted_executor_waits_then_starts_measure
         client.send(client.goal(joints=far, duration=3.0))
         wait_until(lambda: len(client.commands) > 120, 5.0, 'the move')
         processes.kill(executor)                                   # SIGKILL mid-move
-        killed = time.monotonic()
+        killed = time.time()
         assert not executor.alive()
         held = client.arm_pose.copy()
         assert 0.05 < np.abs(held - HOME).max() and np.abs(held - far).max() > 0.05
         restarted = processes.start_node('arm_ik', 'trajectory_executor',
                                          namespace='/six_axis', params=params)
+        # The graph still lists the dead server for a while: wait for the new process's
+        # first (latched) status, WAITING, before talking to it.
+        wait_until(lambda: any(s.state == WAITING for s in client.status.since(killed)), 40.0,
+                   'the restarted executor')
         client.wait_for_server(40.0)
         time.sleep(0.6)
-        # Nothing at all from the new process: no joint state, no command.
+        # Nothing at all from the new process: no joint state, no command; a refused
+        # command does not wake it either.
+        refused = client.move(client.goal(position=(math.nan, 0.0, 1.0)))
+        assert refused.code == 2
+        time.sleep(0.5)
         assert not client.states.since(killed + 0.1)
         assert not client.commands.since(killed + 0.1)
         assert restarted.alive()
         target = HOME + np.array([-0.3, 0.2, 0.1, 0.0, 0.0, 0.0])
-        commanded = time.monotonic()
+        measured = client.arm_pose.copy()           # what the arm reports now
+        assert np.abs(measured - held).max() < 1e-6
+        commanded = time.time()
         outcome = client.move(client.goal(joints=target, duration=2.0))
         assert outcome.code == 0, outcome.message
-        first = np.array(client.states.since(commanded)[0].position)
+        first = np.array(client.stamped_since(commanded)[0].position)
         # It started from the measured pose where the arm stopped, not home, not the old goal.
         assert np.abs(first - held).max() <= LIMITS.max() * 0.02
+        # The first tick is a few ms into the min-jerk start, where it has barely moved.
         assert np.array(outcome.result.executed_path.points[0].positions) == \
-            pytest.approx(held.tolist(), abs=1e-9)
+            pytest.approx(measured.tolist(), abs=1e-4)
     finally:
         client.close()
 
@@ -227,19 +238,24 @@ def test_case20_stale_feedback_holds_until_a_new_command(processes, ros_domain, 
         handle, feedback, sent = client.send(client.goal(joints=far, duration=3.0))
         time.sleep(1.0)
         client.arm_paused = True                         # the measured state stops
-        paused = time.monotonic()
+        time.sleep(0.05)                                 # a message in flight lands
+        paused = client.measured_at                      # the last measured state sent
         outcome = client.outcome(handle, feedback, sent)
         assert outcome.status == ABORTED and outcome.code == 10 and 'stale' in outcome.message
         status = client.wait_state(STALE, timeout=2.0)
         assert status.last_error.val == 10
-        # Held within three 10 ms feedback periods plus a tick and delivery.
-        reacted = client.states.timed_since(paused)
-        settled = [t for t, m in reacted if m.position == reacted[-1][1].position]
+        # Held within three 10 ms feedback periods of the last measured state, plus a tick
+        # and delivery.
+        reacted = client.stamped_since(paused)
+        settled = [stamp_of(m) for m in reacted if m.position == reacted[-1].position]
         assert settled[0] - paused < 0.1
         client.assert_silent(paused + 0.1, hold=1)
         client.arm_paused = False                        # back, but no motion on its own
         client.wait_state(HOLDING, timeout=2.0)
-        client.assert_silent(time.monotonic(), hold=0)
+        client.assert_silent(time.time(), hold=0)
+        # The 30 ms threshold was the subject; a loaded test machine must not trip the move
+        # that shows motion resumes on a new command.
+        assert client.set_parameters(feedback_stale_periods=100.0)[0].successful
         resumed = client.move(client.goal(joints=HOME, duration=2.0))
         assert resumed.code == 0, resumed.message
     finally:
@@ -252,21 +268,21 @@ def test_case21_stale_or_lossy_target_stream_stops_without_a_lurch(arm, load_arm
     model = load_arm('six_axis')
     centre = model.fk(HOME)[:3, 3]
     rng = np.random.default_rng(21)
-    started = time.monotonic()
+    started = time.time()
     for k in range(100):                                  # 2 s at 50 Hz, some lost
         angle = 0.05 * k
         if rng.random() >= loss:
             arm.publish_target(centre + 0.2 * np.array([0.0, math.sin(angle),
                                                          math.cos(angle) - 1.0]))
         time.sleep(0.02)
-    stopped = time.monotonic()
+    stopped = time.time()
     stamps, positions = arm.positions(started)
     assert max_step_ratio(stamps, positions, LIMITS) <= 1.05
     assert np.abs(positions[-1] - HOME).max() > 0.05           # it followed
     status = arm.wait_state(HOLDING, timeout=1.0)
     assert status.last_error.val == 9                          # WATCHDOG
     arm.assert_silent(stopped + 0.3 + 0.05, hold=1)
-    resumed = time.monotonic()
+    resumed = time.time()
     for _ in range(25):
         arm.publish_target(centre + np.array([-0.4, 0.5, -0.4]))
         time.sleep(0.02)
@@ -281,21 +297,22 @@ def test_case22_emergency_stop_holds_and_refuses_until_reset(arm):
     handle, feedback, sent = arm.send(arm.goal(joints=far, duration=3.0))
     time.sleep(1.0)
     try:
-        pressed = time.monotonic()
+        pressed = time.time()
         arm.emergency_stop(True)
         outcome = arm.outcome(handle, feedback, sent)
         assert outcome.code == 8
         arm.wait_state(ESTOP)
-        time.sleep(max(0.0, pressed + 0.6 - time.monotonic()))
-        after = arm.states.timed_since(pressed)
-        moving = [t - pressed for t, m in after if m.position != after[-1][1].position]
+        time.sleep(max(0.0, pressed + 0.6 - time.time()))
+        after = arm.stamped_since(pressed)
+        moving = [stamp_of(m) - pressed for m in after if m.position != after[-1].position]
         assert not moving or max(moving) < 0.01 + 0.02      # one period + delivery
-        assert len(arm.commands.since(pressed + 0.03)) == 0
+        # The hold lands within a period of the stop's arrival; from then on nothing.
+        arm.assert_silent(pressed + 0.03, hold=1)
         assert arm.move(arm.goal(joints=HOME)).code == 8
         reply = arm.execute(SIX, [(0.0, arm.pose(), []), (2.0, HOME, [])])
         assert reply.error_code.val == 8
         arm.publish_target((1.0, 0.5, 1.0))
-        arm.assert_silent(time.monotonic(), hold=0)
+        arm.assert_silent(time.time(), hold=0)
     finally:
         arm.emergency_stop(False)
         time.sleep(0.2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from arm_ik.kinematics.request import IKDispatcher
 from arm_ik.kinematics.result import ErrorCode
 from arm_ik.kinematics.safety import load_safety_config, SafetyGeometry
 from arm_ik.kinematics.solvers.base import workspace_from_model
+from arm_ik.kinematics.tasks.console import ask_points
 from arm_ik.kinematics.tasks.pick_place import (
     Ball,
     CCD_PICK_PLACE,
@@ -347,3 +349,24 @@ def test_console_points(text, expected):
         assert point is None and expected in reason
     else:
         assert point == pytest.approx(expected) and reason == ''
+
+
+def test_console_asks_until_reachable_and_keeps_defaults(load_arm):
+    dispatcher = _dispatcher('manipulator3d', load_arm)
+
+    def check(name, point):
+        return check_reachable(dispatcher, {name: point}, [0.0, 0.785, -1.571])[0]
+    defaults = {'start': np.array([0.6, -0.3, 0.1]), 'goal': np.array([0.45, 0.45, 0.15])}
+    output = io.StringIO()
+    answers = ask_points(['start', 'goal'], defaults, check,
+                         io.StringIO('1.5 0 0.2\n0.5 0.2\n0.5, -0.2, 0.15\n\n'), output)
+    assert answers['start'] == pytest.approx([0.5, -0.2, 0.15])
+    assert answers['goal'] == pytest.approx([0.45, 0.45, 0.15])   # Enter keeps the default
+    text = output.getvalue()
+    assert 'START [1.500, 0.000, 0.200] m is unreachable' in text
+    assert 'maximum reach 1.100 m' in text
+    assert 'not a point: expected 3 numbers' in text
+    assert text.count('GOAL x y z in m [0.450, 0.450, 0.150]: ') == 1
+    ended = ask_points(['start', 'goal'], defaults, check, io.StringIO(''), io.StringIO())
+    assert ended['start'] == pytest.approx(defaults['start'])       # end of input
+    assert ended['goal'] == pytest.approx(defaults['goal'])

@@ -306,7 +306,7 @@ def test_scripted_cycle_against_a_fake_executor(arm, cycles, targets, processes,
     process = processes.start_node('arm_ik', 'target_input', namespace=f'/{arm}',
                                    params=_params(arm, urdf_of, cycles=cycles,
                                                   sequence_file=f'{arm}_pick_place.yaml'))
-    _wait(lambda: recorder.with_state(TargetStatus.FINISHED), 40.0, spin,
+    _wait(lambda: recorder.with_state(TargetStatus.FINISHED), 60.0, spin,
           f'{cycles} cycle(s) of {arm}_pick_place', process)
     assert process.alive(), process.output()
     model = load_arm(arm)

@@ -11,7 +11,7 @@ import math
 import time
 
 from action_msgs.msg import GoalStatus
-from motion_harness import max_step_ratio, MotionClient, wait_until
+from motion_harness import max_step_ratio, MotionClient, stamp_of, wait_until
 import numpy as np
 import pytest
 from ros_harness import DomainClaim
@@ -109,7 +109,7 @@ def test_min_jerk_shape_seen_by_a_subscriber(arm6):
     assert np.abs(fraction - expected).max() < 0.01
     assert stamps[-1] - stamps[0] == pytest.approx(2.0, abs=0.05)
     # Velocity and acceleration vanish at both ends.
-    messages = arm6.states.since(outcome.sent)
+    messages = arm6.stamped_since(outcome.sent)
     speeds = np.array([np.abs(m.velocity).max() for m in messages])
     assert speeds.max() == pytest.approx(1.875 * np.abs(delta).max() / 2.0, rel=0.02)
     assert speeds[0] == 0.0 and speeds[-1] == 0.0
@@ -160,7 +160,7 @@ def test_cartesian_lines_are_straight(arm6, load_arm, law):
     direction = (target - start) / np.linalg.norm(target - start)
     offsets = np.linalg.norm(np.cross(tips - start, direction), axis=1)
     assert offsets.max() < 1e-3
-    assert np.linalg.norm(tips[-1] - target) < 2e-4
+    assert np.linalg.norm(tips[-1] - target) < 5e-4             # IK tolerance 1e-4 m per sample
     along = (tips - start) @ direction
     moving = np.flatnonzero((along > 0.02) & (along < np.linalg.norm(target - start) - 0.02))
     speeds = np.diff(along[moving]) / np.diff(stamps[moving])
@@ -199,7 +199,7 @@ def test_far_start_and_nan_trajectories_are_refused(arm6):
     bad[3] = math.nan
     reply = arm6.execute(SIX, [(0.0, SIX_HOME, []), (2.0, bad, [])])
     assert reply.error_code.val == 3 and 'wrist_roll at point 1 is nan' in reply.message
-    arm6.assert_silent(time.monotonic(), hold=0)
+    arm6.assert_silent(time.time(), hold=0)
 
 
 # ---------------------------------------------------------------------------- preempt, cancel
@@ -227,7 +227,7 @@ def test_cancel_holds_without_a_jump(arm6, load_arm):
     handle, feedback, sent = arm6.send(arm6.goal(joints=goal, duration=3.0))
     time.sleep(1.0)
     arm6.cancel(handle)
-    canceled_at = time.monotonic()
+    canceled_at = time.time()
     outcome = arm6.outcome(handle, feedback, sent)
     assert outcome.status == CANCELED and outcome.code == 6, outcome.message
     stamps, positions = arm6.positions(sent)
@@ -242,20 +242,20 @@ def test_cancel_holds_without_a_jump(arm6, load_arm):
 def test_watchdog_stops_a_stale_live_target(arm6, load_arm):
     model = load_arm('six_axis')
     centre = model.fk(SIX_HOME)[:3, 3]
-    started = time.monotonic()
+    started = time.time()
     for k in range(20):                  # 1 s of targets at 20 Hz on a small circle
         angle = 0.3 * k
         arm6.publish_target(centre + 0.15 * np.array([0.0, math.sin(angle), math.cos(angle)]))
         time.sleep(0.05)
     assert any(s.state == FOLLOWING for s in arm6.status.since(started))
-    stopped = time.monotonic()
+    stopped = time.time()
     status = arm6.wait_state(HOLDING, timeout=2.0)
     assert status.last_error.val == 9 and 'stale' in status.message
-    time.sleep(max(0.0, stopped + 0.9 - time.monotonic()))
+    time.sleep(max(0.0, stopped + 0.9 - time.time()))
     _, positions = arm6.positions(stopped + 0.3 + 0.1)      # watchdog 0.3 s + a period
     assert len(positions) > 20 and np.all(positions == positions[-1])
     # Targets again, far away: no lurch, the arm starts from where it held.
-    resumed = time.monotonic()
+    resumed = time.time()
     for _ in range(20):
         arm6.publish_target(centre + np.array([-0.3, 0.4, -0.3]))
         time.sleep(0.05)
@@ -271,17 +271,17 @@ def test_emergency_stop_holds_and_refuses_goals_until_reset(arm6):
     handle, feedback, sent = arm6.send(arm6.goal(joints=goal, duration=3.0))
     time.sleep(1.0)
     try:
-        pressed = time.monotonic()
+        pressed = time.time()
         arm6.emergency_stop(True)
         outcome = arm6.outcome(handle, feedback, sent)
         assert outcome.status == ABORTED and outcome.code == 8
         arm6.wait_state(ESTOP)
-        time.sleep(max(0.0, pressed + 0.5 - time.monotonic()))
+        time.sleep(max(0.0, pressed + 0.5 - time.time()))
         # Held within one control period (10 ms) plus delivery.
-        after = arm6.states.timed_since(pressed + 0.03)
+        after = arm6.stamped_since(pressed + 0.03)
         assert len(after) > 10
-        assert all(m.position == after[-1][1].position for _, m in after), \
-            [(round(t - pressed, 4), m.position[1]) for t, m in after][:30]
+        assert all(m.position == after[-1].position for m in after), \
+            [(round(stamp_of(m) - pressed, 4), m.position[1]) for m in after][:30]
         refused = arm6.move(arm6.goal(joints=SIX_HOME, duration=1.0))
         assert refused.status == ABORTED and refused.code == 8 and '~/reset' in refused.message
         reply = arm6.reset()
@@ -308,7 +308,7 @@ def test_forward_position_commands_in_the_controller_order(arm6):
     for row in commanded:
         assert np.abs(states - row).max(axis=1).min() == 0.0
     assert commanded[-1].tolist() == pytest.approx(goal.tolist())
-    arm6.assert_silent(time.monotonic(), hold=0)      # nothing once the move is done
+    arm6.assert_silent(time.time(), hold=0)      # nothing once the move is done
 
 
 def test_joint_trajectory_output_for_a_trajectory_controller(pointer):
@@ -347,7 +347,7 @@ def test_live_target_ignored_while_disabled_and_planned_path_markers(pointer):
     assert len(ghosts) >= 2 and all(len(m.points) == 4 for m in ghosts)   # 3 joints + tip
     before = client.pose()
     client.publish_target((1.2, 0.3, 0.9))
-    client.assert_silent(time.monotonic(), hold=0)
+    client.assert_silent(time.time(), hold=0)
     assert np.array_equal(client.pose(), before)
 
 
@@ -371,9 +371,27 @@ def test_publish_rate_changes_at_run_time(six):
     try:
         assert client.set_parameters(publish_rate=50.0)[0].successful
         time.sleep(0.3)
-        since = time.monotonic()
+        since = time.time()
         time.sleep(1.0)
         stamps, _ = client.positions(since)
         assert np.median(np.diff(stamps)) == pytest.approx(0.02, abs=0.002)
     finally:
         assert client.set_parameters(publish_rate=100.0)[0].successful
+
+
+def test_obstacle_contacts_reach_feedback_and_result(pointer):
+    client, _ = pointer
+    client.move_joints(POINTER_HOME, duration=0.5)
+    # Into pointer3's obstacle ball (centre 1.3, -0.35, 1.205 m): contacts are reported at
+    # 60 Hz of motion, not refused (avoid_obstacle is false).
+    outcome = client.move(client.goal(position=(1.3, -0.35, 1.205), law='min_jerk',
+                                      duration=2.0))
+    assert outcome.code == 0, outcome.message
+    times = list(outcome.result.contact_times)
+    assert len(times) > 10 and len(outcome.result.contact_points) == len(times)
+    assert np.allclose(np.diff(times), 1.0 / 60.0)
+    last = outcome.result.contact_points[-1]
+    assert [last.x, last.y, last.z] == pytest.approx([1.3, -0.35, 1.205], abs=1e-3)
+    counts = [f.contacts_so_far for _, f in outcome.feedback]
+    assert counts == sorted(counts) and counts[-1] > 0 and counts[0] < len(times)
+    client.move_joints(POINTER_HOME, duration=1.5)

@@ -7,7 +7,7 @@ rule about what a request may contain lives here, so it is tested without a ROS 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 import math
 import time
 
@@ -15,6 +15,8 @@ import numpy as np
 
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.result import check_vector, ErrorCode, GoalType, IKResult
+from arm_ik.kinematics.safety.geometry import SafetyGeometry
+from arm_ik.kinematics.safety.rules import choose_above_floor
 from arm_ik.kinematics.solvers import solver_class, SOLVERS
 from arm_ik.kinematics.solvers.base import (
     MAX_ITERATIONS_CAP,
@@ -26,6 +28,8 @@ from arm_ik.kinematics.solvers.base import (
 from arm_ik.kinematics.transforms import quaternion_to_matrix
 
 LIMITS_DEFAULT, LIMITS_ON, LIMITS_OFF = 0, 1, 2
+# Extra seeds a numeric solver gets when its answer goes through the floor.
+FLOOR_RETRIES = 8
 
 
 @dataclass
@@ -51,14 +55,32 @@ class IKRequest:
 
 @dataclass
 class IKAnswer:
-    """A result plus what the service reports beside it."""
+    """A result plus what the service reports beside it.
+
+    ``branch_switched`` is set when the floor rules replaced the solver's choice, and
+    ``shortfall`` (m) is how far a partial answer's tip stays from the target.
+    """
 
     result: IKResult
     solver: str = ''
+    branch_switched: bool = False
+    shortfall: float = 0.0
     manipulability: float = 0.0
     condition_number: float = math.inf
     reach_fraction: float = 0.0
     target: np.ndarray = field(default_factory=lambda: np.full(3, math.nan))
+
+
+@dataclass(frozen=True)
+class PreparedRequest:
+    """A validated request: everything a solver needs, in core types (m, rad, s)."""
+
+    solver: str
+    position: np.ndarray
+    orientation: np.ndarray | None
+    goal: GoalType
+    seed: np.ndarray
+    options: SolveOptions
 
 
 def _fail(code: ErrorCode, reason: str, solver: str = '') -> IKAnswer:
@@ -141,9 +163,12 @@ def resolve_options(request: IKRequest, defaults: SolveOptions) -> tuple[SolveOp
 class IKDispatcher:
     """Holds one solver instance per applicable name and answers IKRequests."""
 
-    def __init__(self, model: ArmModel, workspace: Workspace, default_solver: str) -> None:
+    def __init__(self, model: ArmModel, workspace: Workspace, default_solver: str,
+                 safety: SafetyGeometry | None = None) -> None:
         self.model = model
         self.workspace = workspace
+        # With the floor enabled, every answer goes through the floor rules.
+        self.safety = safety if safety is not None and safety.floor_enabled else None
         self.solvers: dict[str, Solver] = {}
         self.not_applicable: dict[str, str] = {}
         for name in SOLVERS:
@@ -167,9 +192,13 @@ class IKDispatcher:
         return (f'unknown solver "{name}"; valid names (exact, lower case): '
                 f'{", ".join(SOLVERS)}')
 
-    def solve(self, request: IKRequest, defaults: SolveOptions,
-              fallback_seed: np.ndarray, solver_name: str | None = None) -> IKAnswer:
-        """Answer one request; never raises (a solver exception becomes INTERNAL_ERROR)."""
+    def prepare(self, request: IKRequest, defaults: SolveOptions, fallback_seed: np.ndarray,
+                solver_name: str | None = None) -> PreparedRequest | IKAnswer:
+        """Validate a request: a PreparedRequest ready to run, or the failure answer.
+
+        Cheap (no solving), so a server can refuse malformed requests before it decides
+        whether it has capacity for the solve itself.
+        """
         name = solver_name if solver_name is not None else (request.solver or
                                                             self.default_solver)
         if name not in SOLVERS:
@@ -212,15 +241,82 @@ class IKDispatcher:
         options, reason = resolve_options(request, defaults)
         if options is None:
             return _fail(ErrorCode.INVALID_INPUT, reason, name)
+        return PreparedRequest(name, position, orientation, goal, seed, options)
+
+    def run(self, prepared: PreparedRequest) -> IKAnswer:
+        """Solve a prepared request; never raises (a solver exception becomes INTERNAL_ERROR)."""
+        name = prepared.solver
         started = time.perf_counter()
         try:
-            result = self.solvers[name].solve(position, orientation, goal, seed, options)
+            answer = self._solve(name, prepared.position, prepared.orientation, prepared.goal,
+                                 prepared.seed, prepared.options)
         except Exception as error:  # any solver bug must become an answer, never a dead node
             return _fail(ErrorCode.INTERNAL_ERROR,
                          f'solver "{name}" raised {type(error).__name__}: {error}', name)
-        if not result.solve_time:
-            result.solve_time = time.perf_counter() - started
-        return self.measure(IKAnswer(result, name, target=position))
+        answer.result.solve_time = time.perf_counter() - started
+        return self.measure(answer)
+
+    def solve(self, request: IKRequest, defaults: SolveOptions,
+              fallback_seed: np.ndarray, solver_name: str | None = None) -> IKAnswer:
+        """Validate and answer one request; never raises."""
+        prepared = self.prepare(request, defaults, fallback_seed, solver_name)
+        return prepared if isinstance(prepared, IKAnswer) else self.run(prepared)
+
+    def _solve(self, name: str, position: np.ndarray, orientation: np.ndarray | None,
+               goal: GoalType, seed: np.ndarray, options: SolveOptions) -> IKAnswer:
+        solver = self.solvers[name]
+        if self.safety is None:
+            return IKAnswer(solver.solve(position, orientation, goal, seed, options), name,
+                            target=position)
+        # The floor rules choose among every labelled solution, so ask for all of them.
+        result = solver.solve(position, orientation, goal, seed,
+                              options.with_changes(return_all=True))
+        solutions = list(result.solutions)
+        if not options.return_all:
+            result = replace(result, solutions=[])
+        if not result.success or result.q is None:
+            return IKAnswer(result, name, target=position)
+        if solutions and any(s.label == result.branch for s in solutions):
+            choice = choose_above_floor(self.safety, solutions, result.branch, position)
+            if choice.code == ErrorCode.OK and not choice.switched:
+                return IKAnswer(result, name, target=position)
+            result = replace(result, code=choice.code, reason=choice.message, q=choice.q,
+                             branch=choice.branch, tip_position=choice.tip,
+                             position_error=choice.shortfall)
+            shortfall = choice.shortfall if choice.code == ErrorCode.PARTIAL_SOLUTION else 0.0
+            return IKAnswer(result, name, branch_switched=choice.switched, shortfall=shortfall,
+                            target=position)
+        # Numeric solvers give one answer per seed: one through the floor is retried from
+        # other seeds (drawn from clear poses, seeded so the answer stays deterministic).
+        deadline = time.perf_counter() + options.timeout
+        rng = np.random.default_rng(options.random_seed)
+        for _ in range(FLOOR_RETRIES):
+            clearance, link = self._floor_clearance(result.q)
+            if clearance >= 0.0 or time.perf_counter() >= deadline:
+                break
+            retry = solver.solve(position, orientation, goal, self._clear_seed(rng),
+                                 options.with_changes(
+                                     timeout=max(1e-3, deadline - time.perf_counter())))
+            if retry.success:
+                result = retry
+        clearance, link = self._floor_clearance(result.q)
+        if clearance < 0.0:
+            result = replace(result, code=ErrorCode.FLOOR_COLLISION, reason=(
+                f'the {name} solutions found put {link} {-clearance:.3f} m below the floor; '
+                'try another seed or a closed-form solver'))
+        return IKAnswer(result, name, target=position)
+
+    def _floor_clearance(self, q: np.ndarray) -> tuple[float, str]:
+        """Lowest capsule clearance above the floor (m) of pose ``q`` and its link."""
+        checks = self.safety.check(q)
+        index = int(np.argmin(checks.floor_clearance[0]))
+        return float(checks.floor_clearance[0, index]), self.safety.link_names[index]
+
+    def _clear_seed(self, rng: np.random.Generator) -> np.ndarray:
+        """A random pose inside the limits that is above the floor (or the last one drawn)."""
+        candidates = self.model.random_configurations(16, rng)
+        clear = np.flatnonzero(self.safety.check(candidates).min_floor_clearance >= 0.0)
+        return candidates[clear[0]] if clear.size else candidates[0]
 
     def measure(self, answer: IKAnswer) -> IKAnswer:
         """Fill manipulability, condition number and reach fraction for the answer."""

@@ -13,6 +13,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
+from arm_ik.kinematics.chain_checks import zero_length_reason
 from arm_ik.kinematics.description import ARMS, DescriptionError, load_arm_config
 from arm_ik.kinematics.model import ArmModel
 
@@ -37,7 +38,8 @@ def declare_arm_model(node: Node) -> tuple[str, ArmModel, dict[str, Any]]:
         (arm name, model, per-arm defaults from arm_description's YAML; {} when unknown).
 
     Raises:
-        StartupError: empty or broken description, unknown arm name, missing frames.
+        StartupError: empty or broken description, a zero-length link, unknown arm name,
+            missing frames.
     """
     description = node.declare_parameter(
         'robot_description', '',
@@ -58,6 +60,9 @@ def declare_arm_model(node: Node) -> tuple[str, ArmModel, dict[str, Any]]:
         model = ArmModel.from_urdf(description, base_frame, tip_frame)
     except DescriptionError as error:
         raise StartupError(f'robot_description is not usable: {error}') from None
+    reason = zero_length_reason(model)
+    if reason:
+        raise StartupError(f'robot_description is not usable: {reason}')
     arm = arm or model.name
     if arm not in ARMS:
         raise StartupError(f'unknown arm "{arm}"; choose one of: {", ".join(ARMS)}')

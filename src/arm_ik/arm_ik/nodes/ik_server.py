@@ -27,6 +27,8 @@ from sensor_msgs.msg import JointState
 from arm_ik.client import SERVICE_QOS
 from arm_ik.kinematics.request import IKAnswer, IKDispatcher, IKRequest
 from arm_ik.kinematics.result import ErrorCode, IKResult
+from arm_ik.kinematics.safety.config import safety_config_of, SafetyConfigError
+from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.solvers import SOLVERS
 from arm_ik.kinematics.solvers.base import (
     MAX_ITERATIONS_CAP,
@@ -60,16 +62,20 @@ class IKServer(Node):
         self.workspace = workspace_from_model(
             self.model, None if min_height is None else float(min_height))
         self.home = np.array(home_from_config(self.model, config))
+        try:
+            safety = SafetyGeometry(self.model, safety_config_of(config, self.arm))
+        except (SafetyConfigError, ValueError) as error:
+            raise StartupError(f'safety settings of {self.arm}: {error}') from None
         self._declare_parameters(ik_config)
         try:
             self.dispatcher = IKDispatcher(self.model, self.workspace,
-                                           self.get_parameter('default_solver').value)
+                                           self.get_parameter('default_solver').value, safety)
         except ValueError as error:
             raise StartupError(str(error)) from None
         faulty = os.environ.get(FAULT_ENV, '')
         if faulty in self.dispatcher.solvers:
             self.dispatcher.solvers[faulty].solve = _raise_injected_fault
-            self.get_logger().warn(f'{FAULT_ENV}={faulty}: solver "{faulty}" will raise')
+            self.get_logger().warning(f'{FAULT_ENV}={faulty}: solver "{faulty}" will raise')
         self.options = self._options_from_parameters()
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
@@ -180,7 +186,7 @@ class IKServer(Node):
         return callback
 
     def answer_request(self, request: SolveIK.Request, response: SolveIK.Response,
-               solver_name: str | None) -> SolveIK.Response:
+                       solver_name: str | None) -> SolveIK.Response:
         """Answer one request; every path fills error_code and message."""
         if solver_name is not None and request.solver not in ('', solver_name):
             # An unknown name gets the same typed answer (with the valid names) as on
@@ -193,27 +199,30 @@ class IKServer(Node):
                 + (f': {self.dispatcher.solver_reason(request.solver)}' if unknown else '')),
                 solver_name)
             return self._respond(response, answer)
-        name = solver_name or request.solver or self.dispatcher.default_solver
-        cheap = name in CHEAP_SOLVERS
+        pose = request.target.pose
+        ik_request = IKRequest(
+            position=(pose.position.x, pose.position.y, pose.position.z),
+            orientation=(pose.orientation.x, pose.orientation.y, pose.orientation.z,
+                         pose.orientation.w),
+            goal=request.goal_type, frame_id=request.target.header.frame_id,
+            solver=request.solver, seed_names=list(request.seed.name),
+            seed_positions=list(request.seed.position), branch=request.branch,
+            return_all=request.return_all_solutions, timeout_sec=request.timeout.sec,
+            timeout_nanosec=request.timeout.nanosec, max_iterations=request.max_iterations,
+            damping=request.damping, tolerance=request.tolerance,
+            joint_limits=request.joint_limits)
+        seed = self._current_q if self._current_q is not None else self.home
+        prepared = self.dispatcher.prepare(ik_request, self.options, seed.copy(), solver_name)
+        if isinstance(prepared, IKAnswer):
+            return self._respond(response, prepared)
+        # Malformed requests were refused above; only real solves compete for capacity.
+        cheap = prepared.solver in CHEAP_SOLVERS
         if not cheap and not self._heavy_slots.acquire(blocking=False):
             answer = IKAnswer(IKResult(ErrorCode.BUSY, f'{EXECUTOR_THREADS - 2} numeric solves '
-                                       'already running; retry later'), name)
+                                       'already running; retry later'), prepared.solver)
             return self._respond(response, answer, publish=False)
         try:
-            pose = request.target.pose
-            ik_request = IKRequest(
-                position=(pose.position.x, pose.position.y, pose.position.z),
-                orientation=(pose.orientation.x, pose.orientation.y, pose.orientation.z,
-                             pose.orientation.w),
-                goal=request.goal_type, frame_id=request.target.header.frame_id,
-                solver=request.solver, seed_names=list(request.seed.name),
-                seed_positions=list(request.seed.position), branch=request.branch,
-                return_all=request.return_all_solutions, timeout_sec=request.timeout.sec,
-                timeout_nanosec=request.timeout.nanosec, max_iterations=request.max_iterations,
-                damping=request.damping, tolerance=request.tolerance,
-                joint_limits=request.joint_limits)
-            seed = self._current_q if self._current_q is not None else self.home
-            answer = self.dispatcher.solve(ik_request, self.options, seed.copy(), name)
+            answer = self.dispatcher.run(prepared)
         finally:
             if not cheap:
                 self._heavy_slots.release()
@@ -234,7 +243,9 @@ class IKServer(Node):
         response.manipulability = float(answer.manipulability)
         response.condition_number = _finite_or_inf(answer.condition_number)
         response.reach_fraction = _finite_or_inf(answer.reach_fraction)
-        if result.q is not None and result.success:
+        response.branch_switched = bool(answer.branch_switched)
+        response.shortfall = float(answer.shortfall)
+        if result.q is not None and result.code in (ErrorCode.OK, ErrorCode.PARTIAL_SOLUTION):
             response.solution.header.stamp = self.get_clock().now().to_msg()
             response.solution.name = list(self.model.joint_names)
             response.solution.position = [float(v) for v in result.q]

@@ -36,9 +36,9 @@ import time
 from action_msgs.msg import GoalStatus
 from geometry_msgs.msg import PointStamped, PoseStamped
 import numpy as np
-from rcl_interfaces.msg import FloatingPointRange, IntegerRange, SetParametersResult
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.action import ActionClient
-from rclpy.exceptions import ParameterException, ParameterUninitializedException
+from rclpy.exceptions import ParameterException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
@@ -51,6 +51,7 @@ from arm_ik.kinematics.result import ErrorCode
 from arm_ik.kinematics.safety.config import safety_config_of, SafetyConfigError
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.solvers.base import workspace_from_model
+from arm_ik.kinematics.tasks.console import ask_points
 from arm_ik.kinematics.tasks.pick_place import (
     check_reachable,
     CYCLES,
@@ -61,9 +62,6 @@ from arm_ik.kinematics.tasks.pick_place import (
 )
 from arm_ik.kinematics.tasks.sequences import (
     load_sequence,
-    MOTION_LAWS,
-    MoveSettings,
-    parse_point_text,
     resolve_sequence_path,
     SequenceError,
     Step,
@@ -71,40 +69,24 @@ from arm_ik.kinematics.tasks.sequences import (
     TaskSequence,
     with_points,
 )
+from arm_ik.nodes import target_input_parameters as params
 from arm_ik.nodes import task_messages
 from arm_ik.nodes.arm_info import home_from_config
-from arm_ik.nodes.common import declare_arm_model, describe, LATCHED_QOS, run, StartupError
+from arm_ik.nodes.common import declare_arm_model, LATCHED_QOS, run, StartupError
+from arm_ik.nodes.target_input_parameters import POINT_PARAMETERS
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import BallState, MotionErrorCode, TargetStatus
 
 STATUS_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.RELIABLE,
                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
 TICK_PERIOD = 0.05   # s, housekeeping: cycle start, waits, result timeouts, ball publishing
-SEND_ATTEMPTS = 3    # a goal without accept/reject is sent this many times in all
-POINT_PARAMETERS = ('start', 'goal')
+RESULT_RETRY = 2.0   # s past a move's duration between requests for its result
 _STATE_NAMES = {value: name for name, value in vars(TargetStatus).items()
                 if name.isupper() and isinstance(value, int)}
 
 
-def _range(low: float, high: float) -> FloatingPointRange:
-    return FloatingPointRange(from_value=low, to_value=high, step=0.0)
-
-
 def _fmt(values) -> str:
     return '[' + ', '.join(f'{float(v):.3f}' for v in values) + ']'
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Immutable snapshot of the run-time parameters (swapped whole on an update)."""
-
-    clicks: MoveSettings
-    goal_pose_type: str
-    cycles: int
-    grasp_tolerance: float
-    result_timeout: float
-    response_timeout: float
-    ball_rate: float
 
 
 @dataclass
@@ -125,6 +107,7 @@ class ActiveGoal:
     deadline: float = 0.0
     answer_by: float = 0.0
     attempts: int = 0
+    ask_result_at: float = 0.0
     handle: object = None
     feedback_tip: np.ndarray | None = None
 
@@ -148,8 +131,8 @@ class TargetInput(Node):
             raise StartupError(f'{self.arm}: {error}') from None
         # The dispatcher's solvers are used by the executor thread and the console thread.
         self._ik_lock = threading.Lock()
-        self._declare_parameters()
-        self.settings = self._settings_from_parameters()
+        params.declare_parameters(self)
+        self.settings = params.read_settings(self)
         self.file_sequence, self.machine = self._load_sequence()
         self.base_frame = self.model.base_link
 
@@ -189,87 +172,6 @@ class TargetInput(Node):
             self._prepare_cycle()
 
     # ------------------------------------------------------------------ parameters
-    def _declare_parameters(self) -> None:
-        self.declare_parameter('action_name', 'trajectory_executor/move_to_target', describe(
-            'MoveToTarget action of the trajectory executor (relative: in this namespace)',
-            read_only=True))
-        self.declare_parameter('sequence_file', '', describe(
-            'scripted sequence YAML: a path, or a file name in arm_bringup/config (e.g. '
-            'manipulator3d_pick_place.yaml); empty: no scripted cycle', read_only=True))
-        self.declare_parameter('cycles', 0, describe(
-            'cycles of the sequence to run, 0 = until stopped',
-            integer_range=[IntegerRange(from_value=0, to_value=1_000_000, step=1)]))
-        self.declare_parameter('autostart', True, describe(
-            "start the cycle as soon as the executor's action server is up (else call "
-            '~/run_cycle)', read_only=True))
-        self.declare_parameter('interactive', False, describe(
-            'ask START and GOAL on the console (stdin) before the cycle, as the reference '
-            'program does in a terminal; end of input keeps the parameters', read_only=True))
-        self.declare_parameter('solver', '', describe(
-            "IK solver of the goals and of the reachability check (empty: the arm's default)"))
-        self.declare_parameter('motion_law', '', describe(
-            f"motion law of clicked targets: empty (the executor's default) or one of "
-            f'{", ".join(MOTION_LAWS)}'))
-        self.declare_parameter('duration', 0.0, describe(
-            'duration of a clicked move, s (0: from the velocity limits)',
-            floating_point_range=[_range(0.0, 600.0)]))
-        self.declare_parameter('speed_scale', 0.0, describe(
-            'fraction of the velocity limits for clicked moves, 0..1 (0: executor default)',
-            floating_point_range=[_range(0.0, 1.0)]))
-        self.declare_parameter('goal_pose_type', 'position', describe(
-            f'what a goal_pose asks of the tool: {", ".join(task_messages.GOAL_TYPES)}'))
-        self.declare_parameter('grasp_tolerance', 0.02, describe(
-            'largest tip-to-ball distance at which attach succeeds, m',
-            floating_point_range=[_range(0.0, 1.0)]))
-        self.declare_parameter('result_timeout', 30.0, describe(
-            'time a move may take beyond its own duration before it counts as failed, s',
-            floating_point_range=[_range(0.0, 3600.0)]))
-        self.declare_parameter('response_timeout', 3.0, describe(
-            f'time to wait for the executor to accept or reject a goal before sending it again '
-            f'({SEND_ATTEMPTS} attempts in all), s', floating_point_range=[_range(0.0, 60.0)]))
-        self.declare_parameter('ball_rate', 30.0, describe(
-            'highest rate of ball_state and ball_marker while the ball is carried, Hz',
-            floating_point_range=[_range(0.0, 1000.0)]))
-
-    def _settings_from_parameters(self, overrides: dict | None = None) -> Settings:
-        values = {name: self.get_parameter(name).value for name in (
-            'solver', 'motion_law', 'duration', 'speed_scale', 'goal_pose_type', 'cycles',
-            'grasp_tolerance', 'result_timeout', 'response_timeout', 'ball_rate')}
-        values.update(overrides or {})
-        return Settings(MoveSettings(values['motion_law'], float(values['duration']),
-                                     float(values['speed_scale']), values['solver']),
-                        values['goal_pose_type'], int(values['cycles']),
-                        float(values['grasp_tolerance']), float(values['result_timeout']),
-                        float(values['response_timeout']), float(values['ball_rate']))
-
-    def _setting_reason(self, name: str, value: object) -> str:
-        """'' when ``value`` is acceptable for parameter ``name``, else why not."""
-        if name == 'solver':
-            return self.dispatcher.solver_reason(value) if value else ''
-        if name == 'motion_law':
-            return '' if value in ('', *MOTION_LAWS) else (
-                f'unknown motion law {value!r}; choose one of {", ".join(MOTION_LAWS)} or \'\'')
-        if name == 'goal_pose_type':
-            return '' if value in task_messages.GOAL_TYPES else (
-                f'goal_pose_type {value!r} is not one of {", ".join(task_messages.GOAL_TYPES)}')
-        if name in ('grasp_tolerance', 'result_timeout', 'response_timeout', 'ball_rate'):
-            number = float(value)
-            return '' if math.isfinite(number) and number > 0.0 else \
-                f'{name} must be a finite number > 0, got {value!r}'
-        if name in ('duration', 'speed_scale'):
-            return '' if math.isfinite(float(value)) else f'{name} must be finite'
-        return ''
-
-    def _point_parameter(self, name: str, value: object) -> tuple[np.ndarray | None, str]:
-        """A start/goal value as a vector (m), or (None, reason)."""
-        try:
-            vector = np.array([float(v) for v in value], dtype=float)
-        except (TypeError, ValueError):
-            return None, f'{name} must be 3 numbers x, y, z in m, got {value!r}'
-        if vector.shape != (3,) or not np.all(np.isfinite(vector)):
-            return None, f'{name} must be 3 finite numbers x, y, z in m, got {list(value)}'
-        return vector, ''
-
     def _validate_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
         points = {}
         for parameter in parameters:
@@ -277,12 +179,13 @@ class TargetInput(Node):
                 if self.file_sequence is None or parameter.name not in self.file_sequence.points:
                     return SetParametersResult(successful=False, reason=(
                         f'{parameter.name}: the sequence has no point {parameter.name!r}'))
-                vector, reason = self._point_parameter(parameter.name, parameter.value)
+                vector, reason = params.point_from_value(parameter.name, parameter.value)
                 if vector is None:
                     return SetParametersResult(successful=False, reason=reason)
                 points[parameter.name] = vector
             else:
-                reason = self._setting_reason(parameter.name, parameter.value)
+                reason = params.setting_reason(parameter.name, parameter.value,
+                                               self.dispatcher.solver_reason)
                 if reason:
                     return SetParametersResult(successful=False, reason=reason)
         if points:
@@ -293,7 +196,7 @@ class TargetInput(Node):
         return SetParametersResult(successful=True)
 
     def _apply_parameters(self, parameters: list[Parameter]) -> None:
-        self.settings = self._settings_from_parameters()
+        self.settings = params.read_settings(self)
         if self.machine is None:
             return
         self.machine.cycles = self.settings.cycles
@@ -319,10 +222,9 @@ class TargetInput(Node):
                 sequence = load_sequence(resolve_sequence_path(name, _config_dirs()))
             except SequenceError as error:
                 raise StartupError(str(error)) from None
-        for point_name in POINT_PARAMETERS:
-            self._declare_point_parameter(point_name, sequence)
+        params.declare_point_parameters(self, sequence)
         if sequence is None:
-            given = [n for n in POINT_PARAMETERS if self._point_value(n) is not None]
+            given = [n for n in POINT_PARAMETERS if params.point_value(self, n) is not None]
             if given:
                 raise StartupError(f'{", ".join(given)} given without a sequence_file that '
                                    'uses them')
@@ -343,26 +245,6 @@ class TargetInput(Node):
             f'cycles {self.settings.cycles or "forever"}')
         return sequence, machine
 
-    def _declare_point_parameter(self, name: str, sequence: TaskSequence | None) -> None:
-        # The file's point is the default, so `ros2 param get` shows what the cycle uses.
-        default = [float(v) for v in sequence.points[name]] \
-            if sequence is not None and name in sequence.points else Parameter.Type.DOUBLE_ARRAY
-        try:
-            self.declare_parameter(name, default, describe(
-                f'{name.upper()} point of the cycle, m, x y z in the base frame (empty: the '
-                "sequence file's value); checked for reach before it is accepted"))
-        except ParameterException as error:
-            raise StartupError(f'parameter {name}: {error} (give 3 numbers with decimal '
-                               'points, e.g. [0.6, -0.3, 0.1])') from None
-
-    def _point_value(self, name: str) -> object:
-        """The start/goal parameter's value; None when it was never set (or set empty)."""
-        try:
-            value = self.get_parameter(name).value
-        except ParameterUninitializedException:
-            return None
-        return None if value is None or len(value) == 0 else value
-
     def _sequence_from_parameters(self) -> TaskSequence:
         """The file's sequence with the start/goal parameters applied.
 
@@ -371,10 +253,10 @@ class TargetInput(Node):
         """
         overrides = {}
         for name in POINT_PARAMETERS:
-            value = self._point_value(name)
+            value = params.point_value(self, name)
             if value is None:
                 continue
-            vector, reason = self._point_parameter(name, value)
+            vector, reason = params.point_from_value(name, value)
             if vector is None:
                 raise StartupError(reason)
             overrides[name] = vector
@@ -411,30 +293,12 @@ class TargetInput(Node):
         self._pending_start = bool(self.get_parameter('autostart').value)
 
     def _ask_console(self) -> None:
-        """Console thread: ask START and GOAL until reachable; end of input keeps the values."""
+        """Console thread: ask START and GOAL until reachable (stdin, stdout)."""
         sequence = self.machine.sequence
-        answers: dict[str, np.ndarray] = {}
-        for name in (n for n in POINT_PARAMETERS if n in sequence.points):
-            default = sequence.point(name)
-            while True:
-                print(f'{name.upper()} x y z in m [{_fmt(default)}]: ', end='', flush=True)
-                line = sys.stdin.readline() if sys.stdin is not None else ''
-                if not line:
-                    print(f'\n(end of input: {name.upper()} stays {_fmt(default)})', flush=True)
-                    answers[name] = default
-                    break
-                if not line.strip():
-                    answers[name] = default
-                    break
-                point, reason = parse_point_text(line)
-                if point is None:
-                    print(f'  not a point: {reason}', flush=True)
-                    continue
-                verdict = self._check({name: point})[0]
-                print(f'  {verdict.reason}', flush=True)
-                if verdict.ok:
-                    answers[name] = point
-                    break
+        names = [n for n in POINT_PARAMETERS if n in sequence.points]
+        answers = ask_points(names, {n: sequence.point(n) for n in names},
+                             lambda name, point: self._check({name: point})[0],
+                             sys.stdin, sys.stdout)
         with self._console_lock:
             self._console_answer = answers
 
@@ -560,7 +424,7 @@ class TargetInput(Node):
         (or to a server that has just gone) can be lost, and its future would never end."""
         if active.handle is not None or now <= active.answer_by:
             return
-        if active.attempts < SEND_ATTEMPTS:
+        if active.attempts < params.SEND_ATTEMPTS:
             self.get_logger().warn(
                 f'[{active.source}] no answer to the goal for {active.target_name or "target"} '
                 f'within {self.settings.response_timeout:g} s; sending it again')
@@ -589,8 +453,18 @@ class TargetInput(Node):
                               MotionErrorCode.INVALID_GOAL)
             return
         active.handle = handle
+        active.ask_result_at = time.monotonic() + active.duration + RESULT_RETRY
         handle.get_result_async().add_done_callback(
             functools.partial(self._on_result, token))
+
+    def _check_result(self, active: ActiveGoal, now: float) -> None:
+        """Ask again for the result of an accepted goal that is overdue: a result response
+        sent before the server matched this client is lost, and asking is idempotent."""
+        if active.handle is None or now < active.ask_result_at:
+            return
+        active.ask_result_at = now + RESULT_RETRY
+        active.handle.get_result_async().add_done_callback(
+            functools.partial(self._on_result, active.token))
 
     def _on_feedback(self, token: int, message) -> None:
         active = self._current(token)
@@ -758,6 +632,9 @@ class TargetInput(Node):
         active = self._active
         if active is not None:
             self._check_unanswered(active, now)
+        active = self._active
+        if active is not None:
+            self._check_result(active, now)
         active = self._active
         if active is not None and active.handle is not None and now > active.deadline:
             if active.handle is not None:

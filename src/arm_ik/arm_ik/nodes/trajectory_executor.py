@@ -16,6 +16,18 @@ Subscribes:
 Services: ~/reset (std_srvs/Trigger), ~/execute_trajectory (arm_interfaces/ExecuteTrajectory)
 Action: ~/move_to_target (arm_interfaces/MoveToTarget)
 
+Parameters (descriptors carry units and ranges; a bad update is refused with the reason):
+  read-only  robot_description, arm, base_frame, tip_frame; output (none | joint_trajectory |
+             forward_position), controller_topic, controller_joints, initial_positions (rad;
+             default the YAML home), publish_on_start, feedback_topic, follow_target,
+             planning_process, control_loop (thread | timer), realtime_priority, avoid_obstacle
+  run time   publish_rate (Hz, 100), motion_law (the arm's default law), speed_scale (0.5),
+             exponential_gain (3 1/s), speed_cap_iterations (3), settle_tolerance (rad),
+             position_tolerance (m), start_tolerance (0.02 rad), max_condition_number (50),
+             max_joint_jump (0.2 rad), min_duration, max_duration (s), detour,
+             watchdog_timeout (0.5 s), follow_law (exponential | speed_cap),
+             feedback_stale_periods (3), feedback_rate (action feedback, 10 Hz)
+
 Semantics:
 - One goal at a time: a new goal preempts (the running one ends with PREEMPTED, the arm holds
   where it was, the new one plans from there). Every goal is accepted; an invalid one is
@@ -23,9 +35,13 @@ Semantics:
   Cancel holds the current pose without a jump and ends CANCELED.
 - Every move is planned and checked before its first point is sent (``kinematics.motion``):
   nothing of a failed plan is ever published.
-- Planning runs in a separate process (``planning_process``) so IK-heavy work never holds
-  this process's GIL; the control timer has its own callback group; goals, inputs and the
-  emergency stop each have theirs on a multi-threaded executor.
+- Timing: the control tick runs on a dedicated thread sleeping to absolute deadlines, at
+  SCHED_FIFO priority when the system grants it (``realtime_priority``, as ros2_control's
+  controller_manager); planning runs in a separate process (``planning_process``) so
+  IK-heavy work never holds this process's GIL; goals, inputs and the emergency stop have
+  callback groups of their own on a multi-threaded executor. ``control_loop: timer`` uses an
+  rclpy timer in its own callback group instead. Trajectory time is the wall clock (no
+  simulated time).
 - Holding publishes nothing on the controller outputs (a controller holds its last command)
   except one hold point when a motion is stopped; ``joint_states`` keeps repeating the held
   pose, unchanged, at the fixed rate.
@@ -47,6 +63,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 import math
 import multiprocessing
+import os
 import sys
 import threading
 import time
@@ -57,10 +74,12 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, SetParametersRe
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
+from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray
 from std_srvs.srv import Trigger
@@ -71,7 +90,7 @@ from arm_ik.kinematics.motion import laws, worker
 from arm_ik.kinematics.motion.commands import trajectory_from_points
 from arm_ik.kinematics.motion.errors import MotionCode
 from arm_ik.kinematics.motion.planner import MotionSettings, Plan, PlanFailure
-from arm_ik.kinematics.motion.runner import Mode, MotionRunner, Owner
+from arm_ik.kinematics.motion.runner import Mode, MotionRunner, Owner, Tick
 from arm_ik.kinematics.motion.trajectory import Trajectory
 from arm_ik.kinematics.motion.validation import ValidationSettings
 from arm_ik.kinematics.request import IKRequest
@@ -142,7 +161,12 @@ class TrajectoryExecutor(Node):
         super().__init__('trajectory_executor')
         self.arm, self.model, config = declare_arm_model(self)
         self.names = tuple(self.model.joint_names)
-        self._declare_parameters(config)
+        try:
+            self._declare_parameters(config)
+        except (InvalidParameterTypeException, InvalidParameterValueException) as error:
+            # e.g. publish_rate:=100 (an integer): say so instead of a traceback.
+            raise StartupError(f'bad parameter: {error} (write floating-point values with a '
+                               'decimal point, e.g. 100.0)') from None
         self.settings = self._settings_from_parameters({})
         reason = self.settings.validated()
         if reason:
@@ -164,19 +188,20 @@ class TrajectoryExecutor(Node):
         self.runner = MotionRunner(self.names, start, pose_check)
         self._goal_lock = threading.Lock()
         self._active_goal: Owner | None = None
+        self._owners: dict[bytes, Owner] = {}        # goal id → its owner, while it runs
         self._output_lock = threading.Lock()
         self._feedback_lock = threading.Lock()
         self._measured: np.ndarray | None = None
         self._measured_time: float | None = None
         self._measured_intervals: list[float] = []
         self._estop_pressed = False
-        self._follow_owner: Owner | None = None
-        self._follow_law: object | None = None
+        self._follow_law: laws.ExponentialFollow | laws.SpeedCapFollow | None = None
 
-        # Callback groups: the control timer alone in its group, so nothing else ever runs
-        # in its place; the emergency stop alone (never queued behind a target's IK); inputs
-        # (feedback, live target, reset) together; goals and the trajectory service reentrant
-        # (a goal thread blocks while its move runs).
+        # The control tick runs on a thread of its own (or, with control_loop: timer, alone
+        # in its callback group, so nothing else runs in its place); the emergency stop is
+        # alone in its group (never queued behind a target's IK); inputs (feedback, live
+        # target, reset) share one; goals and the trajectory service are reentrant (a goal
+        # thread blocks while its move runs).
         timer_group = MutuallyExclusiveCallbackGroup()
         stop_group = MutuallyExclusiveCallbackGroup()
         input_group = MutuallyExclusiveCallbackGroup()
@@ -207,12 +232,22 @@ class TrajectoryExecutor(Node):
         self.action_server = ActionServer(
             self, MoveToTarget, '~/move_to_target', self._execute_goal,
             callback_group=goal_group, goal_callback=lambda _: GoalResponse.ACCEPT,
-            cancel_callback=lambda _: CancelResponse.ACCEPT)
+            cancel_callback=self._on_cancel)
 
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
-        self.timer = self.create_timer(1.0 / self.settings.publish_rate, self._on_tick,
-                                       callback_group=timer_group)
+        self._clock_offset = time.time() - time.monotonic()
+        self._offset_due = 0.0
+        self._loop_stop = threading.Event()
+        self.timer = None
+        self._loop = None
+        if self.get_parameter('control_loop').value == 'thread':
+            self._loop = threading.Thread(target=self._control_loop, name='control',
+                                          daemon=True)
+            self._loop.start()
+        else:
+            self.timer = self.create_timer(1.0 / self.settings.publish_rate, self._on_tick,
+                                           callback_group=timer_group)
         self.get_logger().info(
             f'{self.arm}: output {self.output}'
             + (f' on {self.controller_topic}' if self.output != 'none' else '')
@@ -249,6 +284,15 @@ class TrajectoryExecutor(Node):
             'follow the live target topic with follow_law', read_only=True))
         declare('planning_process', True, describe(
             'plan in a separate process (keeps IK work off the control timer)', read_only=True))
+        declare('control_loop', 'thread', describe(
+            'what runs the control tick: thread (a dedicated thread sleeping to absolute '
+            'deadlines, wall clock) or timer (an rclpy timer in its own callback group)',
+            read_only=True))
+        declare('realtime_priority', 50, describe(
+            'SCHED_FIFO priority of the control thread (control_loop: thread), 1..98, as '
+            "ros2_control's controller_manager asks for; refused without CAP_SYS_NICE or an "
+            'rtprio limit (then a warning and normal priority); 0: do not ask', read_only=True,
+            integer_range=[_int_range(0, 98)]))
         declare('avoid_obstacle', False, describe(
             'obstacle contact blocks a move (else it is only reported)', read_only=True))
         # Changeable at run time (validated; one snapshot swapped whole).
@@ -321,6 +365,9 @@ class TrajectoryExecutor(Node):
                                 values['feedback_rate'])
 
     def _read_fixed_parameters(self, config: dict) -> None:
+        loop = self.get_parameter('control_loop').value
+        if loop not in ('thread', 'timer'):
+            raise StartupError(f'control_loop "{loop}" is not one of thread, timer')
         self.output = self.get_parameter('output').value
         if self.output not in OUTPUTS:
             raise StartupError(f'output "{self.output}" is not one of {", ".join(OUTPUTS)}')
@@ -359,11 +406,12 @@ class TrajectoryExecutor(Node):
     def _apply_parameters(self, parameters: list[Parameter]) -> None:
         old_rate = self.settings.publish_rate
         self.settings = self._settings_from_parameters({})
-        if self.settings.publish_rate != old_rate:
+        if self.settings.publish_rate != old_rate and self.timer is not None:
             self.timer.timer_period_ns = int(1e9 / self.settings.publish_rate)
 
     # ------------------------------------------------------------------ planning backend
-    def _start_planning(self, spec: worker.PlannerSpec):
+    def _start_planning(self, spec: worker.PlannerSpec
+                        ) -> ThreadPoolExecutor | ProcessPoolExecutor:
         self._process_planning = bool(self.get_parameter('planning_process').value)
         self._spec = spec
         if not self._process_planning:
@@ -386,8 +434,37 @@ class TrajectoryExecutor(Node):
         return self._planning.submit(getattr(self.planner, function_name), *args)
 
     def destroy_node(self) -> None:
+        self._loop_stop.set()
+        if self._loop is not None:
+            self._loop.join(timeout=1.0)
         self._planning.shutdown(wait=False, cancel_futures=True)
         super().destroy_node()
+
+    def _control_loop(self) -> None:
+        """The control tick on a thread of its own, at absolute deadlines (no catch-up burst
+        after a late tick: the schedule moves on)."""
+        priority = int(self.get_parameter('realtime_priority').value)
+        if priority > 0:
+            try:
+                # pid 0: this thread only; the rest of the process keeps normal priority.
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+            except (OSError, AttributeError) as error:
+                self.get_logger().warn(f'realtime_priority {priority} not granted ({error}); '
+                                       'the control loop runs at normal priority')
+        deadline = time.monotonic()
+        while not self._loop_stop.is_set():
+            period = 1.0 / self.settings.publish_rate
+            deadline += period
+            delay = deadline - time.monotonic()
+            if delay > 0.0:
+                time.sleep(delay)
+            elif delay < -period:
+                deadline = time.monotonic()
+            try:
+                self._on_tick()
+            except Exception as error:  # noqa: BLE001 - the loop must outlive one bad tick
+                self.get_logger().error(f'control tick raised {type(error).__name__}: {error}',
+                                        throttle_duration_sec=1.0)
 
     # ------------------------------------------------------------------ feedback
     def _on_feedback(self, message: JointState) -> None:
@@ -443,11 +520,24 @@ class TrajectoryExecutor(Node):
                              'until a new command', mode=Mode.HOLDING)
 
     # ------------------------------------------------------------------ the control tick
+    def _stamp(self, now: float) -> Time:
+        """The ROS (system) time of monotonic instant ``now``, so a joint state's stamp is
+        exactly the instant its pose was sampled at."""
+        if now >= self._offset_due:
+            # Re-read the offset once a second (system time may be adjusted); keep a reading
+            # only when nothing came between its two monotonic reads.
+            before = time.monotonic()
+            wall = time.time()
+            after = time.monotonic()
+            if after - before < 50e-6:
+                self._clock_offset = wall - (before + after) / 2.0
+                self._offset_due = now + 1.0
+        return Time(nanoseconds=int(round((now + self._clock_offset) * 1e9)))
+
     def _on_tick(self) -> None:
-        # The stamp is the instant the pose is sampled, taken together with the monotonic
-        # time the runner samples at, just before publishing.
-        stamp = self.get_clock().now()
+        # Sampled at `now`, stamped with the same instant, published right after.
         now = time.monotonic()
+        stamp = self._stamp(now)
         if self.feedback_topic:
             self._check_feedback(now)
         with self._output_lock:
@@ -462,7 +552,7 @@ class TrajectoryExecutor(Node):
         if tick.changed:
             self._publish_status(now)
 
-    def _publish_command(self, tick) -> None:
+    def _publish_command(self, tick: Tick) -> None:
         if self.controller_publisher is None:
             return
         if self.output == 'forward_position':
@@ -514,19 +604,18 @@ class TrajectoryExecutor(Node):
     # ------------------------------------------------------------------ start pose
     def _start_pose(self, now: float) -> tuple[np.ndarray | None, MotionCode, str]:
         """The pose a new command starts from, or why there is none."""
+        # A runner still WAITING adopts this pose only when a motion actually starts, so a
+        # refused command leaves it silent.
         commanded = self.runner.pose()
         if not self.feedback_topic:
-            if commanded is None:
-                self.runner.set_pose(self.initial)
-                commanded = self.initial.copy()
-            return commanded, MotionCode.SUCCESS, ''
+            return (self.initial.copy() if commanded is None else commanded,
+                    MotionCode.SUCCESS, '')
         measured, age, limit = self._feedback_state(now)
         if measured is None or age > limit:
             what = 'none received yet' if measured is None else f'the last is {age:.2f} s old'
             return None, MotionCode.NO_JOINT_STATE, (
                 f'no fresh measured joint state on {self.feedback_topic} ({what})')
         if commanded is None:
-            self.runner.set_pose(measured)
             return measured, MotionCode.SUCCESS, ''
         gap = np.abs(commanded - measured)
         joint = int(np.argmax(gap))
@@ -568,8 +657,19 @@ class TrajectoryExecutor(Node):
                 self._active_goal = None
 
     # ------------------------------------------------------------------ the action
+    def _on_cancel(self, goal_handle: ServerGoalHandle) -> CancelResponse:
+        """Hold at once (not at the goal thread's next look), then accept."""
+        owner = self._owners.get(bytes(goal_handle.goal_id.uuid))
+        if owner is not None and not owner.done.is_set():
+            message = 'canceled by the client; the arm holds where it was'
+            self.runner.stop(time.monotonic(), MotionCode.CANCELED, message, owner)
+            owner.finish(MotionCode.CANCELED, message)     # when it was still planning
+        return CancelResponse.ACCEPT
+
     def _execute_goal(self, goal_handle: ServerGoalHandle) -> MoveToTarget.Result:
-        owner = Owner(f'goal {bytes(goal_handle.goal_id.uuid).hex()[:8]}')
+        uuid = bytes(goal_handle.goal_id.uuid)
+        owner = Owner(f'goal {uuid.hex()[:8]}')
+        self._owners[uuid] = owner
         try:
             return self._run_goal(goal_handle, owner)
         except Exception as error:  # noqa: BLE001 - a bug must end the goal, not the node
@@ -578,6 +678,7 @@ class TrajectoryExecutor(Node):
             return self._finish_goal(goal_handle, owner, MotionCode.INTERNAL_ERROR,
                                      f'the executor raised {type(error).__name__}: {error}')
         finally:
+            self._owners.pop(uuid, None)
             self._release(owner)
 
     def _finish_goal(self, goal_handle: ServerGoalHandle, owner: Owner, code: MotionCode,
@@ -587,7 +688,8 @@ class TrajectoryExecutor(Node):
         result.error_code.val = int(code)
         result.ik_error_code.val = int(ik_code)
         result.message = message
-        pose = self.runner.pose()
+        # The last pose commanded for this goal (another goal may be moving the arm now).
+        pose = owner.record[-1][1] if owner.record else self.runner.pose()
         if plan is not None and pose is not None:
             tip = self.model.fk(pose)[:3, 3]
             result.final_error = float(np.linalg.norm(tip - plan.target))
@@ -599,6 +701,12 @@ class TrajectoryExecutor(Node):
         result.executed_path = messages.executed_path_message(owner.record, self.names)
         if not goal_handle.is_active:
             return result
+        if code == MotionCode.CANCELED:
+            # The server marks the goal CANCELING right after our cancel callback returns;
+            # this thread may get here first.
+            deadline = time.monotonic() + 1.0
+            while not goal_handle.is_cancel_requested and time.monotonic() < deadline:
+                time.sleep(0.005)
         if code == MotionCode.SUCCESS:
             goal_handle.succeed()
         elif code == MotionCode.CANCELED and goal_handle.is_cancel_requested:
@@ -778,9 +886,9 @@ class TrajectoryExecutor(Node):
         code, reason = self.runner.follow(law, owner, now, settings.watchdog_timeout, start)
         if code == MotionCode.SUCCESS:
             self._follow_law = law
-            self._follow_owner = owner
 
-    def _new_follow_law(self, settings: ExecutorSettings):
+    def _new_follow_law(self, settings: ExecutorSettings
+                        ) -> laws.ExponentialFollow | laws.SpeedCapFollow:
         limits = self.model.velocity_limits * settings.motion.speed_scale
         if settings.follow_law == laws.SPEED_CAP and 'ccd' in self.planner.dispatcher.solvers:
             return laws.SpeedCapFollow(laws.SpeedCap(self.planner.dispatcher.solvers['ccd'],

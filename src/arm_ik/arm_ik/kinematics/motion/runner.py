@@ -78,9 +78,6 @@ class Tick:
         mode: the runner's mode after this tick.
         stream: a position-streaming output (forward_position) sends ``q`` this tick.
         point: a trajectory output sends ``q`` as a one-point trajectory (live follow).
-        trajectory: a trajectory output sends this whole trajectory now, from ``elapsed`` s
-            into it (a motion that just started).
-        elapsed: see ``trajectory``.
         hold: the motion stopped this tick; a trajectory output sends a hold point at ``q``.
         changed: the mode or its reason changed (publish the status).
         finished: the owner whose trajectory ended this tick; the caller calls its
@@ -93,8 +90,6 @@ class Tick:
     mode: Mode
     stream: bool = False
     point: bool = False
-    trajectory: Trajectory | None = None
-    elapsed: float = 0.0
     hold: bool = False
     changed: bool = False
     finished: Owner | None = None
@@ -125,13 +120,13 @@ class MotionRunner:
         self._owner: Owner | None = None
         self._trajectory: Trajectory | None = None
         self._started = 0.0
-        self._announce = False       # a new trajectory for the next tick to send whole
         self._hold_pending = False
         self._changed = True
         self._follow: FollowLaw | None = None
         self._follow_last = 0.0
         self._watchdog = math.inf
         self._last_tick: float | None = None
+        self._tick_time = -math.inf     # when the last tick sampled, monotonic s
         self._pose_check = pose_check
 
     # ------------------------------------------------------------------ state
@@ -159,6 +154,12 @@ class MotionRunner:
             return min(now - self._started, self._trajectory.duration), \
                 self._trajectory.duration
 
+    def _not_before_tick(self, now: float) -> float:
+        """``now`` of a command, never earlier than the last tick: a caller delayed between
+        reading its clock and taking the lock must not move the arm back to an instant
+        that was already published, nor start a motion in the past."""
+        return max(now, self._tick_time)
+
     def _set_mode(self, mode: Mode, code: MotionCode, message: str) -> None:
         if (mode, code, message) != (self._mode, self._code, self._message):
             self._changed = True
@@ -182,6 +183,7 @@ class MotionRunner:
             (SUCCESS, '') or (code, reason).
         """
         with self._lock:
+            now = self._not_before_tick(now)
             if self._mode == Mode.EMERGENCY_STOP:
                 return MotionCode.EMERGENCY_STOPPED, self._message
             current, _ = self._current(now)
@@ -196,7 +198,6 @@ class MotionRunner:
             self._trajectory = trajectory
             self._started = now
             self._follow = None
-            self._announce = True
             self._hold_pending = False
             self._q = trajectory.start.copy()
             self._set_mode(Mode.MOVING, MotionCode.SUCCESS, f'{owner.name}: '
@@ -211,6 +212,7 @@ class MotionRunner:
             start: pose to start from when WAITING (the measured state); ignored otherwise.
         """
         with self._lock:
+            now = self._not_before_tick(now)
             if self._mode == Mode.EMERGENCY_STOP:
                 return MotionCode.EMERGENCY_STOPPED, self._message
             if self._q is None:
@@ -261,6 +263,7 @@ class MotionRunner:
             The held pose (rad), None when there is none.
         """
         with self._lock:
+            now = self._not_before_tick(now)
             if owner is not None and self._owner is not owner:
                 return None if self._q is None else self._q.copy()
             self._freeze(now)
@@ -272,6 +275,7 @@ class MotionRunner:
     def emergency_stop(self, now: float, message: str) -> np.ndarray | None:
         """Hold at once; every start and follow is refused until ``reset``."""
         with self._lock:
+            now = self._not_before_tick(now)
             self._freeze(now)
             self._end_owner(MotionCode.EMERGENCY_STOPPED, message)
             self._set_mode(Mode.EMERGENCY_STOP, MotionCode.EMERGENCY_STOPPED, message)
@@ -296,7 +300,6 @@ class MotionRunner:
         self._v = np.zeros(len(self.joint_names))
         self._trajectory = None
         self._follow = None
-        self._announce = False
 
     def _end_owner(self, code: MotionCode, message: str) -> None:
         if self._owner is not None:
@@ -311,6 +314,7 @@ class MotionRunner:
     def tick(self, now: float) -> Tick:
         """Advance to ``now`` and say what to publish."""
         with self._lock:
+            self._tick_time = max(self._tick_time, now)
             changed = self._changed
             self._changed = False
             hold = self._hold_pending
@@ -327,8 +331,6 @@ class MotionRunner:
     def _tick_trajectory(self, now: float, changed: bool) -> Tick:
         trajectory = self._trajectory
         elapsed = now - self._started
-        announce = trajectory if self._announce else None
-        self._announce = False
         self._q, self._v = trajectory.sample(elapsed)
         if self._owner is not None:
             self._owner.record.append((min(elapsed, trajectory.duration), self._q.copy(),
@@ -340,11 +342,9 @@ class MotionRunner:
             self._trajectory = None
             self._set_mode(Mode.IDLE, MotionCode.SUCCESS,
                            f'{owner.name if owner else "trajectory"} done')
-            return Tick(self._q.copy(), self._v.copy(), Mode.IDLE, stream=True,
-                        trajectory=announce, elapsed=min(elapsed, trajectory.duration),
-                        changed=True, finished=owner)
-        return Tick(self._q.copy(), self._v.copy(), Mode.MOVING, stream=True,
-                    trajectory=announce, elapsed=elapsed, changed=changed)
+            return Tick(self._q.copy(), self._v.copy(), Mode.IDLE, stream=True, changed=True,
+                        finished=owner)
+        return Tick(self._q.copy(), self._v.copy(), Mode.MOVING, stream=True, changed=changed)
 
     def _tick_follow(self, now: float, changed: bool) -> Tick:
         if now - self._follow_last > self._watchdog:

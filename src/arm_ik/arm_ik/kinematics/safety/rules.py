@@ -33,6 +33,8 @@ SEARCH_STEPS = (math.radians(3.0), math.radians(0.4), math.radians(0.05), math.r
 # Coarse cells refined: the best few from different parts of the map, so that a second
 # clear region a little farther away at the coarse step is not lost.
 REFINED_CANDIDATES = 3
+# Poses evaluated per batch by the closest-pose search.
+SEARCH_CHUNK = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,10 +170,16 @@ def closest_clear_pose(geometry: SafetyGeometry, target: Sequence[float], base_q
         grid_a, grid_b = np.meshgrid(a, b, indexing='ij')
         poses = np.repeat(base_q[None, :], grid_a.size, axis=0)
         poses[:, i], poses[:, j] = grid_a.ravel(), grid_b.ravel()
-        start, end, tips = geometry.link_segments(poses)
-        clear = (np.minimum(start[..., 2], end[..., 2]) - geometry.radii
-                 - geometry.floor_z).min(axis=1)
-        distance = np.linalg.norm(tips - target, axis=1)
+        distance = np.empty(len(poses))
+        clear = np.empty(len(poses))
+        # In chunks: the whole grid at once needs ~12 MB of temporaries, which the allocator
+        # keeps after the first search (a lasting step in a server's memory).
+        for first in range(0, len(poses), SEARCH_CHUNK):
+            chunk = slice(first, first + SEARCH_CHUNK)
+            start, end, tips = geometry.link_segments(poses[chunk])
+            clear[chunk] = (np.minimum(start[..., 2], end[..., 2]) - geometry.radii
+                            - geometry.floor_z).min(axis=1)
+            distance[chunk] = np.linalg.norm(tips - target, axis=1)
         distance[clear < margin] = math.inf
         return poses, distance, clear
 

@@ -1,0 +1,112 @@
+"""What the demo does on each arm: IK queries and moves, with the outcome each should have.
+
+Positions are tool0 targets in m in base_link; joint targets are rad in chain order. Every
+number was checked against the arm's planner (kinematics.motion) with the YAML's settings:
+the floor-detour pairs are two safe poses whose straight joint path (min-jerk) takes a link
+below the floor, so the executor must replace it by a detour; the moves before them are
+plain, so the detour is what the pair shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from arm_bringup.pipeline import PICK_PLACE_ARMS
+
+DEFAULT_ARM = 'ccd5'   # pick and place and an enabled floor: every part of the script runs
+
+
+@dataclass(frozen=True)
+class IKQuery:
+    """A call of ik_server's ~/solve_ik; ``ok``: whether it should solve."""
+
+    label: str
+    position: tuple[float, float, float]
+    ok: bool = True
+
+
+@dataclass(frozen=True)
+class Move:
+    """A MoveToTarget goal of the trajectory executor.
+
+    Attributes:
+        label: what the step shows, for the log.
+        position: Cartesian target (m), or None for a joint target.
+        joints: joint target (rad, chain order), or None.
+        motion_law: '' for the executor's default.
+        expect: MotionErrorCode name the result should carry.
+        detour: the plan must be a floor detour.
+    """
+
+    label: str
+    position: tuple[float, float, float] | None = None
+    joints: tuple[float, ...] | None = None
+    motion_law: str = ''
+    expect: str = 'SUCCESS'
+    detour: bool = False
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One demo cycle of an arm: pick and place (when it has one), IK queries, moves."""
+
+    arm: str
+    queries: tuple[IKQuery, ...]
+    moves: tuple[Move, ...]
+    note: str = ''
+
+    @property
+    def pick_place(self) -> bool:
+        return self.arm in PICK_PLACE_ARMS
+
+
+def _home(label: str, joints: tuple[float, ...]) -> Move:
+    return Move(label, joints=joints, motion_law='min_jerk')
+
+
+SCENARIOS = {
+    'ccd5': Scenario('ccd5', (
+        IKQuery('in front, 0.6 m out', (0.6, 0.3, 0.5)),
+        IKQuery('beyond the 1.15 m reach', (1.5, 0.0, 0.5), ok=False),
+    ), (
+        Move("reachable target (speed_cap, the arm's law)", position=(0.6, 0.3, 0.5)),
+        Move('unreachable target, 1.5 m out', position=(1.5, 0.0, 0.5), expect='IK_FAILED'),
+        Move('reach far out and low', joints=(0.0, 1.2, 0.7, -0.3, -0.5),
+             motion_law='min_jerk'),
+        Move('tuck the gripper in: the straight joint path dips below the floor',
+             joints=(0.0, 0.5, 1.7, 1.6, 1.4), motion_law='min_jerk', detour=True),
+        _home('home', (0.0, 0.35, 0.7, 0.7, 0.0)),
+    )),
+    'manipulator3d': Scenario('manipulator3d', (
+        IKQuery('on the desk, 0.6 m out', (0.5, 0.3, 0.3)),
+        IKQuery('beyond the 1.1 m reach', (1.5, 0.0, 0.3), ok=False),
+    ), (
+        Move("reachable target (linear_cartesian, the arm's law)", position=(0.5, 0.3, 0.3)),
+        Move('unreachable target, 1.5 m out', position=(1.5, 0.0, 0.3), expect='IK_FAILED'),
+        _home('home', (0.0, 0.7853981633974483, -1.5707963267948966)),
+    ), note='no floor detour: the floor check is off for this arm (z < 0 is refused)'),
+    'six_axis': Scenario('six_axis', (
+        IKQuery('in front', (1.0, 0.6, 0.5)),
+        IKQuery('beyond the reach', (3.0, 0.0, 1.0), ok=False),
+    ), (
+        Move("reachable target (min_jerk, the arm's law)", position=(1.0, 0.6, 0.5)),
+        Move('unreachable target, 3 m out', position=(3.0, 0.0, 1.0), expect='IK_FAILED'),
+        Move('bend back', joints=(0.0, -1.79, 0.17, 1.12, 0.61, -2.37), motion_law='min_jerk'),
+        Move('swing over: the straight joint path dips below the floor',
+             joints=(0.0, -0.97, -1.65, -1.39, -1.66, -1.02), motion_law='min_jerk',
+             detour=True),
+        _home('home', (0.0, 0.35, 0.9, 0.0, 0.6, 0.0)),
+    ), note='no pick and place: sequences exist for ccd5 and manipulator3d'),
+    'pointer3': Scenario('pointer3', (
+        IKQuery('in front', (1.2, 0.3, 0.9)),
+        IKQuery('beyond the reach', (3.0, 0.0, 1.0), ok=False),
+    ), (
+        Move("reachable target (exponential, the arm's law)", position=(1.2, 0.3, 0.9)),
+        Move('unreachable target, 3 m out', position=(3.0, 0.0, 1.0), expect='IK_FAILED'),
+        Move('point far out', joints=(0.0, 0.3, -0.7), motion_law='min_jerk'),
+        Move('fold in: the straight joint path dips below the floor',
+             joints=(0.0, 0.8, -2.7), motion_law='min_jerk', detour=True),
+        # From the folded pose the straight way home goes through the floor too.
+        _home('home', (0.0, 0.5235987755982988, -1.0471975511965976)),
+    ), note='no pick and place: sequences exist for ccd5 and manipulator3d'),
+}

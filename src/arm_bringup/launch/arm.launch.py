@@ -1,0 +1,162 @@
+"""Bring up one arm: robot_state_publisher, the arm_ik nodes and RViz.
+
+    ros2 launch arm_bringup arm.launch.py arm:=six_axis
+    ros2 launch arm_bringup arm.launch.py arm:=ccd5 rviz:=false solver:=dls motion:=min_jerk
+    ros2 launch arm_bringup arm.launch.py --show-args
+
+Every node runs in the arm's namespace (/<arm>) with arm_bringup/config/<arm>.yaml; the
+description is the xacro output, passed as a string parameter. TF stays global: tf2_ros
+broadcasts on the absolute /tf and /tf_static, and the relative names are remapped there too,
+so RViz, tf2_echo and rqt_tf_tree find the tree where they always look. One arm per ROS
+domain, then (two arms at once: give each its own ROS_DOMAIN_ID, or their base_link frames
+collide). RViz runs in the namespace too, so its relative topics (robot_description, markers)
+are the arm's; its Publish Point and 2D Goal Pose tools are remapped into the namespace in
+case a config names the global /clicked_point and /goal_pose.
+
+The launch-free runner (arm_bringup/pipeline.py, `make demo`) starts the same nodes with the
+same files; test_launch_files.py checks that both name the same nodes.
+"""
+
+from launch import LaunchContext, LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.conditions import IfCondition
+from launch.substitutions import Command, FindExecutable, LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
+
+ARMS = ['pointer3', 'ccd5', 'six_axis', 'manipulator3d']
+SOLVERS = ['', 'analytic', 'closed_form', 'ccd', 'dls']
+MOTION_LAWS = ['', 'exponential', 'speed_cap', 'min_jerk', 'min_jerk_cartesian',
+               'linear_cartesian']
+OUTPUTS = ['none', 'joint_trajectory', 'forward_position']
+BOOLEANS = ['true', 'false']
+
+
+def generate_launch_description() -> LaunchDescription:
+    arguments = [
+        DeclareLaunchArgument(
+            'arm', default_value='six_axis', choices=ARMS,
+            description='Which arm: its description, node parameters '
+                        '(arm_bringup/config/<arm>.yaml), namespace and RViz config.'),
+        DeclareLaunchArgument(
+            'rviz', default_value='true', choices=BOOLEANS,
+            description="Start RViz with the arm's config (arm_description/rviz/<arm>.rviz)."),
+        DeclareLaunchArgument(
+            'solver', default_value='', choices=SOLVERS,
+            description="IK solver of ~/solve_ik and of target_input's goals; empty: the "
+                        "arm's default from the YAML."),
+        DeclareLaunchArgument(
+            'motion', default_value='', choices=MOTION_LAWS,
+            description='Motion law of goals that name none (trajectory_executor); empty: '
+                        "the arm's default from the YAML."),
+        DeclareLaunchArgument(
+            'output', default_value='none', choices=OUTPUTS,
+            description='Where the executor sends commands besides joint_states: none, '
+                        'joint_trajectory (joint_trajectory_controller/joint_trajectory) or '
+                        'forward_position (forward_position_controller/commands).'),
+        DeclareLaunchArgument(
+            'feedback_topic', default_value='',
+            description='JointState topic of the real arm (not joint_states), e.g. '
+                        'joint_state_broadcaster/joint_states of ros2_control. When set, every '
+                        'node reads it as its joint_states, and the executor takes it as '
+                        'feedback and publishes its commanded state on commanded_joint_states; '
+                        'empty: no feedback, joint_states is the commanded state (simulation).'),
+        DeclareLaunchArgument(
+            'cycle', default_value='false', choices=BOOLEANS,
+            description='Start the scripted pick-and-place cycle at once (arms with a '
+                        'sequence: ccd5, manipulator3d); else call ~/run_cycle of '
+                        'target_input.'),
+        DeclareLaunchArgument(
+            'cycles', default_value='0',
+            description='Cycles of the scripted sequence, 0 = until stopped.'),
+        DeclareLaunchArgument(
+            'use_sim_time', default_value='false', choices=BOOLEANS,
+            description='Use /clock for node time stamps (the executor always times its '
+                        'moves with the wall clock).'),
+        DeclareLaunchArgument(
+            'description_package', default_value='arm_description',
+            description='Package holding the robot description; override it to use a '
+                        'custom description (e.g. one with a ros2_control tag).'),
+        DeclareLaunchArgument(
+            'description_file', default_value='',
+            description='Xacro file inside description_package (relative to its share '
+                        'folder); empty: urdf/<arm>.urdf.xacro.'),
+    ]
+    return LaunchDescription(arguments + [OpaqueFunction(function=launch_setup)])
+
+
+def launch_setup(context: LaunchContext) -> list:
+    """The nodes, built once the arguments are known (the YAML and defaults depend on arm)."""
+    arm = LaunchConfiguration('arm').perform(context)
+    solver = LaunchConfiguration('solver').perform(context)
+    motion = LaunchConfiguration('motion').perform(context)
+    feedback_topic = LaunchConfiguration('feedback_topic').perform(context)
+    description_package = LaunchConfiguration('description_package').perform(context)
+    description_file = LaunchConfiguration('description_file').perform(context) or \
+        f'urdf/{arm}.urdf.xacro'
+
+    description = {'robot_description': ParameterValue(
+        Command([PathJoinSubstitution([FindExecutable(name='xacro')]), ' ',
+                 PathJoinSubstitution([FindPackageShare(description_package),
+                                       description_file])]),
+        value_type=str)}
+    sim_time = {'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'),
+                                               value_type=bool)}
+    config = PathJoinSubstitution([FindPackageShare('arm_bringup'), 'config', f'{arm}.yaml'])
+    rviz_config = PathJoinSubstitution([FindPackageShare('arm_description'), 'rviz',
+                                        f'{arm}.rviz'])
+
+    # On top of the YAML, as arm_bringup/pipeline.py node_overrides() does for the runner.
+    executor = {'output': ParameterValue(LaunchConfiguration('output'), value_type=str)}
+    if motion:
+        executor['motion_law'] = motion
+    # With a real arm, joint_states of every node is the measured state; the executor's own
+    # (commanded) output moves aside. A remap renames a node's publishers and subscriptions
+    # alike, hence a feedback topic of another name than joint_states.
+    if feedback_topic.strip('/') in ('joint_states', f'{arm}/joint_states'):
+        raise ValueError(f"feedback_topic:={feedback_topic} is the executor's own output; "
+                         "name the real arm's topic, e.g. "
+                         'joint_state_broadcaster/joint_states')
+    measured = [('joint_states', feedback_topic)] if feedback_topic else []
+    executor_remappings = []
+    if feedback_topic:
+        executor['feedback_topic'] = feedback_topic
+        executor['publish_on_start'] = False
+        executor_remappings = [('joint_states', 'commanded_joint_states')]
+    ik_server = {'default_solver': solver} if solver else {}
+    target_input = {
+        'autostart': ParameterValue(LaunchConfiguration('cycle'), value_type=bool),
+        'cycles': ParameterValue(LaunchConfiguration('cycles'), value_type=int),
+        **({'solver': solver} if solver else {}),
+    }
+
+    def arm_ik_node(executable: str, overrides: dict | None = None,
+                    remappings: list | None = None) -> Node:
+        # The YAML first: rclpy applies the parameter-file entries that match a node in the
+        # order they first appear across its files, the later ones winning, and launch_ros
+        # writes the dicts under the node's full name (/<arm>/<node>); after the YAML's
+        # /**/<node> entry, that entry (with the launch arguments) wins.
+        return Node(package='arm_ik', executable=executable, name=executable, namespace=arm,
+                    parameters=[config, description, sim_time, overrides or {}],
+                    remappings=measured if remappings is None else remappings,
+                    output='screen', emulate_tty=True)
+
+    return [
+        Node(package='robot_state_publisher', executable='robot_state_publisher',
+             namespace=arm, parameters=[description, sim_time],
+             remappings=[('tf', '/tf'), ('tf_static', '/tf_static'), *measured],
+             output='screen'),
+        arm_ik_node('arm_info'),
+        arm_ik_node('ik_server', ik_server),
+        arm_ik_node('safety_monitor'),
+        arm_ik_node('trajectory_executor', executor, executor_remappings),
+        arm_ik_node('target_input', target_input),
+        arm_ik_node('markers'),
+        Node(package='rviz2', executable='rviz2', name='rviz2', namespace=arm,
+             arguments=['-d', rviz_config], parameters=[sim_time],
+             remappings=[('/clicked_point', f'/{arm}/clicked_point'),
+                         ('/goal_pose', f'/{arm}/goal_pose'),
+                         ('tf', '/tf'), ('tf_static', '/tf_static')],
+             condition=IfCondition(LaunchConfiguration('rviz')), output='screen'),
+    ]

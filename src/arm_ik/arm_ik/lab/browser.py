@@ -1,0 +1,201 @@
+"""Headless Chromium screenshots of a page on this machine (tests and docs/ pictures).
+
+The browser gets no network beyond loopback: every proxied request goes to a closed port
+(Chromium sends loopback addresses direct, never through a proxy) and every host name but
+localhost fails to resolve.
+
+``capture`` drives the headless browser over the DevTools protocol on a loopback port, in
+real time: it waits until the page shows ``ready_text`` (the panel came over the websocket),
+lets WebGL settle, then captures. Chromium's own ``--screenshot`` with a virtual-time budget
+is not used: with viser's page it now and then never returned (a 120 s timeout under load),
+and virtual time runs ahead of the websocket, so viser's client dropped a connection that had
+not opened within 5 s of *virtual* time and the picture showed the greyed, disconnected
+viewer.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import os
+from pathlib import Path
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+
+CANDIDATES = ('chromium', 'chromium-browser', 'google-chrome')
+# Loopback-only networking, and none of Chromium's own background traffic.
+OFFLINE_FLAGS = ('--proxy-server=http://127.0.0.1:9',
+                 '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1')
+QUIET_FLAGS = ('--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
+               '--no-first-run', '--disable-background-networking',
+               '--disable-component-update', '--disable-sync', '--disable-extensions',
+               '--hide-scrollbars', '--mute-audio', '--no-default-browser-check')
+DEVTOOLS_LINE = re.compile(r'DevTools listening on (ws://127\.0\.0\.1:\d+/\S+)')
+
+
+class BrowserError(RuntimeError):
+    """Chromium did not start, did not load the page, or did not capture it."""
+
+
+def find_chromium() -> str | None:
+    """Path of a Chromium executable, or None."""
+    for name in CANDIDATES:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+class _DevTools:
+    """A minimal DevTools-protocol client (one websocket, flat sessions)."""
+
+    def __init__(self, address: str, timeout: float) -> None:
+        from websockets.sync.client import connect
+        # proxy=None: never send this loopback connection through an environment proxy.
+        self.socket = connect(address, max_size=None, open_timeout=timeout, proxy=None)
+        self.timeout = timeout
+        self._ids = itertools.count(1)
+
+    def send(self, method: str, params: dict | None = None, session: str | None = None,
+             timeout: float | None = None) -> dict:
+        ident = next(self._ids)
+        message = {'id': ident, 'method': method, 'params': params or {}}
+        if session:
+            message['sessionId'] = session
+        self.socket.send(json.dumps(message))
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0.0:
+                raise BrowserError(f'no answer to {method} within {timeout or self.timeout} s')
+            reply = json.loads(self.socket.recv(timeout=remaining))
+            if reply.get('id') == ident:
+                if 'error' in reply:
+                    raise BrowserError(f'{method}: {reply["error"]}')
+                return reply.get('result', {})
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+def capture(url: str, png: Path, size: tuple[int, int] = (1280, 800),
+            ready_text: str = '', settle: float = 3.0, timeout: float = 60.0,
+            chromium: str | None = None) -> str:
+    """Open ``url`` in headless Chromium, wait for ``ready_text``, write a PNG.
+
+    Args:
+        url: a loopback page.
+        png: where the screenshot goes.
+        size: viewport, pixels.
+        ready_text: text the page must show before the capture ('' : the load event only).
+        settle: seconds to wait after that (WebGL drawing, late messages).
+        timeout: longest wait for the browser and the text, s.
+        chromium: the executable (default: the first of CANDIDATES found).
+
+    Returns:
+        The page's visible text at the capture (for checks).
+
+    Raises:
+        BrowserError: no Chromium, the page did not load or never showed ``ready_text``.
+    """
+    chromium = chromium or find_chromium()
+    if chromium is None:
+        raise BrowserError('no chromium executable (apt-get install chromium)')
+    with tempfile.TemporaryDirectory(prefix='lab_chromium_') as folder:
+        log_path = Path(folder) / 'chromium.log'
+        command = [chromium, *QUIET_FLAGS, *OFFLINE_FLAGS, f'--user-data-dir={folder}/profile',
+                   f'--window-size={size[0]},{size[1]}', '--remote-debugging-address=127.0.0.1',
+                   '--remote-debugging-port=0', 'about:blank']
+        with open(log_path, 'wb') as log:
+            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            return _drive(process, log_path, url, Path(png), size, ready_text, settle, timeout)
+        finally:
+            _stop(process)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """End Chromium and its helpers (renderer, GPU, zygote): they share its session."""
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, signum)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            process.wait(10.0)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _drive(process: subprocess.Popen, log_path: Path, url: str, png: Path,
+           size: tuple[int, int], ready_text: str, settle: float, timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    address = None
+    while address is None:
+        found = DEVTOOLS_LINE.search(log_path.read_text(errors='replace'))
+        if found:
+            address = found.group(1)
+        elif process.poll() is not None or time.monotonic() > deadline:
+            raise BrowserError('chromium did not start its DevTools endpoint:\n'
+                               + log_path.read_text(errors='replace')[-2000:])
+        else:
+            time.sleep(0.1)
+    tools = _DevTools(address, timeout)
+    try:
+        # The tab Chromium opened (a new background tab gets few animation frames).
+        pages = [t for t in tools.send('Target.getTargets')['targetInfos']
+                 if t['type'] == 'page']
+        target = pages[0]['targetId'] if pages else \
+            tools.send('Target.createTarget', {'url': 'about:blank'})['targetId']
+        session = tools.send('Target.attachToTarget', {'targetId': target,
+                                                       'flatten': True})['sessionId']
+        tools.send('Emulation.setDeviceMetricsOverride',
+                   {'width': size[0], 'height': size[1], 'deviceScaleFactor': 1,
+                    'mobile': False}, session)
+        # Focused, as a user's window is (viser retries a lost connection only then).
+        tools.send('Emulation.setFocusEmulationEnabled', {'enabled': True}, session)
+        tools.send('Page.enable', session=session)
+        tools.send('Page.bringToFront', session=session)
+        tools.send('Page.navigate', {'url': url}, session)
+        text = ''
+        while True:
+            state = tools.send('Runtime.evaluate', {
+                'expression': 'document.readyState + "\\n" + (document.body ? '
+                              'document.body.innerText : "")', 'returnByValue': True},
+                session)['result'].get('value', '')
+            ready, _, text = state.partition('\n')
+            if ready == 'complete' and ready_text in text:
+                break
+            if time.monotonic() > deadline:
+                raise BrowserError(f'the page never showed "{ready_text}" within {timeout} s; '
+                                   f'it shows: {text[:500]!r}')
+            time.sleep(0.25)
+        time.sleep(settle)
+        text = tools.send('Runtime.evaluate', {'expression': 'document.body.innerText',
+                                               'returnByValue': True},
+                          session)['result'].get('value', text)
+        shot = tools.send('Page.captureScreenshot', {'format': 'png'}, session)
+        png.write_bytes(base64.b64decode(shot['data']))
+        return text
+    finally:
+        tools.close()
+
+
+def pixel_spread(png: Path, box: tuple[int, int, int, int] | None = None) -> float:
+    """Standard deviation of the pixel values of a PNG, or of ``box`` (left, top, right,
+    bottom) in it: 0 for a blank, one-colour image."""
+    import imageio.v3 as iio
+    image = np.asarray(iio.imread(png), dtype=float)[..., :3]
+    if box is not None:
+        left, top, right, bottom = box
+        image = image[top:bottom, left:right]
+    return float(image.std()) if image.size else 0.0

@@ -1,0 +1,75 @@
+"""Plain-array geometry for the lab's scene: coloured polylines, gradients, readout values."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+import math
+
+import numpy as np
+
+from arm_ik.kinematics.metrics import condition_number, manipulability
+from arm_ik.kinematics.model import ArmModel
+
+# Planned tip path: blue at the start, orange at the end (as the RViz markers).
+PATH_START = np.array([40, 110, 255], dtype=float)
+PATH_END = np.array([255, 140, 20], dtype=float)
+
+
+def gradient(count: int, start: np.ndarray = PATH_START,
+             end: np.ndarray = PATH_END) -> np.ndarray:
+    """(count, 3) uint8 colours from ``start`` to ``end``."""
+    if count <= 0:
+        return np.zeros((0, 3), dtype=np.uint8)
+    fraction = np.linspace(0.0, 1.0, count)[:, None]
+    return np.round(start + (end - start) * fraction).astype(np.uint8)
+
+
+def polyline_segments(points: Sequence[Sequence[float]]) -> np.ndarray:
+    """(N-1, 2, 3) segments joining consecutive finite points (non-finite points dropped)."""
+    array = np.asarray(points, dtype=float).reshape(-1, 3)
+    array = array[np.all(np.isfinite(array), axis=1)]
+    if len(array) < 2:
+        return np.zeros((0, 2, 3))
+    return np.stack([array[:-1], array[1:]], axis=1)
+
+
+def gradient_segments(points: Sequence[Sequence[float]]) -> tuple[np.ndarray, np.ndarray]:
+    """Segments of a path and their (N-1, 2, 3) colours, blue at the start to orange."""
+    segments = polyline_segments(points)
+    colours = gradient(len(segments) + 1)
+    return segments, np.stack([colours[:-1], colours[1:]], axis=1) if len(segments) else \
+        np.zeros((0, 2, 3), dtype=np.uint8)
+
+
+@dataclass(frozen=True)
+class PoseReadout:
+    """Numbers the panel shows for one pose (SI units; reach as a fraction)."""
+
+    tip: np.ndarray
+    manipulability: float
+    condition_number: float
+    reach_fraction: float
+
+
+def pose_readout(model: ArmModel, q: np.ndarray, shoulder: np.ndarray,
+                 max_reach: float) -> PoseReadout:
+    """Tip, Yoshikawa w, condition number and reach fraction of pose ``q`` (rad)."""
+    tip = model.fk(q)[:3, 3]
+    jacobian = model.jacobian(q)
+    reach = float(np.linalg.norm(tip - shoulder) / max_reach) if max_reach > 0.0 else math.nan
+    return PoseReadout(tip, manipulability(jacobian), condition_number(jacobian), reach)
+
+
+def manipulability_along(model: ArmModel, path: np.ndarray) -> np.ndarray:
+    """w of every pose of a (K, n) joint path."""
+    return np.array([manipulability(model.jacobian(q)) for q in path])
+
+
+def format_number(value: float, digits: int = 3) -> str:
+    """A number for the panel: 'inf' and '-' (NaN) in words, never a crash."""
+    if math.isnan(value):
+        return '-'
+    if math.isinf(value):
+        return '∞'
+    return f'{value:.{digits}f}'

@@ -1,0 +1,148 @@
+"""The panel's layout: folders, control inputs, buttons, readouts, plots and images.
+
+Only viser calls; what the buttons do is wired by the node (``buttons[key].on_click``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from arm_ik.lab.controls import Control
+from arm_ik.lab.panel import ControlPanel, Outcome
+
+# Series colours of the joint plot (cycled).
+COLOURS = ('#2659bf', '#f27f19', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#17becf')
+BUTTONS = {
+    'plan_and_go': ('Plan and go', "send one MoveToTarget goal to the gizmo's pose"),
+    'home': ('Home pose', "move to the arm's home pose (arm_info)"),
+    'cycle_start': ('Start pick and place', 'target_input ~/run_cycle'),
+    'cycle_stop': ('Stop pick and place', 'target_input ~/stop_cycle'),
+    'refresh_joint_map': ('Refresh joint map', 'safety_monitor ~/joint_map at the current yaw'),
+    'damping_sweep': ('Run damping sweep', 'plain fixed-lambda DLS near the stretched '
+                      'singularity (arm_ik.kinematics.experiments)'),
+    'apply_lengths': ('Apply link lengths', 'expand the xacro with these lengths and set it '
+                      'as robot_description of the running nodes'),
+}
+
+
+class LabLayout:
+    """Every widget of the panel; ``panels`` hold the inputs that set parameters."""
+
+    def __init__(self, gui, controls: Sequence[Control], lengths: Sequence[Control],
+                 apply: Callable[[Control, object], Outcome],
+                 report: Callable[[Control, Outcome], None], joint_names: Sequence[str],
+                 joint_map: bool, damping_sweep: bool) -> None:
+        self.gui = gui
+        by_key = {control.key: control for control in controls}
+
+        def group(*keys: str) -> list[Control]:
+            return [by_key[key] for key in keys if key in by_key]
+
+        self.panels: list[ControlPanel] = []
+        self.buttons = {}
+        # Right: the controls. Left: what the arm does (readouts, plots; the joint map or
+        # the damping sweep below them), so one screen shows both.
+        gui.main_panel.dock_right()
+        gui.main_panel.set_width(400)
+        with gui.add_folder('Target and move'):
+            self.panels.append(ControlPanel(gui, group('live_follow'), apply, report))
+            self._button('plan_and_go', color='blue')
+            self._button('home')
+            self.move_status = gui.add_markdown('Drag the gizmo, then *Plan and go*.')
+        self.messages = gui.add_markdown('')
+        with gui.add_folder('IK'):
+            self.panels.append(ControlPanel(
+                gui, group('solver', 'branch', 'orientation', 'damping', 'joint_limits'),
+                apply, report))
+        with gui.add_folder('Motion'):
+            self.panels.append(ControlPanel(
+                gui, group('motion_law', 'iterations_per_tick', 'motor_speed'), apply, report))
+        with gui.add_folder('Safety'):
+            self.panels.append(ControlPanel(gui, group('obstacle_radius'), apply, report))
+        with gui.add_folder('Pick and place'):
+            self._button('cycle_start', color='green')
+            self._button('cycle_stop', color='red')
+            self.cycle_status = gui.add_markdown('')
+        self.length_panel = None
+        if lengths:
+            with gui.add_folder('Link lengths', expand_by_default=False):
+                self.length_panel = ControlPanel(gui, lengths, _accept_locally, report)
+                self._button('apply_lengths')
+                self.length_status = gui.add_markdown(
+                    'Lengths are xacro arguments of the description the nodes started with.')
+
+        readouts = gui.add_panel()
+        readouts.dock_left()
+        readouts.set_width(420)
+        with readouts.add_tab('Readouts and plots'):
+            self.readouts = gui.add_markdown('waiting for joint_states ...')
+            self._add_plots(joint_names)
+        self.joint_map = self.joint_map_text = self.sweep_table = None
+        if joint_map or damping_sweep:
+            tools = gui.add_panel()
+            tools.dock_below(readouts)
+        # The six-axis reference experiment first: it is that arm's picture.
+        if damping_sweep:
+            with tools.add_tab('Damping sweep'):
+                self._button('damping_sweep')
+                self.sweep_table = gui.add_markdown(
+                    'The reference six-axis experiment: plain fixed-λ DLS near the '
+                    'stretched singularity.')
+        if joint_map:
+            with tools.add_tab('Joint map'):
+                self.joint_map = gui.add_image(np.full((8, 8, 3), 240, dtype=np.uint8),
+                                               label='shoulder (up) × elbow (right)',
+                                               format='png')
+                self.joint_map_text = gui.add_markdown('no map yet')
+                self._button('refresh_joint_map')
+
+    def _add_plots(self, joint_names: Sequence[str]) -> None:
+        gui = self.gui
+        self.error_plot = gui.add_uplot(
+            (np.zeros(2), np.zeros(2)),
+            ({'label': 't (s)'}, {'label': 'error (mm)', 'stroke': '#d62728', 'width': 1.5}),
+            title='IK tracking error, live (mm)', scales={'x': {'time': False}}, aspect=2.2)
+        self.joint_plot = gui.add_uplot(
+            (np.zeros(2),) + tuple(np.zeros(2) for _ in joint_names),
+            ({'label': 't (s)'},) + tuple(
+                {'label': name, 'stroke': COLOURS[k % len(COLOURS)], 'width': 1.5}
+                for k, name in enumerate(joint_names)),
+            title='Joint angles along the last move (rad)', scales={'x': {'time': False}},
+            aspect=1.8)
+        self.w_plot = gui.add_uplot(
+            (np.zeros(2), np.zeros(2)),
+            ({'label': 't (s)'}, {'label': 'w', 'stroke': '#2659bf', 'width': 1.5}),
+            title='Manipulability w along the last move', scales={'x': {'time': False}},
+            aspect=2.2)
+
+    def _button(self, key: str, color: str | None = None) -> None:
+        label, hint = BUTTONS[key]
+        self.buttons[key] = self.gui.add_button(label, hint=hint, color=color)
+
+    def panel_of(self, key: str) -> ControlPanel | None:
+        """The ControlPanel holding input ``key``, if any."""
+        for panel in self.panels + ([self.length_panel] if self.length_panel else []):
+            if key in panel.handles:
+                return panel
+        return None
+
+    def value(self, key: str) -> object:
+        panel = self.panel_of(key)
+        if panel is None:
+            raise KeyError(key)
+        return panel.value(key)
+
+    @staticmethod
+    def plot(handle, x: np.ndarray, *series: np.ndarray) -> None:
+        """New data for a plot; two points at least (uPlot needs them)."""
+        if len(x) < 2:
+            return
+        handle.data = (np.asarray(x, dtype=float),) + tuple(np.asarray(s, dtype=float)
+                                                            for s in series)
+
+
+def _accept_locally(control: Control, value: object) -> Outcome:
+    """Link lengths are only read when applied (the button)."""
+    return Outcome(True, f'{control.label} = {value} (not applied yet)')

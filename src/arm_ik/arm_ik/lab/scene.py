@@ -1,0 +1,133 @@
+"""The lab's 3D scene: floor, reach shell and hole, obstacle, target gizmo, planned path,
+ghost snapshots, contact dots and the pick-and-place ball (the arm is ``ArmView``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from arm_ik.lab.drawing import gradient_segments, polyline_segments
+
+SHELL = (120, 170, 255)
+HOLE = (255, 150, 60)
+OBSTACLE_FREE = (60, 200, 90)
+OBSTACLE_TOUCHING = (230, 40, 40)
+GHOST = (150, 150, 165)
+CONTACT = (255, 20, 20)
+BALL_FREE = (60, 200, 90)
+BALL_CARRIED = (255, 140, 20)
+
+
+class LabScene:
+    """Scene nodes besides the arm; every setter ignores non-finite input."""
+
+    def __init__(self, server, shoulder: np.ndarray, max_reach: float, min_reach: float,
+                 floor_z: float | None, obstacle: tuple[np.ndarray, float] | None,
+                 target: np.ndarray) -> None:
+        self.scene = server.scene
+        self.scene.set_up_direction('+z')
+        size = float(2.0 * (max_reach + 0.25))
+        floor = 0.0 if floor_z is None else floor_z
+        # A camera that frames the reach shell from the front right, a little above.
+        look_at = np.array([shoulder[0], shoulder[1], shoulder[2] - 0.15 * max_reach])
+        direction = np.array([1.0, -0.95, 0.6]) / np.linalg.norm([1.0, -0.95, 0.6])
+        server.initial_camera.look_at = tuple(float(v) for v in look_at)
+        server.initial_camera.position = tuple(float(v) for v in
+                                               look_at + 2.7 * max_reach * direction)
+        self.scene.add_grid('/floor', width=size, height=size, cell_size=0.1,
+                            section_size=0.5, position=(float(shoulder[0]), float(shoulder[1]),
+                                                        floor),
+                            plane_color=(235, 235, 228), plane_opacity=0.5 if floor_z is not None
+                            else 0.0)
+        self.scene.add_icosphere('/reach/shell', radius=float(max_reach), color=SHELL,
+                                 opacity=0.07, subdivisions=4, position=tuple(shoulder),
+                                 cast_shadow=False, receive_shadow=False)
+        self.scene.add_icosphere('/reach/hole', radius=float(max(min_reach, 1e-3)), color=HOLE,
+                                 opacity=0.3, subdivisions=3, position=tuple(shoulder),
+                                 visible=min_reach > 0.0, cast_shadow=False,
+                                 receive_shadow=False)
+        # Updated in place (radius, colour): safety_status comes with every joint_states.
+        self._obstacle = None
+        self._touching = False
+        if obstacle is not None:
+            self._obstacle = self.scene.add_icosphere(
+                '/obstacle', radius=float(obstacle[1]), color=OBSTACLE_FREE, opacity=0.75,
+                subdivisions=3, position=tuple(float(v) for v in obstacle[0]))
+        self.target = self.scene.add_transform_controls(
+            '/target', scale=float(max(0.2, 0.25 * max_reach)), position=tuple(target),
+            disable_rotations=True, depth_test=False)
+        self.scene.add_icosphere('/target/ball', radius=0.03, color=(40, 110, 255),
+                                 cast_shadow=False)
+        self._path = None
+        self._ghosts = None
+        self._contacts = None
+        self._contact_points = np.zeros((0, 3))
+        self._ball = None
+
+    def set_target_rotations(self, enabled: bool) -> None:
+        """Let the gizmo turn (full-pose goals) or only move."""
+        self.target.disable_rotations = not enabled
+
+    def set_obstacle(self, radius: float, touching: bool) -> None:
+        """Radius (m) in use and whether the arm touches it (red) or not (green)."""
+        if self._obstacle is None or not np.isfinite(radius) or radius <= 0.0:
+            return
+        if float(radius) != self._obstacle.radius:
+            self._obstacle.radius = float(radius)
+        if touching != self._touching:
+            self._touching = touching
+            self._obstacle.color = OBSTACLE_TOUCHING if touching else OBSTACLE_FREE
+
+    def set_path(self, tips: Sequence[Sequence[float]]) -> None:
+        """The planned tool-tip path, blue at the start to orange at the end."""
+        segments, colours = gradient_segments(tips)
+        if self._path is not None:
+            self._path.remove()
+            self._path = None
+        if len(segments):
+            self._path = self.scene.add_line_segments('/plan/path', segments, colours,
+                                                      line_width=6.0)
+
+    def set_ghosts(self, skeletons: Sequence[Sequence[Sequence[float]]]) -> None:
+        """Ghost snapshots of the arm along a planned move, one polyline each."""
+        pieces = [polyline_segments(points) for points in skeletons]
+        segments = np.concatenate(pieces) if pieces else np.zeros((0, 2, 3))
+        if self._ghosts is not None:
+            self._ghosts.remove()
+            self._ghosts = None
+        if len(segments):
+            self._ghosts = self.scene.add_line_segments('/plan/ghosts', segments, GHOST,
+                                                        line_width=3.0)
+
+    def set_contacts(self, points: Sequence[Sequence[float]]) -> None:
+        """Red dots where the arm touched (or touches) the obstacle."""
+        array = np.asarray(points, dtype=float).reshape(-1, 3)
+        array = array[np.all(np.isfinite(array), axis=1)]
+        if array.shape == self._contact_points.shape and np.allclose(array,
+                                                                     self._contact_points):
+            return
+        self._contact_points = array
+        if self._contacts is not None:
+            self._contacts.remove()
+            self._contacts = None
+        if len(array):
+            self._contacts = self.scene.add_point_cloud(
+                '/contacts', array.astype(np.float32), CONTACT, point_size=0.035,
+                point_shape='circle')
+
+    def set_ball(self, position: Sequence[float], radius: float, carried: bool) -> None:
+        """The pick-and-place ball (moved in place while the tool carries it)."""
+        centre = np.asarray(position, dtype=float)
+        if not (np.all(np.isfinite(centre)) and np.isfinite(radius) and radius > 0.0):
+            return
+        colour = BALL_CARRIED if carried else BALL_FREE
+        if self._ball is None:
+            self._ball = self.scene.add_icosphere('/ball', radius=float(radius), color=colour,
+                                                  position=tuple(float(v) for v in centre))
+            return
+        self._ball.position = tuple(float(v) for v in centre)
+        if self._ball.radius != float(radius):
+            self._ball.radius = float(radius)
+        if tuple(self._ball.color) != colour:
+            self._ball.color = colour

@@ -1,0 +1,64 @@
+"""The panel's texts (markdown): readouts, the damping-sweep table, the joint-map caption."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+import math
+
+import numpy as np
+
+from arm_ik.kinematics.model import ArmModel
+from arm_ik.lab.drawing import format_number, PoseReadout
+
+
+def table(rows: Sequence[tuple[str, str]]) -> str:
+    """A two-column markdown table without a header line of its own."""
+    return '| | |\n|---|---|\n' + '\n'.join(f'| {name} | {value} |' for name, value in rows)
+
+
+def readout_rows(readout: PoseReadout, tracked: np.ndarray | None, ik: dict,
+                 executor: str, safety: str, failure: str, rejected: int,
+                 reject_reason: str) -> list[tuple[str, str]]:
+    """The readout lines: pose metrics, the last IK answer, node states, the last failure."""
+    tip = ', '.join(f'{v:+.3f}' for v in readout.tip)
+    tracking = '-' if tracked is None else \
+        f'{np.linalg.norm(tracked - readout.tip) * 1000.0:.1f}'
+    rows = [('tip (m)', f'({tip})'),
+            ('tracking error (mm)', tracking),
+            ('IK error (mm)', format_number(ik.get('error', math.nan) * 1000.0, 4)),
+            ('manipulability w', format_number(readout.manipulability, 4)),
+            ('condition number', format_number(readout.condition_number, 1)),
+            ('reach', f'{format_number(readout.reach_fraction * 100.0, 1)} %'),
+            ('solver / branch', f'{ik.get("solver") or "-"} / {ik.get("branch") or "-"}'),
+            ('iterations', str(ik.get('iterations', '-'))),
+            ('executor', executor),
+            ('safety', safety),
+            ('last failure', failure or '-')]
+    if rejected:
+        rows.append(('joint_states ignored', f'{rejected} (last: {reject_reason})'))
+    return rows
+
+
+def damping_sweep_markdown(model: ArmModel) -> tuple[str, int]:
+    """Run the reference damping sweep on ``model``: (its table as markdown, rows)."""
+    from arm_ik.kinematics.experiments import damping_sweep, sweep_setup
+    q0, target = sweep_setup(model)
+    rows = damping_sweep(model)
+    lines = [f'Plain DLS from q0 = {np.round(q0, 3).tolist()} rad to '
+             f'{np.round(target, 3).tolist()} m (98.5 % of reach):', '',
+             '| λ | iterations | final error (m) | max joint step (rad) | converged |',
+             '|---|---|---|---|---|']
+    lines += [f'| {row.damping:g} | {row.iterations} | {row.final_error:.2e} | '
+              f'{row.max_joint_step:.4f} | {"yes" if row.converged else "no"} |'
+              for row in rows]
+    return '\n'.join(lines), len(rows)
+
+
+def joint_map_caption(axes: Sequence[str], base: dict[str, float], summary: str) -> str:
+    """What the joint-map image shows, with the fixed joints' angles."""
+    rows, columns = axes if len(axes) == 2 else ('?', '?')
+    fixed = ', '.join(f'{name} {math.degrees(value):.0f}°' for name, value in base.items()
+                      if name not in (rows, columns))
+    return (f'{rows} (up) × {columns} (right) at {fixed}. Grey-brown: below the floor; '
+            'red: touching the obstacle; the path runs blue → orange with measured '
+            f'contacts as red dots. {summary}')

@@ -1,0 +1,266 @@
+"""What lab_viewer's buttons and the target gizmo do: IK previews, moves through the
+executor's action, the live target stream, and the tools (joint map, damping sweep, link
+lengths, pick and place). A mixin of LabViewer, kept apart so each module stays small."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from action_msgs.msg import GoalStatus
+from geometry_msgs.msg import PointStamped
+import numpy as np
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory
+
+from arm_ik.kinematics.description import expand_xacro
+from arm_ik.kinematics.model import ArmModel, DescriptionError
+from arm_ik.kinematics.motion import laws
+from arm_ik.lab import checks, texts
+from arm_ik.lab.controls import NEAREST, ORIENTATIONS
+from arm_ik.lab.drawing import format_number, manipulability_along
+from arm_ik.lab.joint_map_image import grid_from_arrays, render
+from arm_ik.lab.panel import Outcome
+from arm_ik.nodes.lab_remote import call
+from arm_ik.nodes.motion_messages import seconds_of
+from arm_interfaces.action import MoveToTarget
+from arm_interfaces.msg import MotionErrorCode
+from arm_interfaces.srv import GetJointMap, SolveIK
+
+MOTION_CODES = {value: name for name, value in vars(MotionErrorCode).items()
+                if name.isupper() and isinstance(value, int)}
+
+
+class LabMoves:
+    """Moves and tools of the lab (LabViewer supplies the node, layout, scene, clients)."""
+
+    layout: Any
+    scene: Any
+    model: ArmModel
+
+    # ------------------------------------------------------------------ target and moves
+    def _on_drag(self) -> None:
+        position, reason = checks.finite_vector(self.scene.target.position, 3, 'target')
+        wxyz, _ = checks.finite_vector(self.scene.target.wxyz, 4, 'target orientation')
+        if position is None:
+            return
+        with self._lock:
+            self._target = position
+            if wxyz is not None:
+                self._target_wxyz = wxyz
+        if not self.layout.value('live_follow'):
+            self._preview()
+
+    def set_target(self, position: np.ndarray) -> Outcome:
+        """Move the gizmo (as a drag would) and run what a drag runs."""
+        self.scene.target.position = tuple(float(v) for v in position)
+        self._on_drag()
+        return Outcome(True, f'target at {np.round(position, 3).tolist()} m')
+
+    def _stream_target(self) -> None:
+        if not self.layout.value('live_follow'):
+            return
+        with self._lock:
+            target = self._target.copy()
+            self._tracked = target
+        message = PointStamped()
+        message.header.stamp = self.get_clock().now().to_msg()
+        message.header.frame_id = self.model.base_link
+        message.point.x, message.point.y, message.point.z = (float(v) for v in target)
+        self.target_publisher.publish(message)
+
+    def _goal_fields(self) -> dict[str, Any]:
+        branch = self.layout.value('branch')
+        return {'solver': self.layout.value('solver'),
+                'branch': '' if branch == NEAREST else branch,
+                'goal_type': int(ORIENTATIONS[self.layout.value('orientation')])}
+
+    def _preview(self) -> None:
+        """IK of the dragged target on the IK service (one request in flight at a time)."""
+        with self._lock:
+            if self._preview_busy:
+                self._preview_again = True
+                return
+            self._preview_busy, self._preview_again = True, False
+            target, wxyz = self._target.copy(), self._target_wxyz.copy()
+        if not self.ik_client.service_is_ready():
+            with self._lock:
+                self._preview_busy = False
+            return
+        fields = self._goal_fields()
+        request = SolveIK.Request(goal_type=fields['goal_type'], solver=fields['solver'],
+                                  branch=fields['branch'])
+        pose = request.target.pose
+        pose.position.x, pose.position.y, pose.position.z = (float(v) for v in target)
+        pose.orientation.w, pose.orientation.x, pose.orientation.y, pose.orientation.z = (
+            float(v) for v in wxyz)
+        request.target.header.frame_id = self.model.base_link
+        future = self.ik_client.call_async(request)
+        future.add_done_callback(self._preview_done)
+
+    def _preview_done(self, future) -> None:
+        if future.exception() is None and future.result() is not None:
+            response = future.result()
+            self._record_ik(response.solver, response.branch, response.error_code.val,
+                            response.message, response.position_error, response.iterations)
+        with self._lock:
+            self._preview_busy = False
+            again = self._preview_again
+        if again:
+            self._work.submit(self._preview)
+
+    def _plan_and_go(self) -> Outcome:
+        if self.layout.value('live_follow'):
+            return Outcome(False, 'live follow is on: the target streams; switch it off to '
+                           'plan one move')
+        with self._lock:
+            target, wxyz = self._target.copy(), self._target_wxyz.copy()
+        goal = MoveToTarget.Goal()
+        fields = self._goal_fields()
+        goal.target.header.frame_id = self.model.base_link
+        pose = goal.target.pose
+        pose.position.x, pose.position.y, pose.position.z = (float(v) for v in target)
+        pose.orientation.w, pose.orientation.x, pose.orientation.y, pose.orientation.z = (
+            float(v) for v in wxyz)
+        goal.goal_type, goal.solver, goal.branch = (fields['goal_type'], fields['solver'],
+                                                    fields['branch'])
+        goal.motion_law = self.layout.value('motion_law')
+        goal.speed_scale = float(self.layout.value('motor_speed'))
+        return self._send_goal(goal, target, f'move to {np.round(target, 3).tolist()} m')
+
+    def _go_home(self) -> Outcome:
+        goal = MoveToTarget.Goal()
+        goal.joint_target = JointState(name=list(self.names),
+                                       position=[float(v) for v in self.home])
+        law = self.layout.value('motion_law')
+        # Joint targets move with a joint-space law only.
+        goal.motion_law = law if law in (laws.MIN_JERK, laws.EXPONENTIAL) else laws.MIN_JERK
+        goal.speed_scale = float(self.layout.value('motor_speed'))
+        return self._send_goal(goal, self.model.fk(self.home)[:3, 3], 'home pose')
+
+    def _send_goal(self, goal: MoveToTarget.Goal, target: np.ndarray, what: str) -> Outcome:
+        if not self.move_client.server_is_ready():
+            return Outcome(False, "the trajectory executor's move_to_target action is not "
+                           'available (is trajectory_executor running?)')
+        with self._lock:
+            self._tracked = np.asarray(target, dtype=float)
+        self.layout.move_status.content = f'**sending** {what} ...'
+
+        def send() -> None:
+            future = self.move_client.send_goal_async(goal, feedback_callback=self._on_feedback)
+            future.add_done_callback(lambda done: self._on_goal_response(done, what))
+        self._hop.post(send)
+        return Outcome(True, f'goal sent: {what}')
+
+    def _on_goal_response(self, future, what: str) -> None:
+        handle = future.result() if future.exception() is None else None
+        if handle is None or not handle.accepted:
+            self.layout.move_status.content = f'✗ {what}: the goal was not accepted'
+            return
+        self.layout.move_status.content = f'**moving**: {what}'
+        handle.get_result_async().add_done_callback(
+            lambda done: self._on_result(done, what))
+
+    def _on_feedback(self, message) -> None:
+        self.layout.move_status.content = f'**moving**: {message.feedback.progress * 100:.0f} %'
+
+    def _on_result(self, future, what: str) -> None:
+        if future.exception() is not None:
+            self.layout.move_status.content = f'✗ {what}: {future.exception()}'
+            return
+        wrapped = future.result()
+        result = wrapped.result
+        code = MOTION_CODES.get(result.error_code.val, str(result.error_code.val))
+        ok = wrapped.status == GoalStatus.STATUS_SUCCEEDED
+        self.layout.move_status.content = (
+            f'{"✓" if ok else "✗"} **{code}** ({what}): {result.message}; final error '
+            f'{format_number(result.final_error * 1000.0, 2)} mm, '
+            f'{len(result.contact_points)} contacts')
+        if not ok:
+            with self._lock:
+                self._failure = f'move: {code}: {result.message}'
+        with self._lock:
+            self._move_contacts = [np.array([p.x, p.y, p.z]) for p in result.contact_points]
+        path = result.executed_path
+        if path.points:
+            self._last_path = path
+            self._work.submit(self._plot_move, path)
+            if self.layout.joint_map is not None:
+                self._work.submit(self._refresh_joint_map)
+
+    def _plot_move(self, path: JointTrajectory) -> None:
+        rows = [checks.joint_positions(path.joint_names, point.positions, self.names)[0]
+                for point in path.points]
+        keep = [k for k, q in enumerate(rows) if q is not None]
+        if len(keep) < 2:
+            return
+        times = np.array([seconds_of(path.points[k].time_from_start) for k in keep])
+        positions = np.array([rows[k] for k in keep])
+        self.layout.plot(self.layout.joint_plot, times, *positions.T)
+        self.layout.plot(self.layout.w_plot, times, manipulability_along(self.model,
+                                                                         positions))
+
+    def _trigger(self, key: str) -> Outcome:
+        response, reason = call(self.cycle_clients[key], Trigger.Request(), self._timeout)
+        if response is None:
+            return Outcome(False, reason)
+        self.layout.cycle_status.content = response.message
+        return Outcome(bool(response.success), response.message)
+
+    # ------------------------------------------------------------------ tools
+    def _refresh_joint_map(self) -> Outcome:
+        if self.layout.joint_map is None:
+            return Outcome(False, 'this arm has no (shoulder, elbow) joint map')
+        request = GetJointMap.Request(use_current_state=True)
+        if self._last_path is not None:
+            request.path = self._last_path
+        response, reason = call(self.map_client, request, max(self._timeout, 10.0))
+        if response is None:
+            return Outcome(False, f'joint map: {reason}')
+        if response.error_code != GetJointMap.Response.OK:
+            self.layout.joint_map_text.content = f'✗ {response.message}'
+            return Outcome(False, f'joint map: {response.message}')
+        m = response.map
+        try:
+            grid = grid_from_arrays(m.row_min, m.row_step, m.row_count, m.column_min,
+                                    m.column_step, m.column_count, m.cells, m.path_rows,
+                                    m.path_columns, m.contact_rows, m.contact_columns)
+        except ValueError as error:
+            return Outcome(False, f'joint map: {error}')
+        self.layout.joint_map.image = render(grid, cell_pixels=max(2, 480 // max(
+            m.row_count, m.column_count)))
+        self.layout.joint_map_text.content = texts.joint_map_caption(
+            list(m.axis_joint_names), dict(zip(m.base_state.name, m.base_state.position)),
+            response.message)
+        return Outcome(True, f'joint map: {response.message}')
+
+    def _damping_sweep(self) -> Outcome:
+        table, count = texts.damping_sweep_markdown(self.model)
+        self.layout.sweep_table.content = table
+        return Outcome(True, f'damping sweep: {count} values of λ')
+
+    def _apply_lengths(self) -> Outcome:
+        panel = self.layout.length_panel
+        if panel is None:
+            return Outcome(False, 'this arm has no link-length arguments')
+        mappings = {key.removeprefix('length_'): panel.value(key) for key in panel.handles}
+        for name, value in mappings.items():
+            reason = checks.positive_reason(value, name)
+            if reason:
+                self.layout.length_status.content = f'✗ {reason}'
+                return Outcome(False, reason)
+        try:
+            urdf = expand_xacro(self.arm, {name: repr(float(v)) for name, v in mappings.items()})
+            ArmModel.from_urdf(urdf, self.model.base_link, self.model.tip_link)
+        except (DescriptionError, OSError) as error:
+            self.layout.length_status.content = f'✗ {error}'
+            return Outcome(False, f'link lengths: {error}')
+        answers = [remote.set('robot_description', urdf, self._timeout)
+                   for remote in self.remotes.values()]
+        # The answers name the node and its reason; the URDF itself is too long to show.
+        lines = [message.replace(repr(urdf), 'the new URDF') for _, message in answers]
+        self.layout.length_status.content = '\n'.join(
+            f'- {"✓" if accepted else "✗"} {line}' for (accepted, _), line in zip(answers,
+                                                                                 lines))
+        return Outcome(all(accepted for accepted, _ in answers),
+                       'link lengths: ' + '; '.join(lines))

@@ -1,0 +1,150 @@
+"""The browser lab's ROS-free parts: value checks, the joint-map image, the panel's change
+path and the arm view's last guard (viser itself accepts NaN)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from arm_ik.lab import checks
+from arm_ik.lab.controls import arm_controls, branch_labels, Control, length_controls
+from arm_ik.lab.drawing import gradient, gradient_segments, PATH_END, PATH_START
+from arm_ik.lab.joint_map_image import BOTH, CONTACT, FLOOR, FREE, grid_from_arrays, render
+from arm_ik.lab.panel import Outcome
+
+NAMES = ('a', 'b', 'c')
+
+
+@pytest.mark.parametrize('names, positions, reason', [
+    (['a', 'b', 'c'], [0.0, math.nan, 0.0], 'non-finite position of b'),
+    (['a', 'b', 'c'], [0.0, 0.0, -math.inf], 'non-finite position of c'),
+    (['a', 'b', 'c'], [0.0, 0.0], '3 names but 2 positions'),
+    (['a', 'b'], [0.0, 0.0], 'missing joints c'),
+    (['a', 'b', 'c', 'a'], [0.0, 0.0, 0.0, 1.0], 'joint a appears twice'),
+    ([], [], 'missing joints a, b, c'),
+])
+def test_bad_joint_states_are_refused_with_the_reason(names, positions, reason):
+    q, why = checks.joint_positions(names, positions, NAMES)
+    assert q is None and why == reason
+
+
+def test_joint_states_in_any_order_with_extra_joints():
+    q, why = checks.joint_positions(['gripper', 'c', 'a', 'b', 'gripper'],
+                                    [math.nan, 3.0, 1.0, 2.0, 5.0], NAMES)
+    assert why == '' and q.tolist() == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize('host, reason, loopback', [
+    ('127.0.0.1', '', True), ('localhost', '', True), ('::1', '', True),
+    ('0.0.0.0', '', False), ('192.168.1.5', '', False),
+    ('example.com', 'not an IP address', False), ('', 'not an IP address', False),
+])
+def test_hosts(host, reason, loopback):
+    assert (reason in checks.host_reason(host)) if reason else checks.host_reason(host) == ''
+    assert checks.is_loopback(host) is loopback
+
+
+def test_finite_vector_and_positive():
+    assert checks.finite_vector([1, 2, 3], 3, 'target')[0].tolist() == [1.0, 2.0, 3.0]
+    assert 'NaN or inf' in checks.finite_vector([1, math.nan, 3], 3, 'target')[1]
+    assert 'expected 3' in checks.finite_vector([1, 2], 3, 'target')[1]
+    assert 'not a list of numbers' in checks.finite_vector(['x', 2, 3], 3, 'target')[1]
+    assert checks.positive_reason(0.5, 'rate') == ''
+    for bad in (0.0, -1.0, math.nan, math.inf, True, 'fast'):
+        assert checks.positive_reason(bad, 'rate')
+
+
+def test_control_coercion():
+    number = Control('damping', 'Damping', 'number', 0.05, value_type=float)
+    assert number.coerce(1) == (1.0, '')
+    assert 'finite' in number.coerce(math.nan)[1]
+    assert 'number' in number.coerce('0.1')[1]
+    count = Control('n', 'N', 'number', 3, value_type=int)
+    assert count.coerce(4.0) == (4, '') and 'whole' in count.coerce(2.5)[1]
+    flag = Control('f', 'F', 'checkbox', True, value_type=bool)
+    assert flag.coerce(False) == (False, '') and flag.coerce(1)[1]
+    choice = Control('s', 'S', 'dropdown', 'x', options=('x', 'y'))
+    assert choice.coerce('y') == ('y', '') and 'not one of' in choice.coerce('z')[1]
+
+
+def test_controls_of_the_arms(load_arm):
+    from arm_ik.kinematics.description import load_arm_config
+    six = load_arm('six_axis')
+    keys = [c.key for c in arm_controls(six, load_arm_config('six_axis'))]
+    assert {'solver', 'damping', 'motion_law', 'obstacle_radius', 'motor_speed',
+            'iterations_per_tick', 'joint_limits', 'branch', 'orientation'} <= set(keys)
+    assert 'front_up_noflip' in branch_labels(six)
+    assert 'elbow_up' in branch_labels(load_arm('pointer3'))
+    lengths = length_controls('pointer3', load_arm_config('pointer3'))
+    assert [c.key for c in lengths] == ['length_shoulder_height', 'length_l1', 'length_l2']
+    assert lengths[1].initial == pytest.approx(0.95)
+
+
+def test_gradient_runs_blue_to_orange():
+    colours = gradient(5)
+    assert colours[0].tolist() == PATH_START.astype(int).tolist()
+    assert colours[-1].tolist() == PATH_END.astype(int).tolist()
+    segments, segment_colours = gradient_segments([[0, 0, 0], [1, 0, 0], [math.nan, 0, 0],
+                                                   [2, 0, 0]])
+    assert segments.shape == (2, 2, 3) and segment_colours.shape == (2, 2, 3)
+
+
+def test_joint_map_image():
+    cells = np.zeros((4, 5), dtype=np.uint8)
+    cells[0, :] = 1                 # lowest shoulder row: below the floor
+    cells[2, 3] = 2                 # one contact cell
+    cells[3, 4] = 3                 # floor and contact
+    grid = grid_from_arrays(-1.0, 0.5, 4, 0.0, 0.25, 5, bytes(cells.ravel()),
+                            path_rows=[-0.5, 0.5], path_columns=[0.25, 0.75],
+                            contact_rows=[0.0], contact_columns=[0.5])
+    image = render(grid, cell_pixels=10)
+    assert image.shape == (40, 50, 3) and image.dtype == np.uint8
+    assert image[35, 45].tolist() == list(FLOOR)          # row 0 is drawn at the bottom
+    assert image[15, 35].tolist() == list(CONTACT)        # row 2, column 3
+    assert image[5, 45].tolist() == list(BOTH)
+    assert image[5, 5].tolist() == list(FREE)
+    assert image[15, 25].tolist() == [255, 30, 30]        # the contact at row 2, column 2
+    with pytest.raises(ValueError):
+        grid_from_arrays(0.0, 0.1, 4, 0.0, 0.1, 5, bytes(19))
+
+
+@pytest.fixture
+def viser_server():
+    viser = pytest.importorskip('viser')
+    server = viser.ViserServer(host='127.0.0.1', port=0, verbose=False)
+    yield server
+    server.stop()
+
+
+def test_arm_view_never_shows_non_finite_poses(viser_server, urdf_of, load_arm):
+    from arm_ik.lab.urdf_view import ArmView
+    model = load_arm('pointer3')
+    view = ArmView(viser_server, urdf_of('pointer3'), model.joint_names)
+    assert view.show([0.1, 0.2, -0.3])
+    for bad in ([math.nan, 0.0, 0.0], [0.0, math.inf, 0.0], [0.0, 0.0]):
+        assert not view.show(bad)
+    assert view.shown.tolist() == [0.1, 0.2, -0.3] and view.refused == 3
+
+
+def test_panel_reverts_a_refused_change(viser_server):
+    from arm_ik.lab.panel import ControlPanel
+    control = Control('radius', 'Radius', 'number', 0.25, ('safety_monitor', 'r'),
+                      value_type=float)
+    answers = {0.5: Outcome(True, 'ok'), -1.0: Outcome(False, 'safety_monitor refused: < 0')}
+    applied, reported = [], []
+
+    def apply(control_, value):
+        applied.append(value)
+        return answers[value]
+    panel = ControlPanel(viser_server.gui, [control], apply,
+                         lambda c, outcome: reported.append(outcome))
+    assert panel.set('radius', 0.5) == Outcome(True, 'ok')
+    outcome = panel.set('radius', -1.0)
+    assert not outcome.ok and 'refused' in outcome.message
+    assert panel.handles['radius'].value == 0.5 and panel.value('radius') == 0.5
+    assert 'finite' in panel.set('radius', math.nan).message
+    panel.show('radius', 0.7)              # a value the node reports: not applied again
+    assert applied == [0.5, -1.0] and panel.value('radius') == 0.7
+    assert [o.ok for o in reported] == [True, False, False]

@@ -1,0 +1,266 @@
+"""lab_viewer started in its own process beside the pipeline, talked to over DDS and HTTP.
+
+What a browser user does is driven through the node's ``~/set_controls`` service (on with
+``control_service``): it assigns the panel input's value, which runs the very callback a
+browser change runs, so "the panel" here is the real panel minus the websocket. The browser
+itself is a headless Chromium with no network beyond loopback.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+import re
+import time
+import urllib.request
+
+import numpy as np
+import pytest
+from rcl_interfaces.srv import GetParameters, SetParameters
+from rclpy.parameter import Parameter, parameter_value_to_python
+from rclpy.qos import qos_profile_sensor_data
+from ros_harness import wait_for
+from sensor_msgs.msg import JointState
+
+pytest.importorskip('viser', reason='viser is not installed (requirements/dev.txt)')
+
+from arm_ik.lab.browser import BrowserError, capture, find_chromium, pixel_spread  # noqa: E402
+
+ARM = 'six_axis'
+NAMESPACE = f'/{ARM}'
+PIPELINE = ('arm_info', 'ik_server', 'trajectory_executor', 'safety_monitor')
+URL_LINE = re.compile(r'browser lab at (http://127\.0\.0\.1:(\d+))')
+CHROMIUM_MISSING = ('chromium is not installed: `make test` installs it when run as root '
+                    '(tools/ensure_chromium.sh), else apt-get install chromium')
+REPLY = 20.0
+
+
+def start_lab(processes, urdf_of, **params):
+    """lab_viewer on any free port; (process, url) once its page answers."""
+    process = processes.start_node(
+        'arm_ik', 'lab_viewer', namespace=NAMESPACE,
+        params={'robot_description': urdf_of(ARM), 'arm': ARM, 'port': 0, **params})
+    deadline = time.monotonic() + 60.0
+    url = None
+    while url is None:
+        found = URL_LINE.search(process.output())
+        if found:
+            url = found.group(1)
+        elif not process.alive() or time.monotonic() > deadline:
+            pytest.fail(f'lab_viewer did not start:\n{process.output()}')
+        else:
+            time.sleep(0.2)
+    return process, url
+
+
+def start_pipeline(processes, urdf_of) -> None:
+    for executable in PIPELINE:
+        processes.start_node('arm_ik', executable, namespace=NAMESPACE,
+                             params={'robot_description': urdf_of(ARM), 'arm': ARM})
+
+
+def listening_addresses(port: int) -> list[str]:
+    """Local addresses of every TCP socket listening on ``port`` (from /proc/net/tcp*)."""
+    addresses = []
+    for table, width in (('/proc/net/tcp', 8), ('/proc/net/tcp6', 32)):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            local, state = fields[1], fields[3]
+            address, port_hex = local.split(':')
+            if state == '0A' and int(port_hex, 16) == port and len(address) == width:
+                addresses.append(address)
+    return addresses
+
+
+class Panel:
+    """The test's side of ~/set_controls and of the pipeline's parameter services."""
+
+    def __init__(self, ros_node) -> None:
+        self.node, self.spin = ros_node
+        self.client = self.node.create_client(SetParameters,
+                                              f'{NAMESPACE}/lab_viewer/set_controls')
+        wait_for(self.client.service_is_ready, REPLY, self.spin, 'lab_viewer/set_controls')
+
+    def set(self, key: str, value) -> tuple[bool, str]:
+        request = SetParameters.Request(parameters=[Parameter(key, value=value)
+                                                    .to_parameter_msg()])
+        future = self.client.call_async(request)
+        wait_for(future.done, REPLY, self.spin, f'set_controls {key}')
+        result = future.result().results[0]
+        return result.successful, result.reason
+
+    def parameter(self, node_name: str, name: str):
+        client = self.node.create_client(GetParameters,
+                                         f'{NAMESPACE}/{node_name}/get_parameters')
+        wait_for(client.service_is_ready, REPLY, self.spin, f'{node_name}/get_parameters')
+        future = client.call_async(GetParameters.Request(names=[name]))
+        wait_for(future.done, REPLY, self.spin, f'{node_name} {name}')
+        self.node.destroy_client(client)
+        return parameter_value_to_python(future.result().values[0])
+
+    def set_directly(self, node_name: str, name: str, value) -> None:
+        client = self.node.create_client(SetParameters,
+                                         f'{NAMESPACE}/{node_name}/set_parameters')
+        wait_for(client.service_is_ready, REPLY, self.spin, f'{node_name}/set_parameters')
+        future = client.call_async(SetParameters.Request(
+            parameters=[Parameter(name, value=value).to_parameter_msg()]))
+        wait_for(future.done, REPLY, self.spin, f'{node_name} set {name}')
+        assert future.result().results[0].successful, future.result().results[0].reason
+        self.node.destroy_client(client)
+
+
+def test_serves_its_page_on_loopback_only(processes, urdf_of):
+    process, url = start_lab(processes, urdf_of)
+    with urllib.request.urlopen(url, timeout=10.0) as response:
+        assert response.status == 200
+        assert b'<html' in response.read(4096).lower()
+    port = int(URL_LINE.search(process.output()).group(2))
+    addresses = listening_addresses(port)
+    # 0100007F is 127.0.0.1 (little-endian hex); nothing on 0.0.0.0, :: or another address.
+    assert addresses == ['0100007F'], f'listening on {addresses}'
+    assert process.alive(), process.output()
+
+
+@pytest.mark.parametrize('params, message', [
+    ({'host': 'example.com'}, 'not an IP address or localhost'),
+    ({'host': '203.0.113.7'}, 'cannot listen on host 203.0.113.7'),
+    ({'port': 70000}, 'bad parameter'),
+    ({'render_rate': 20}, 'bad parameter'),
+])
+def test_refuses_to_start_with_bad_parameters(params, message, processes, urdf_of):
+    process = processes.start_node(
+        'arm_ik', 'lab_viewer', namespace=NAMESPACE,
+        params={'robot_description': urdf_of(ARM), 'arm': ARM, **params})
+    assert process.wait_for_exit(30.0) == 1, process.output()
+    assert message in process.output()
+
+
+def test_headless_chromium_draws_the_lab(processes, urdf_of, tmp_path):
+    if find_chromium() is None:
+        pytest.skip(CHROMIUM_MISSING)
+    start_pipeline(processes, urdf_of)
+    process, url = start_lab(processes, urdf_of)
+    # Real time over DevTools (see arm_ik.lab.browser): the panel came over the websocket.
+    shot = tmp_path / 'lab.png'
+    try:
+        text = capture(url, shot, ready_text='Readouts', settle=6.0, timeout=90.0)
+    except BrowserError as error:
+        pytest.fail(f'{error}\n{process.output()[-3000:]}')
+    assert f'arm lab: {ARM}' in text and 'Plan and go' in text
+    assert pixel_spread(shot) > 5.0, 'the screenshot is blank'
+    # The 3D view between the side panels (420 px left, 400 px right) is drawn too.
+    assert pixel_spread(shot, (440, 150, 860, 750)) > 1.0, 'the 3D view is blank'
+    assert process.alive(), process.output()
+
+
+def test_panel_changes_reach_the_nodes_and_refusals_come_back(processes, urdf_of, ros_node):
+    start_pipeline(processes, urdf_of)
+    process, _ = start_lab(processes, urdf_of, control_service=True)
+    panel = Panel(ros_node)
+    # Accepted changes, once each node serves its parameters (they start at their pace).
+    for key, value, node_name, parameter in (
+            ('damping', 0.2, 'ik_server', 'damping'),
+            ('motor_speed', 0.8, 'trajectory_executor', 'speed_scale'),
+            ('obstacle_radius', 0.3, 'safety_monitor', 'obstacle_radius')):
+        wait_for(lambda key=key, value=value: panel.set(key, value)[0], 60.0, panel.spin,
+                 f'{node_name} accepting {parameter} from the panel')
+        assert panel.parameter(node_name, parameter) == pytest.approx(value)
+
+    accepted, reason = panel.set('damping', 0.0)
+    assert not accepted
+    assert 'ik_server refused damping' in reason and 'must be a finite number > 0' in reason
+    assert panel.parameter('ik_server', 'damping') == pytest.approx(0.2)
+
+    accepted, reason = panel.set('obstacle_radius', -0.1)
+    assert not accepted and 'safety_monitor refused' in reason and 'must be > 0' in reason
+    accepted, reason = panel.set('solver', 'analytic')
+    assert not accepted and 'needs 3 joints' in reason, reason
+    accepted, reason = panel.set('damping', math.nan)
+    assert not accepted and 'finite' in reason
+    accepted, reason = panel.set('no_such_control', 1.0)
+    assert not accepted and 'no control' in reason
+
+    # A change made elsewhere (ros2 param set) shows in the panel.
+    panel.set_directly('ik_server', 'damping', 0.3)
+    wait_for(lambda: 'already' in panel.set('damping', 0.3)[1], REPLY, panel.spin,
+             'the panel showing the damping set elsewhere')
+    assert process.alive(), process.output()
+
+
+def test_plan_and_go_and_live_follow_move_the_arm(processes, urdf_of, ros_node):
+    start_pipeline(processes, urdf_of)
+    process, _ = start_lab(processes, urdf_of, control_service=True)
+    panel = Panel(ros_node)
+    states: list[JointState] = []
+    panel.node.create_subscription(JointState, f'{NAMESPACE}/joint_states', states.append,
+                                   qos_profile_sensor_data)
+    from arm_ik.kinematics.description import load_model
+    model = load_model(ARM)
+
+    def near(target: list[float], tolerance: float) -> bool:
+        if not states:
+            return False
+        q = dict(zip(states[-1].name, states[-1].position))
+        tip = model.fk(np.array([q[name] for name in model.joint_names]))[:3, 3]
+        return float(np.linalg.norm(tip - target)) < tolerance
+
+    # Live follow off: the gizmo moves alone; "Plan and go" sends one goal.
+    target = [1.2, 0.4, 0.9]
+    assert panel.set('target', target)[0]
+    wait_for(lambda: panel.set('plan_and_go', True)[0], 60.0, panel.spin,
+             'the move action to become available')
+    wait_for(lambda: near(target, 2e-3), 30.0, panel.spin, 'the arm at the planned target')
+
+    # Live follow on: the target streams and the arm chases it.
+    accepted, reason = panel.set('live_follow', True)
+    assert accepted, reason
+    accepted, reason = panel.set('plan_and_go', True)
+    assert not accepted and 'live follow is on' in reason
+    followed = [1.0, -0.3, 1.1]
+    assert panel.set('target', followed)[0]
+    wait_for(lambda: near(followed, 5e-3), 30.0, panel.spin, 'the arm following the target')
+    assert panel.set('live_follow', False)[0]
+    assert process.alive(), process.output()
+
+
+def test_bad_joint_states_never_reach_the_viewer(processes, urdf_of, ros_node):
+    process, _ = start_lab(processes, urdf_of)
+    node, spin = ros_node
+    shown: list[JointState] = []
+    node.create_subscription(JointState, f'{NAMESPACE}/lab_viewer/shown_joint_states',
+                             shown.append, 10)
+    publisher = node.create_publisher(JointState, f'{NAMESPACE}/joint_states', 10)
+    names = ['base_yaw', 'shoulder_pitch', 'elbow_pitch', 'wrist_roll', 'wrist_pitch',
+             'tool_roll']
+    good = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+
+    def publish(names_, positions, repeat: int = 5) -> None:
+        for _ in range(repeat):
+            publisher.publish(JointState(name=names_, position=positions))
+            spin(0.02)
+
+    wait_for(lambda: publisher.get_subscription_count() > 0, REPLY, spin, 'the lab subscribing')
+    wait_for(lambda: (publish(names, good, 1), bool(shown))[1], REPLY, spin, 'a shown pose')
+    before = len(shown)
+    publish(names, [math.nan] + good[1:])
+    publish(names, good[:5] + [math.inf])
+    publish(names, good[:5])                                   # one position short
+    publish(names[:5], good[:5])                                # a joint missing
+    publish(names + ['base_yaw'], good + [0.0])                 # a joint twice
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:
+        spin(0.05)
+    second = [0.6, 0.5, 0.4, 0.3, 0.2, 0.1]
+    wait_for(lambda: (publish(list(reversed(names)), list(reversed(second)), 1),
+                      any(list(m.position) == pytest.approx(second) for m in shown))[1],
+             REPLY, spin, 'the next good pose shown (names in any order)')
+    for message in shown:
+        assert all(math.isfinite(v) for v in message.position), message
+        assert list(message.name) == names
+    assert all(list(m.position) in (pytest.approx(good), pytest.approx(second))
+               for m in shown[before:]), 'a bad message changed the shown pose'
+    assert process.alive(), process.output()
