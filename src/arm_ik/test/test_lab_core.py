@@ -148,3 +148,22 @@ def test_panel_reverts_a_refused_change(viser_server):
     panel.show('radius', 0.7)              # a value the node reports: not applied again
     assert applied == [0.5, -1.0] and panel.value('radius') == 0.7
     assert [o.ok for o in reported] == [True, False, False]
+
+
+def test_panel_texts(load_arm):
+    from arm_ik.lab.drawing import pose_readout
+    from arm_ik.lab.texts import damping_sweep_markdown, joint_map_caption, readout_rows, table
+    model = load_arm('six_axis')
+    q = np.array([0.1, 0.5, -0.8, 0.0, 0.6, 0.0])
+    readout = pose_readout(model, q, model.shoulder_position(), model.max_reach())
+    rows = dict(readout_rows(readout, readout.tip + [0.0, 0.0, 0.002], {'error': math.inf},
+                             'IDLE', 'SAFE', '', 2, 'non-finite position of a'))
+    assert rows['tracking error (mm)'] == '2.0' and rows['IK error (mm)'] == '∞'
+    assert rows['joint_states ignored'] == '2 (last: non-finite position of a)'
+    assert table([('a', 'b')]).endswith('| a | b |')
+    markdown, count = damping_sweep_markdown(model)
+    assert count == 5 and markdown.count('\n| ') == 6        # header and five values of λ
+    caption = joint_map_caption(['shoulder_pitch', 'elbow_pitch'],
+                                {'base_yaw': math.pi / 2, 'shoulder_pitch': 0.0,
+                                 'elbow_pitch': 0.0}, '3 x 4 cells')
+    assert caption.startswith('shoulder_pitch (up) × elbow_pitch (right) at base_yaw 90°')
