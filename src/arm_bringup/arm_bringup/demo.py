@@ -23,9 +23,11 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+import re
 import signal
 import sys
 import tempfile
+import time
 
 from arm_bringup.driver import DemoDriver, StepResult
 from arm_bringup.pipeline import (
@@ -43,6 +45,8 @@ from arm_ik.process_group import executable_path, NodeProcess, ProcessGroup
 
 START_TIMEOUT = 60.0      # s for every node to come up (the executor spawns a planner)
 RECORDER_TIMEOUT = 20.0   # s for the recorder to subscribe to the key topics
+LAB_TIMEOUT = 30.0        # s for the browser lab to serve its page
+LAB_URL = re.compile(r'http://127\.0\.0\.1:\d+')
 
 
 def start_nodes(group: ProcessGroup, arm: str, description: str, log_dir: str) -> list[str]:
@@ -62,6 +66,28 @@ def start_nodes(group: ProcessGroup, arm: str, description: str, log_dir: str) -
                          namespace=node.namespace, params_files=node.write_params(log_dir))
         started.append(node.executable)
     return started
+
+
+def start_lab(group: ProcessGroup, arm: str, description: str, port: int) -> None:
+    """Start the browser lab beside the pipeline and print its URL once it serves."""
+    try:
+        executable_path(NODE_PACKAGE, 'lab_viewer')
+    except FileNotFoundError:
+        print('demo: note: arm_ik/lab_viewer is not installed; running without the browser '
+              'lab', flush=True)
+        return
+    lab = group.start_node(NODE_PACKAGE, 'lab_viewer', name='lab_viewer', namespace=f'/{arm}',
+                           params={'robot_description': description, 'arm': arm,
+                                   'port': port})
+    deadline = time.monotonic() + LAB_TIMEOUT
+    while time.monotonic() < deadline and lab.alive():
+        found = LAB_URL.search(lab.output())
+        if found:
+            print(f'demo: browser lab at {found.group(0)} (open it in a browser)', flush=True)
+            return
+        time.sleep(0.2)
+    print(f'demo: note: the browser lab did not come up within {LAB_TIMEOUT:g} s; the demo '
+          f'goes on without it:\n{lab.output()[-800:]}', flush=True)
 
 
 def recorded_topics(arm: str, scenario: Scenario, nodes: list[str]) -> list[str]:
@@ -113,6 +139,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              'floor detour)')
     parser.add_argument('--cycles', type=int, default=0,
                         help='stop after this many scripted cycles (0: run until Ctrl-C)')
+    parser.add_argument('--lab', action=argparse.BooleanOptionalAction, default=True,
+                        help='also start the browser lab (lab_viewer) and print its URL '
+                             '(default on; --no-lab to skip it)')
+    parser.add_argument('--lab-port', type=int, default=8080,
+                        help='port of the browser lab on 127.0.0.1 (default 8080)')
     parser.add_argument('--mcap', default='demo.mcap',
                         help="MCAP file to record to (default demo.mcap in the current folder, "
                              "the repository root under make demo; '' records nothing)")
@@ -132,6 +163,8 @@ def run_pipeline(args: argparse.Namespace, scenario: Scenario, mcap: Path | None
             started = start_nodes(nodes, args.arm, description, log_dir)
             print(f'demo: started {", ".join(started)} in /{args.arm}'
                   + (' and mcap_recorder' if mcap else ''), flush=True)
+            if args.lab:
+                start_lab(nodes, args.arm, description, args.lab_port)
             driver = DemoDriver.create(args.arm)
             try:
                 if not pipeline_up(driver, scenario, nodes.processes + recorder_group.processes,

@@ -43,6 +43,10 @@ def generate_launch_description() -> LaunchDescription:
             'rviz', default_value='true', choices=BOOLEANS,
             description="Start RViz with the arm's config (arm_description/rviz/<arm>.rviz)."),
         DeclareLaunchArgument(
+            'lab', default_value='false', choices=BOOLEANS,
+            description='Also start the browser lab (lab_viewer) on http://127.0.0.1:8080 '
+                        '(needs pip install viser==1.1.1 yourdfpy==0.0.60).'),
+        DeclareLaunchArgument(
             'solver', default_value='', choices=SOLVERS,
             description="IK solver of ~/solve_ik and of target_input's goals; empty: the "
                         "arm's default from the YAML."),
@@ -153,6 +157,9 @@ def launch_setup(context: LaunchContext) -> list:
         arm_ik_node('trajectory_executor', executor, executor_remappings),
         arm_ik_node('target_input', target_input),
         arm_ik_node('markers'),
+        Node(package='arm_ik', executable='lab_viewer', name='lab_viewer', namespace=arm,
+             parameters=[description, sim_time], remappings=measured,
+             condition=IfCondition(LaunchConfiguration('lab')), output='screen'),
         Node(package='rviz2', executable='rviz2', name='rviz2', namespace=arm,
              arguments=['-d', rviz_config], parameters=[sim_time],
              remappings=[('/clicked_point', f'/{arm}/clicked_point'),
