@@ -150,9 +150,20 @@ class IKGraph:
                 assert process.alive(), f'ik_server {namespace} exited:\n{process.output()}'
                 assert time.monotonic() < deadline, \
                     f'ik_server {namespace} not ready after {timeout} s:\n{process.output()}'
-            # The first request also proves the reply path (matched response reader).
-            future = client.call_async(SolveIK.Request())
-            self.wait(future, timeout, f'first reply of {namespace}')
+            # The first request also proves the reply path (matched response reader). A reply
+            # sent before the server has matched our response reader is lost for good, so the
+            # probe is repeated until one comes back.
+            while True:
+                future = client.call_async(SolveIK.Request())
+                probe_end = min(deadline, time.monotonic() + 2.0)
+                while not future.done() and time.monotonic() < probe_end:
+                    self.spin(0.05)
+                if future.done():
+                    break
+                client.remove_pending_request(future)
+                assert process.alive(), f'ik_server {namespace} exited:\n{process.output()}'
+                assert time.monotonic() < deadline, \
+                    f'no first reply of {namespace} within {timeout} s:\n{process.output()}'
 
     def ensure(self, namespace: str, arm: str | None = None, **kwargs: Any) -> NodeProcess:
         """The server of ``namespace``, started (and waited for) on first use."""
