@@ -38,6 +38,8 @@ import sys
 import time
 from typing import Any
 
+from results_file import merge_section
+
 REPO = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(REPO / 'src' / 'arm_ik' / 'test'))
@@ -196,26 +198,8 @@ def measure(env: dict[str, str], rate: float, label: str, load: bool, window: fl
 
 # ---------------------------------------------------------------------- results
 def merge_results(path: Path, distro: str, section: dict[str, Any]) -> None:
-    """Write ``section`` under motion/<distro>, keeping every other key (file locked)."""
-    import fcntl
-    with open(path.with_suffix('.json.lock'), 'w') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        data: dict = {}
-        if path.exists():
-            try:
-                data = json.loads(path.read_text(encoding='utf-8'))
-            except json.JSONDecodeError:
-                data = {}
-            if not isinstance(data, dict):
-                data = {}
-        motion = data.get('motion')
-        if not isinstance(motion, dict):
-            motion = {}
-        motion[distro] = section
-        data['motion'] = motion
-        temporary = path.with_suffix('.json.tmp')
-        temporary.write_text(json.dumps(data, indent=2) + '\n', encoding='utf-8')
-        temporary.replace(path)
+    """Write ``section`` under motion/<distro> of bench_results.json."""
+    merge_section(path, 'motion', section, distro)
 
 
 def table(rows: list[dict[str, Any]]) -> str:

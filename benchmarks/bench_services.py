@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import fcntl
 import json
 import math
 import os
@@ -37,6 +36,8 @@ import subprocess
 import sys
 import time
 from typing import Any
+
+from results_file import merge_section
 
 REPO = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
@@ -220,26 +221,8 @@ def detect_distro() -> tuple[str, str]:
 
 
 def merge_results(path: Path, distro: str, section: dict[str, Any]) -> None:
-    """Write ``section`` under services/<distro>, keeping every other key (file locked, so
-    the Jazzy and Kilted runs and other benchmarks can write side by side)."""
-    with open(path.with_suffix('.json.lock'), 'w') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        data: dict = {}
-        if path.exists():
-            try:
-                data = json.loads(path.read_text(encoding='utf-8'))
-            except json.JSONDecodeError:
-                data = {}
-            if not isinstance(data, dict):
-                data = {}
-        services = data.get('services')
-        if not isinstance(services, dict):
-            services = {}
-        services[distro] = section
-        data['services'] = services
-        temporary = path.with_suffix('.json.tmp')
-        temporary.write_text(json.dumps(data, indent=2) + '\n', encoding='utf-8')
-        temporary.replace(path)
+    """Write ``section`` under services/<distro> of bench_results.json."""
+    merge_section(path, 'services', section, distro)
 
 
 def table(rows: dict[str, dict[str, Any]], title: str) -> str:

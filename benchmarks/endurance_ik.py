@@ -37,8 +37,6 @@ from __future__ import annotations
 import argparse
 import collections
 import datetime
-import fcntl
-import json
 import math
 import os
 from pathlib import Path
@@ -46,6 +44,8 @@ import statistics
 import sys
 import time
 from typing import Any
+
+from results_file import merge_section
 
 REPO = Path(__file__).resolve().parents[1]
 # The domain lock protocol and the FK target generator of the integration tests.
@@ -368,26 +368,8 @@ def report(result: dict[str, Any]) -> str:
 
 
 def merge_results(path: Path, distro: str, section: dict[str, Any]) -> None:
-    """Write ``section`` under endurance/<distro>, keeping every other key (locked, as the
-    other benchmarks do)."""
-    with open(path.with_suffix('.json.lock'), 'w') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        data: dict = {}
-        if path.exists():
-            try:
-                data = json.loads(path.read_text(encoding='utf-8'))
-            except json.JSONDecodeError:
-                data = {}
-            if not isinstance(data, dict):
-                data = {}
-        endurance = data.get('endurance')
-        if not isinstance(endurance, dict):
-            endurance = {}
-        endurance[distro] = section
-        data['endurance'] = endurance
-        temporary = path.with_suffix('.json.tmp')
-        temporary.write_text(json.dumps(data, indent=2) + '\n', encoding='utf-8')
-        temporary.replace(path)
+    """Write ``section`` under endurance/<distro> of bench_results.json."""
+    merge_section(path, 'endurance', section, distro)
 
 
 def main(argv: list[str] | None = None) -> int:
