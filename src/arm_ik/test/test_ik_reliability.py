@@ -37,8 +37,9 @@ TOLERANCE = 1e-4               # m, the node's default position tolerance
 # See test_ik_server_node.CREEP_STEP: a DLS whose steps are capped this small runs until
 # its timeout, which makes wall-time bounds observable.
 CREEP_STEP = 1e-7
-# Wall-time margin over a request's timeout: one round trip plus scheduling on 2 cores.
-TIMEOUT_MARGIN = 0.25
+# Wall-time margin over a request's timeout: one round trip plus scheduling on 2 cores
+# that other test runs may share (a round trip is a few ms when the machine is idle).
+TIMEOUT_MARGIN = 0.5
 # A valid request per server, used as the "alive" probe.
 PROBES = {
     'pointer3': ('analytic', [0.5, 0.2, 0.9]),
@@ -322,7 +323,7 @@ def test_case_08_timeouts(graph):
         request.timeout.sec, request.timeout.nanosec = 0, 200_000_000
         response, elapsed = graph.timed_call('six_axis', 'dls', request)
     assert_refused(response, ErrorCode.TIMED_OUT, 'timed out after 0.2 s')
-    assert 0.2 <= response.solve_time < 0.2 + 0.05
+    assert 0.2 <= response.solve_time < 0.2 + 0.1   # measured inside the server
     assert 0.2 <= elapsed < 0.2 + TIMEOUT_MARGIN
     assert_alive(graph, 'six_axis')
 

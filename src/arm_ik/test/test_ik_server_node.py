@@ -17,6 +17,7 @@ from ik_graph import (
     model,
     no_nan_in,
     rss_kb,
+    safety,
     workspace,
 )
 import numpy as np
@@ -220,6 +221,14 @@ ERROR_CASES = {
     'solver_not_applicable_arm': ('ccd5', 'analytic', lambda: request_for([0.3, 0.2, 0.9]),
                                   ErrorCode.SOLVER_NOT_APPLICABLE,
                                   ['does not apply to ccd5', 'needs 3 joints']),
+    # Below the floor plane (base_link z = 0): a numeric answer through the floor is refused,
+    # a closed form offers the closest pose above the floor instead.
+    'floor_collision': ('six_axis', 'dls', lambda: request_for([1.0, 0.2, -0.3]),
+                        ErrorCode.FLOOR_COLLISION, ['put tool_link', 'below the floor']),
+    'partial_solution': ('six_axis', 'closed_form', lambda: request_for([1.0, 0.2, -0.3]),
+                         ErrorCode.PARTIAL_SOLUTION,
+                         ['would hit the floor', 'the closest pose above the floor is',
+                          'short of the target']),
     'solver_not_applicable_goal': ('pointer3', 'ccd',
                                    lambda: request_for([1.0, 0.2, 1.2],
                                                        goal=GoalType.TOOL_DOWN),
@@ -231,10 +240,22 @@ ERROR_CASES = {
 @pytest.mark.parametrize('case', list(ERROR_CASES))
 def test_error_codes_reached_by_real_requests(graph, case):
     namespace, solver, make, code, fragments = ERROR_CASES[case]
-    response = graph.call(namespace, solver, make())
+    request = make()
+    response = graph.call(namespace, solver, request)
     if code == ErrorCode.OK:
         assert response.error_code.val == ErrorCode.OK
         assert all(f in response.message for f in fragments), response.message
+    elif code == ErrorCode.PARTIAL_SOLUTION:
+        # A real pose, clear of the floor and within the limits, short of the target by the
+        # reported shortfall.
+        assert response.error_code.val == code, response.message
+        assert all(f in response.message for f in fragments), response.message
+        q = np.array(response.solution.position)
+        assert response.branch == 'closest_above_floor' and model(namespace).within_limits(q)
+        assert safety(namespace).check(q).min_floor_clearance[0] >= 0.0
+        target = request.target.pose.position
+        miss = np.linalg.norm(fk_position(namespace, q) - [target.x, target.y, target.z])
+        assert response.shortfall == pytest.approx(miss, abs=1e-6) and miss > 0.0
     else:
         assert_failure(response, code, *fragments)
     assert response.solver == (solver or 'fabrik')
@@ -242,11 +263,10 @@ def test_error_codes_reached_by_real_requests(graph, case):
 
 
 def test_every_error_code_is_covered():
-    """BUSY and INTERNAL_ERROR have tests of their own; FLOOR_COLLISION and
-    PARTIAL_SOLUTION belong to the safety layer (issue 5), not to ik_server."""
+    """BUSY and INTERNAL_ERROR have tests of their own; every other code is in ERROR_CASES."""
     covered = {case[3] for case in ERROR_CASES.values()} | {ErrorCode.BUSY,
                                                              ErrorCode.INTERNAL_ERROR}
-    assert set(ErrorCode) - covered == {ErrorCode.FLOOR_COLLISION, ErrorCode.PARTIAL_SOLUTION}
+    assert covered == set(ErrorCode)
 
 
 def test_busy_when_every_numeric_slot_is_taken(graph):
@@ -268,8 +288,10 @@ def test_busy_when_every_numeric_slot_is_taken(graph):
     for index in busy:
         assert_failure(futures[index].result(), ErrorCode.BUSY,
                        '4 numeric solves already running', 'retry later')
-        # Shed at once, not after waiting for a slot.
-        assert answered[index] < 1.0, answered
+    # Shed at once, not after waiting for a slot: every BUSY came back before the first of
+    # the 1.5 s solves ended (an order, so a loaded machine does not make it flaky).
+    solved = [answered[i] for i in range(len(futures)) if i not in busy]
+    assert max(answered[i] for i in busy) < min(solved), answered
     # The slots are free again afterwards.
     assert_solution('six_axis', graph.call('six_axis', 'dls', request_for(SIX_FAR)),
                     np.array(SIX_FAR))
