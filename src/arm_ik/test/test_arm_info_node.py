@@ -8,7 +8,7 @@ import pytest
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
-from ros_harness import wait_for
+from ros_harness import call_service, wait_for
 
 from arm_ik.nodes.common import LATCHED_QOS
 from arm_interfaces.msg import ArmInfo
@@ -50,10 +50,9 @@ def test_home_update_validated(processes, ros_node, urdf_of):
     def set_home(values: list[float]):
         value = ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY,
                                double_array_value=values)
-        future = client.call_async(SetParameters.Request(
-            parameters=[ParameterMsg(name='home', value=value)]))
-        wait_for(future.done, 10.0, spin, 'set_parameters reply')
-        return future.result().results[0]
+        reply = call_service(client, SetParameters.Request(
+            parameters=[ParameterMsg(name='home', value=value)]), spin, 10.0)
+        return reply.results[0]
 
     rejected = set_home([0.0, math.nan, 0.0])
     assert not rejected.successful and 'finite' in rejected.reason

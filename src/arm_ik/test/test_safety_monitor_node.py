@@ -17,7 +17,7 @@ import pytest
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParameters
-from ros_harness import wait_for
+from ros_harness import call_service, wait_for
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import MarkerArray
@@ -70,9 +70,7 @@ class Monitor:
         return client
 
     def call(self, client, request):
-        future = client.call_async(request)
-        wait_for(future.done, REPLY, self.spin, 'service reply')
-        return future.result()
+        return call_service(client, request, self.spin, REPLY)
 
     def publish(self, q, names=NAMES, count: int = 1, period: float = 0.05) -> None:
         wait_for(lambda: self.publisher.get_subscription_count() > 0, 20.0, self.spin,
