@@ -23,7 +23,7 @@ from rclpy.client import Client
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter, parameter_value_to_python
 from rclpy.task import Future
-from ros_harness import DomainClaim
+from ros_harness import call_service, DomainClaim
 
 from arm_ik.client import SERVICE_QOS
 from arm_ik.kinematics.description import expand_xacro, load_arm_config, load_model
@@ -150,20 +150,14 @@ class IKGraph:
                 assert process.alive(), f'ik_server {namespace} exited:\n{process.output()}'
                 assert time.monotonic() < deadline, \
                     f'ik_server {namespace} not ready after {timeout} s:\n{process.output()}'
-            # The first request also proves the reply path (matched response reader). A reply
-            # sent before the server has matched our response reader is lost for good, so the
-            # probe is repeated until one comes back.
-            while True:
-                future = client.call_async(SolveIK.Request())
-                probe_end = min(deadline, time.monotonic() + 2.0)
-                while not future.done() and time.monotonic() < probe_end:
-                    self.spin(0.05)
-                if future.done():
-                    break
-                client.remove_pending_request(future)
-                assert process.alive(), f'ik_server {namespace} exited:\n{process.output()}'
-                assert time.monotonic() < deadline, \
-                    f'no first reply of {namespace} within {timeout} s:\n{process.output()}'
+            # The first request also proves the reply path (matched response reader);
+            # call_service resends it while a reply is lost before that match.
+            try:
+                call_service(client, SolveIK.Request(), lambda: self.spin(0.05),
+                             max(0.1, deadline - time.monotonic()), attempt=2.0)
+            except AssertionError as error:
+                raise AssertionError(f'no first reply of {namespace}: {error}\n'
+                                     f'{process.output()}') from None
 
     def ensure(self, namespace: str, arm: str | None = None, **kwargs: Any) -> NodeProcess:
         """The server of ``namespace``, started (and waited for) on first use."""
