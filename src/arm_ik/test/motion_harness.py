@@ -249,6 +249,27 @@ class MotionClient:
         handle = self._result(future, 20.0)
         return handle, feedback, sent
 
+    def send_measured(self, goal: Any, timeout: float = 30.0) -> tuple[Any, list[Any], float]:
+        """Send a goal to an executor that starts from a measured joint state (case 19, 20).
+
+        The executor may be ready for goals before its feedback subscription has matched the
+        fake arm's publisher; it then aborts with NO_JOINT_STATE "none received yet" and
+        moves nothing. Such a goal is sent again until it starts (status MOVING) or fails
+        for another reason.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            handle, feedback, sent = self.send(goal)
+            assert handle.accepted, 'the executor rejected the goal'
+            result = self._in_spin(handle.get_result_async)
+            wait_until(lambda result=result, sent=sent: result.done() or any(
+                s.state == 1 for s in self.status.since(sent)), 20.0, 'the goal to start')
+            if not result.done() or result.result().result.error_code.val != 10 or \
+                    'none received yet' not in result.result().result.message:
+                return handle, feedback, sent
+            assert time.monotonic() < deadline, 'no measured joint state reached the executor'
+            time.sleep(0.2)
+
     def outcome(self, handle: Any, feedback: list[Any], sent: float,
                 timeout: float = 60.0) -> GoalOutcome:
         response = self._result(self._in_spin(handle.get_result_async), timeout)

@@ -186,7 +186,7 @@ def test_case19_killed_mid_move_the_restarted_executor_waits_then_starts_measure
         time.sleep(0.5)
         assert len(client.states) == 0 and len(client.commands) == 0   # silent until commanded
         far = HOME + np.array([1.2, -0.5, 0.5, 1.0, 0.5, -1.0])
-        client.send(client.goal(joints=far, duration=3.0))
+        client.send_measured(client.goal(joints=far, duration=3.0))
         wait_until(lambda: len(client.commands) > 120, 20.0, 'the move')
         processes.kill(executor)                                   # SIGKILL mid-move
         killed = time.time()
@@ -213,7 +213,8 @@ def test_case19_killed_mid_move_the_restarted_executor_waits_then_starts_measure
         measured = client.arm_pose.copy()           # what the arm reports now
         assert np.abs(measured - held).max() < 1e-6
         commanded = time.time()
-        outcome = client.move(client.goal(joints=target, duration=2.0))
+        outcome = client.outcome(*client.send_measured(client.goal(joints=target,
+                                                                   duration=2.0)))
         assert outcome.code == 0, outcome.message
         first = np.array(client.stamped_since(commanded)[0].position)
         # It started from the measured pose where the arm stopped, not home, not the old goal.
@@ -235,7 +236,7 @@ def test_case20_stale_feedback_holds_until_a_new_command(processes, ros_domain, 
                              params=params)
         client.wait_for_server(40.0)
         far = HOME + np.array([1.0, -0.4, 0.4, 0.0, 0.0, 0.0])
-        handle, feedback, sent = client.send(client.goal(joints=far, duration=3.0))
+        handle, feedback, sent = client.send_measured(client.goal(joints=far, duration=3.0))
         time.sleep(1.0)
         client.arm_paused = True                         # the measured state stops
         time.sleep(0.05)                                 # a message in flight lands

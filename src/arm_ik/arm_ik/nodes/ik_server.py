@@ -18,7 +18,6 @@ from geometry_msgs.msg import Point
 import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
@@ -38,6 +37,7 @@ from arm_ik.kinematics.solvers.base import (
 )
 from arm_ik.nodes.arm_info import home_from_config
 from arm_ik.nodes.common import declare_arm_model, describe, run, StartupError
+from arm_ik.nodes.executors import HandoffExecutor
 from arm_interfaces.msg import IKStatus, LabelledSolution
 from arm_interfaces.srv import SolveIK
 
@@ -297,7 +297,7 @@ def _raise_injected_fault(*args: object, **kwargs: object) -> IKResult:
 
 def main(args: list[str] | None = None) -> None:
     sys.exit(run(IKServer, args,
-                 executor_factory=lambda: MultiThreadedExecutor(num_threads=EXECUTOR_THREADS)))
+                 executor_factory=lambda: HandoffExecutor(num_threads=EXECUTOR_THREADS)))
 
 
 if __name__ == '__main__':

@@ -42,7 +42,6 @@ from rcl_interfaces.srv import SetParameters
 from rclpy.action import ActionClient
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter, parameter_value_to_python
 from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
@@ -73,6 +72,7 @@ from arm_ik.lab.scene import LabScene
 from arm_ik.lab.urdf_view import ArmView
 from arm_ik.nodes.arm_info import home_from_config
 from arm_ik.nodes.common import declare_arm_model, describe, LATCHED_QOS, run, StartupError
+from arm_ik.nodes.executors import HandoffExecutor
 from arm_ik.nodes.lab_moves import LabMoves
 from arm_ik.nodes.lab_remote import ExecutorHop, RemoteParameters
 from arm_interfaces.action import MoveToTarget
@@ -570,7 +570,7 @@ def _safety_geometry(model: ArmModel, config: dict, arm: str) -> SafetyGeometry 
 
 def main(args: list[str] | None = None) -> None:
     sys.exit(run(LabViewer, args,
-                 executor_factory=lambda: MultiThreadedExecutor(num_threads=EXECUTOR_THREADS)))
+                 executor_factory=lambda: HandoffExecutor(num_threads=EXECUTOR_THREADS)))
 
 
 if __name__ == '__main__':

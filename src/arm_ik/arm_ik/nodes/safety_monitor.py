@@ -28,7 +28,6 @@ from geometry_msgs.msg import Point, Quaternion
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
@@ -49,6 +48,7 @@ from arm_ik.kinematics.safety.planning import (
     PlanCode,
 )
 from arm_ik.nodes.common import declare_arm_model, describe, run, StartupError
+from arm_ik.nodes.executors import HandoffExecutor
 from arm_interfaces.msg import JointMap as JointMapMsg
 from arm_interfaces.msg import SafetyStatus
 from arm_interfaces.srv import CheckPath, GetJointMap, PlanDetour
@@ -625,7 +625,7 @@ class SafetyMonitor(Node):
 
 def main(args: list[str] | None = None) -> None:
     sys.exit(run(SafetyMonitor, args,
-                 executor_factory=lambda: MultiThreadedExecutor(num_threads=EXECUTOR_THREADS)))
+                 executor_factory=lambda: HandoffExecutor(num_threads=EXECUTOR_THREADS)))
 
 
 if __name__ == '__main__':

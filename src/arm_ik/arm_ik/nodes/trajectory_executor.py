@@ -75,7 +75,6 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
@@ -98,6 +97,7 @@ from arm_ik.kinematics.solvers.base import SolveOptions
 from arm_ik.nodes import motion_messages as messages
 from arm_ik.nodes.arm_info import check_home, home_from_config
 from arm_ik.nodes.common import declare_arm_model, describe, LATCHED_QOS, run, StartupError
+from arm_ik.nodes.executors import HandoffExecutor
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import ExecutorStatus
 from arm_interfaces.srv import ExecuteTrajectory
@@ -916,7 +916,7 @@ class TrajectoryExecutor(Node):
 
 def main(args: list[str] | None = None) -> None:
     sys.exit(run(TrajectoryExecutor, args,
-                 executor_factory=lambda: MultiThreadedExecutor(num_threads=EXECUTOR_THREADS)))
+                 executor_factory=lambda: HandoffExecutor(num_threads=EXECUTOR_THREADS)))
 
 
 if __name__ == '__main__':

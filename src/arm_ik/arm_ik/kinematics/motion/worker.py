@@ -11,7 +11,10 @@ process needs to build the same planner; ``initialize`` and ``plan`` are its ent
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import os
 import signal
+import threading
+import time
 
 import numpy as np
 
@@ -73,14 +76,25 @@ def build_planner(spec: PlannerSpec) -> MotionPlanner:
 
 
 _planner: MotionPlanner | None = None
+PARENT_POLL = 0.5    # s between looks at whether the executor process still exists
 
 
 def initialize(spec: PlannerSpec) -> None:
     """Planning-process initializer: build the planner once."""
     # Ctrl-C reaches the whole process group; the executor shuts this process down itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A SIGKILLed executor cannot shut this process down, and the pool's pipe does not wake
+    # an idle worker: leave when the parent is gone rather than linger as an orphan.
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True,
+                     name='parent-watch').start()
     global _planner
     _planner = build_planner(spec)
+
+
+def _exit_with_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL)
+    os._exit(0)
 
 
 def plan(goal: MoveGoal, start: np.ndarray, settings: MotionSettings) -> Plan | PlanFailure:
