@@ -4,7 +4,10 @@ It answers every request with a default response at once, so its round trip is t
 that rclpy and the RMW set for any SolveIK service. The executor is chosen on the command
 line, to show which one lowers that floor:
 
-    python benchmarks/echo_server.py --executor single|multi|events [--ros-args ...]
+    python benchmarks/echo_server.py --executor single|multi|handoff|events [--ros-args ...]
+
+``multi`` is rclpy's stock MultiThreadedExecutor; ``handoff`` is arm_ik's HandoffExecutor
+(the same thread pool without rclpy's re-submit busy loop), the executor ik_server runs.
 
 The service is ``~/solve_ik`` with the QoS ik_server uses (reliable, depth 1000).
 """
@@ -27,9 +30,9 @@ from rclpy.task import Future
 
 from arm_interfaces.srv import SolveIK
 
-# The same as arm_ik.client.SERVICE_QOS (kept literal: this script needs no arm_ik).
+# The same as arm_ik.client.SERVICE_QOS (kept literal, so the floor does not depend on it).
 SERVICE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
-# ik_server's thread count, so 'multi' is the executor ik_server runs.
+# ik_server's thread count, so 'handoff' is the executor ik_server runs.
 MULTI_THREADS = 6
 
 
@@ -47,6 +50,9 @@ def make_executor(kind: str) -> Executor:
         return SingleThreadedExecutor()
     if kind == 'multi':
         return MultiThreadedExecutor(num_threads=MULTI_THREADS)
+    if kind == 'handoff':
+        from arm_ik.nodes.executors import HandoffExecutor
+        return HandoffExecutor(num_threads=MULTI_THREADS)
     if kind == 'events':
         from rclpy.experimental import EventsExecutor
         return EventsExecutor()
@@ -66,7 +72,8 @@ class EchoServer(Node):
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--executor', choices=('single', 'multi', 'events'), default='single')
+    parser.add_argument('--executor', choices=('single', 'multi', 'handoff', 'events'),
+                        default='single')
     args = parser.parse_args(rclpy.utilities.remove_ros_args(argv)[1:])
     rclpy.init(args=argv)
     node = EchoServer()

@@ -94,6 +94,14 @@ class ArmModel:
         self.tip_offset = tip_offset
         self._axes = np.array([j.axis for j in joints])
         self._offsets = np.array([j.offset for j in joints])
+        # Rodrigues terms per joint as 4×4 (R = I + sin q·K + (1 − cos q)·K²), so one pose's
+        # frames take a few small products instead of the batched path's broadcasting: the
+        # IK services evaluate single poses several times per request.
+        skew = np.zeros((self.dof, 4, 4))
+        for index, (x, y, z) in enumerate(self._axes):
+            skew[index, :3, :3] = [[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]]
+        self._skew = skew
+        self._skew_sq = skew @ skew
 
     # ------------------------------------------------------------------ parsing
     @classmethod
@@ -199,6 +207,8 @@ class ArmModel:
         """
         q = np.atleast_2d(np.asarray(q, dtype=float))
         count = q.shape[0]
+        if count == 1:
+            return self._frames_one(q[0])[None]
         frames = np.empty((count, self.dof + 1, 4, 4))
         current = np.broadcast_to(np.eye(4), (count, 4, 4))
         rotation = np.zeros((count, 4, 4))
@@ -210,13 +220,26 @@ class ArmModel:
         frames[:, self.dof] = current @ self.tip_offset
         return frames
 
+    def _frames_one(self, q: np.ndarray) -> np.ndarray:
+        frames = np.empty((self.dof + 1, 4, 4))
+        current = np.eye(4)
+        identity = np.eye(4)
+        for index, joint in enumerate(self.joints):
+            angle = float(q[index])
+            rotation = (identity + math.sin(angle) * self._skew[index]
+                        + (1.0 - math.cos(angle)) * self._skew_sq[index])
+            current = current @ joint.offset @ rotation
+            frames[index] = current
+        frames[self.dof] = current @ self.tip_offset
+        return frames
+
     def fk_batch(self, q: np.ndarray) -> np.ndarray:
         """Tip transforms for N configurations, shape (N, 4, 4)."""
         return self.frames_batch(q)[:, -1]
 
     def frames(self, q: np.ndarray) -> np.ndarray:
         """World frames of every joint and the tip for one configuration, (n + 1, 4, 4)."""
-        return self.frames_batch(np.asarray(q, dtype=float)[None, :])[0]
+        return self._frames_one(np.asarray(q, dtype=float).reshape(self.dof))
 
     def fk(self, q: np.ndarray) -> np.ndarray:
         """Tip transform in the base frame for one configuration (4×4)."""

@@ -259,7 +259,9 @@ class IKServer(Node):
         if not result.success:
             self.get_logger().debug(f'{answer.solver or "?"}: {result.code.name}: '
                                     f'{response.message}')
-        if publish:
+        # Building and publishing the status costs as much as an analytic solve: skip it
+        # while nobody listens.
+        if publish and self.status_publisher.get_subscription_count() > 0:
             self._publish_status(response, answer)
         return response
 
