@@ -247,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--quick', action='store_true', help='200 calls per row (smoke run)')
     parser.add_argument('--calls', type=int, default=None,
                         help='timed calls per service and client (default 2000; --quick 200)')
+    parser.add_argument('--clients', nargs='+', choices=CLIENT_KINDS, default=None,
+                        help='client executors to measure (default: all this rclpy has)')
     parser.add_argument('--output', type=Path, default=REPO / 'bench_results.json')
     parser.add_argument('--worker', help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -296,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         # SingleThreadedExecutor waiting with spin_until_future_complete (rclpy's idiom),
         # on SingleThreadedExecutor waiting with a spin_once loop (what IKClient does), and
         # on EventsExecutor where this rclpy has it.
-        client_kinds = CLIENT_KINDS[:3 if 'events' in executors else 2]
+        client_kinds = [kind for kind in CLIENT_KINDS[:3 if 'events' in executors else 2]
+                        if args.clients is None or kind in args.clients]
 
         def spec(service: str, arm: str, client: str, count: int,
                  start_at: float | None = None) -> dict[str, Any]:

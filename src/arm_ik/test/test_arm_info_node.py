@@ -66,6 +66,34 @@ def test_home_update_validated(processes, ros_node, urdf_of):
              10.0, spin, 'republished ArmInfo with the new home')
 
 
+def test_new_link_lengths_are_republished_and_another_arm_refused(processes, ros_node,
+                                                                  urdf_of):
+    from arm_ik.kinematics.description import expand_xacro
+    node, spin = ros_node
+    processes.start_node('arm_ik', 'arm_info', namespace='/manipulator3d',
+                         params={'robot_description': urdf_of('manipulator3d'),
+                                 'arm': 'manipulator3d'})
+    received = _receive_info(node, spin, '/manipulator3d/arm_info')
+    before = received[-1].max_reach
+    client = node.create_client(SetParameters, '/manipulator3d/arm_info/set_parameters')
+    wait_for(client.service_is_ready, 20.0, spin, 'set_parameters service')
+
+    def set_description(urdf: str):
+        value = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=urdf)
+        reply = call_service(client, SetParameters.Request(
+            parameters=[ParameterMsg(name='robot_description', value=value)]), spin, 10.0)
+        return reply.results[0]
+
+    for bad, reason in ((urdf_of('pointer3'), 'robot "pointer3"'),
+                        ('not xml', 'not valid XML')):
+        refused = set_description(bad)
+        assert not refused.successful and reason in refused.reason
+    assert received[-1].max_reach == before
+    assert set_description(expand_xacro('manipulator3d', {'L2': '1.5'})).successful
+    wait_for(lambda: received[-1].max_reach > before + 0.1, 10.0, spin,
+             'ArmInfo with the longer reach')
+
+
 @pytest.mark.parametrize('description, message', [
     ('', 'robot_description is empty'),
     ('<robot name="x"><link name="base_link"/></robot>', 'link "tool0" is not in'),

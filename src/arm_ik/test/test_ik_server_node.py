@@ -18,6 +18,7 @@ from ik_graph import (
     no_nan_in,
     rss_kb,
     safety,
+    urdf,
     workspace,
 )
 import numpy as np
@@ -26,8 +27,10 @@ from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 
 from arm_ik.client import build_request, IKClient, IKReply
-from arm_ik.kinematics.description import load_arm_config
+from arm_ik.kinematics.description import expand_xacro, load_arm_config, load_model
+from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.result import ErrorCode, GoalType
+from arm_ik.kinematics.solvers.base import workspace_from_model
 from arm_ik.kinematics.transforms import matrix_to_quaternion
 from arm_ik.nodes.ik_server import FAULT_ENV
 from arm_ik.process_group import executable_path
@@ -507,6 +510,73 @@ def test_valid_parameter_updates_take_effect(graph):
                        ErrorCode.JOINT_LIMITS)
     assert_failure(graph.call('pointer3', 'dls', request_for(POINTER_HOLE_EDGE)),
                    ErrorCode.NOT_CONVERGED)
+
+
+# 2.02 m from pointer3's shoulder: past its 1.8 m reach, inside 2.1 m with l1 1.1, l2 1.0.
+POINTER_FAR = [2.0, 0.0, 0.705]
+
+
+def test_robot_description_replaced_at_run_time(graph):
+    """New link lengths at run time: a target only the longer arm reaches is solved and the
+    answer is the new model's FK; another arm or a broken URDF is refused, nothing changes."""
+    graph.ensure('long_pointer3', 'pointer3')
+    target = np.array(POINTER_FAR)
+    assert_failure(graph.call('long_pointer3', 'analytic', request_for(target)),
+                   ErrorCode.OUT_OF_REACH, 'maximum reach 1.800 m')
+    # The default solver is the parameter's, before and after the new model.
+    assert all(r.successful for r in graph.set_parameters('long_pointer3',
+                                                          default_solver='dls'))
+    longer = expand_xacro('pointer3', {'l1': '1.1', 'l2': '1.0'})
+    [result] = graph.set_parameters('long_pointer3', robot_description=longer)
+    assert result.successful, result.reason
+    new = ArmModel.from_urdf(longer)
+    rules = workspace_from_model(new, 0.1)
+    assert rules.max_reach == pytest.approx(2.1)
+    answers = {}
+    for solver in ('analytic', None, 'dls'):
+        response = graph.call('long_pointer3', solver, request_for(target))
+        assert response.error_code.val == ErrorCode.OK, (solver, response.message)
+        assert response.solver == (solver or 'dls')
+        q = np.array(response.solution.position)
+        assert new.within_limits(q)
+        reached = new.fk(q)[:3, 3]
+        assert np.linalg.norm(reached - target) <= (EXACT if solver == 'analytic' else TOLERANCE)
+        achieved = response.achieved_position
+        assert [achieved.x, achieved.y, achieved.z] == pytest.approx(reached.tolist(), abs=1e-9)
+        assert response.reach_fraction == pytest.approx(
+            np.linalg.norm(target - rules.shoulder) / rules.max_reach, rel=1e-9)
+        answers[solver] = list(response.solution.position)
+    # The reach check is the new model's: past 2.1 m is refused, in its words.
+    assert_failure(graph.call('long_pointer3', 'analytic', request_for([2.2, 0.0, 0.705])),
+                   ErrorCode.OUT_OF_REACH, 'maximum reach 2.100 m')
+    # Refused: another arm (other joints), broken XML, nothing; the longer arm stays.
+    for description, words in ((urdf('six_axis'), 'only lengths may change'),
+                               ('<robot', 'robot_description is not usable'),
+                               ('', 'robot_description is empty')):
+        [result] = graph.set_parameters('long_pointer3', robot_description=description)
+        assert not result.successful and words in result.reason, result.reason
+    assert graph.get_parameters('long_pointer3', 'robot_description') == \
+        {'robot_description': longer}
+    response = graph.call('long_pointer3', 'analytic', request_for(target))
+    assert response.error_code.val == ErrorCode.OK, response.message
+    assert list(response.solution.position) == answers['analytic']
+    graph.assert_alive('long_pointer3')
+
+
+def test_a_new_description_keeps_the_injected_fault(graph):
+    """The fault-injection hook applies to the rebuilt solvers as to the first ones."""
+    graph.ensure('faulty_long_six_axis', 'six_axis', extra_env={FAULT_ENV: 'dls'})
+    [result] = graph.set_parameters('faulty_long_six_axis',
+                                    robot_description=expand_xacro('six_axis', {'L2': '1.1'}))
+    assert result.successful, result.reason
+    assert_failure(graph.call('faulty_long_six_axis', 'dls', request_for(SIX_FAR)),
+                   ErrorCode.INTERNAL_ERROR, f'fault injected by {FAULT_ENV}')
+    new = load_model('six_axis', {'L2': '1.1'})
+    response = graph.call('faulty_long_six_axis', 'closed_form', request_for(SIX_FAR))
+    assert response.error_code.val == ErrorCode.OK, response.message
+    assert np.linalg.norm(new.fk(np.array(response.solution.position))[:3, 3] - SIX_FAR) \
+        <= EXACT
+    graph.assert_alive('faulty_long_six_axis')
 
 
 def assert_solution_unlimited(arm: str, response: SolveIK.Response, target) -> np.ndarray:

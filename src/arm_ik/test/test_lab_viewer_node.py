@@ -227,6 +227,28 @@ def test_plan_and_go_and_live_follow_move_the_arm(processes, urdf_of, ros_node):
     assert process.alive(), process.output()
 
 
+def test_link_lengths_reach_every_node_or_none(processes, urdf_of, ros_node):
+    start_pipeline(processes, urdf_of)
+    process, _ = start_lab(processes, urdf_of, control_service=True)
+    panel = Panel(ros_node)
+    # A zero length is refused by the lab before any node is asked.
+    assert panel.set('length_L2', 0.0)[0]
+    accepted, reason = panel.set('apply_lengths', True)
+    assert not accepted and 'L2' in reason, reason
+    assert panel.set('length_L2', 1.1)[0]
+    wait_for(lambda: panel.set('apply_lengths', True)[0], 60.0, panel.spin,
+             'every node taking the new lengths')
+    from arm_ik.kinematics.description import expand_xacro
+    longer = expand_xacro(ARM, {'L2': repr(1.1)})
+    for node_name in ('trajectory_executor', 'ik_server', 'safety_monitor', 'arm_info'):
+        assert panel.parameter(node_name, 'robot_description') == longer, node_name
+    # The lab redraws the arm and its reach on its next render tick.
+    wait_for(lambda: 'drawn with the new link lengths' in process.output(), REPLY, panel.spin,
+             'the lab redrawing the arm')
+    assert 'Traceback' not in process.output()
+    assert process.alive(), process.output()
+
+
 def test_bad_joint_states_never_reach_the_viewer(processes, urdf_of, ros_node):
     process, _ = start_lab(processes, urdf_of)
     node, spin = ros_node

@@ -226,6 +226,52 @@ def test_bad_parameters_are_rejected(processes, ros_node, urdf_of):
     assert process.alive(), process.output()
 
 
+def _shell(message: MarkerArray) -> tuple[float, ...]:
+    """Diameters of the reach shell's spheres (outer, then the hole)."""
+    return tuple(m.scale.x for m in sorted(by_ns(message, 'reach_shell'), key=lambda m: m.id))
+
+
+def test_robot_description_replaced_at_run_time(processes, ros_node, urdf_of, load_arm):
+    """New link lengths: the reach shell, its hole and the floor circles follow at once, the
+    readout's tip is the new FK; another arm or a broken URDF is refused, nothing changes."""
+    node, spin = ros_node
+    process = start_markers(processes, urdf_of)
+    graph = Graph(node, spin)
+    first = graph.wait_markers(lambda m: STATIC <= namespaces(m), 'the static scene')
+    assert _shell(first) == pytest.approx((2 * 1.8, 2 * 0.1))
+    graph.wait_subscribed()
+    longer = urdf_of('pointer3', l1='1.2', l2='0.9')
+    text = ParameterType.PARAMETER_STRING
+    start = len(graph.markers)
+    result = _set(node, spin, 'robot_description', ParameterValue(type=text,
+                                                                  string_value=longer))
+    assert result.successful, result.reason
+    wait_for(lambda: any(_shell(m) == pytest.approx((2 * 2.1, 2 * 0.3))
+                         for m in graph.markers[start:]), 10.0, spin, 'the new reach shell')
+    scene = [m for m in graph.markers[start:] if _shell(m) == pytest.approx((4.2, 0.6))][0]
+    assert scene.markers[0].action == Marker.DELETEALL
+    circles = [m.text for m in by_ns(scene, 'reach_circles') if m.type == Marker.TEXT_VIEW_FACING]
+    assert circles == ['0.5 m', '1 m', '1.5 m', '2 m']
+    tip = load_arm('pointer3', l1='1.2', l2='0.9').fk(np.array(Q_HOME))[:3, 3]
+
+    def new_tip() -> bool:
+        graph.publish_state(Q_HOME)
+        time.sleep(0.02)
+        return any(r.has_state and (r.tip.x, r.tip.y, r.tip.z) == pytest.approx(tuple(tip))
+                   for r in graph.readouts)
+    wait_for(new_tip, 10.0, spin, "the new model's tip in the readout")
+    # Refused with the reason: another arm (other joints), broken XML. The new shell stays.
+    for description, words in ((urdf_of('six_axis'), 'only lengths may change'),
+                               ('<robot name="x"/>', 'robot_description is not usable')):
+        result = _set(node, spin, 'robot_description', ParameterValue(type=text,
+                                                                      string_value=description))
+        assert not result.successful and words in result.reason, result.reason
+    assert _get(node, spin, 'robot_description') == longer
+    later = graph.wait_markers(lambda m: STATIC <= namespaces(m), 'a heartbeat scene')
+    assert _shell(later) == pytest.approx((4.2, 0.6))
+    assert process.alive(), process.output()
+
+
 def test_bad_startup_parameter_stops_the_node(processes, urdf_of):
     process = start_markers(processes, urdf_of, marker_lifetime=0.5, republish_rate=1.0)
     assert process.wait_for_exit(20.0) == 1

@@ -310,6 +310,43 @@ def test_plan_detour_returns_a_clear_path_or_a_clear_error(monitor, load_arm):
     assert monitor.process.alive(), monitor.process.output()
 
 
+def test_robot_description_replaced_at_run_time(monitor, urdf_of, load_arm):
+    """A shorter forearm at run time: the hanging pose, through the floor with the 0.85 m
+    forearm, clears it with 0.15 m; another arm or a broken URDF is refused and changes
+    nothing."""
+    mark = monitor.mark()
+    monitor.publish(HANGING, count=3)
+    monitor.wait_for_status(lambda s: s.verdict == SafetyStatus.FLOOR_VIOLATION,
+                            'FLOOR_VIOLATION hanging', start=mark)
+    shorter = urdf_of('pointer3', l2='0.15')
+    result = monitor.set_parameter('robot_description', shorter)
+    assert result.successful, result.reason
+    clearance = 0.405 - 0.15 - 0.19             # floor to the hanging wrist capsule's bottom
+    tip = load_arm('pointer3', l2='0.15').fk(np.array(HANGING))[:3, 3]
+    mark = monitor.mark()
+    monitor.publish(HANGING, count=3)
+    safe = monitor.wait_for_status(lambda s: s.verdict == SafetyStatus.SAFE,
+                                   'SAFE hanging with the short forearm', start=mark)
+    assert safe.floor_clearance[1] == pytest.approx(clearance)
+    assert (safe.tip.x, safe.tip.y, safe.tip.z) == pytest.approx(tuple(tip))
+    client = monitor.client(CheckPath, 'check_path')
+    request = CheckPath.Request(path=trajectory([LEVEL, HANGING], [0.0, 2.0]))
+    reply = monitor.call(client, request)
+    assert reply.error_code == CheckPath.Response.CHECKED and reply.safe, reply.message
+    assert reply.min_floor_clearance == pytest.approx(clearance)
+    # Refused with the reason: another arm (other joints), broken XML. The short arm stays.
+    for description, words in ((urdf_of('six_axis'), 'only lengths may change'),
+                               ('not a urdf', 'robot_description is not usable')):
+        result = monitor.set_parameter('robot_description', description)
+        assert not result.successful and words in result.reason, result.reason
+    reply = monitor.call(client, request)
+    assert reply.safe and reply.min_floor_clearance == pytest.approx(clearance)
+    parameters = monitor.client(GetParameters, 'get_parameters')
+    reply = monitor.call(parameters, GetParameters.Request(names=['robot_description']))
+    assert reply.values[0].string_value == shorter
+    assert monitor.process.alive(), monitor.process.output()
+
+
 def test_refuses_to_start_with_a_broken_safety_section(processes, ros_node, urdf_of,
                                                        tmp_path):
     source = Path(__file__).resolve().parents[2] / 'arm_description'

@@ -458,6 +458,58 @@ def test_cycle_services_and_parameter_checks(processes, ros_node, urdf_of):
     assert len(_distinct(fake.goals)) == 2
 
 
+def test_robot_description_replaced_at_run_time(processes, ros_node, urdf_of, load_arm):
+    """Longer links: the START the desk arm cannot reach becomes reachable, the refused cycle
+    is checked again and runs, HOME aimed at the new links' FK. Another arm, a broken URDF
+    and any model while a cycle runs are refused with the reason, and change nothing."""
+    node, spin = ros_node
+    goal_point = [0.45, 0.45, 0.15]
+    fake = FakeExecutor(node, 'manipulator3d', hold=lambda goal: _is_point(goal, goal_point))
+    recorder = Recorder(node, 'manipulator3d')
+    process = processes.start_node('arm_ik', 'target_input', namespace='/manipulator3d',
+                                   params=_params('manipulator3d', urdf_of,
+                                                  sequence_file='manipulator3d_pick_place.yaml',
+                                                  start=[1.5, 0.0, 0.2], cycles=1))
+    _wait(lambda: recorder.with_state(TargetStatus.REFUSED), START_TIMEOUT, spin,
+          'START refused', process)
+    assert 'maximum reach 1.100 m' in recorder.with_state(TargetStatus.REFUSED)[0].message
+
+    def set_description(urdf: str):
+        return _set(node, spin, 'manipulator3d', 'robot_description',
+                    ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=urdf))
+    for description, words in ((urdf_of('pointer3'), 'only lengths may change'),
+                               ('<robot', 'robot_description is not usable')):
+        result = set_description(description)
+        assert not result.successful and words in result.reason, result.reason
+    rejected = _set_parameter(node, spin, 'manipulator3d', 'goal', [1.5, 0.0, 0.3])
+    assert not rejected.successful and 'maximum reach 1.100 m' in rejected.reason
+    assert fake.goals == []
+
+    result = set_description(urdf_of('manipulator3d', L1='0.9', L2='0.8'))
+    assert result.successful, result.reason
+    _wait(lambda: fake.held, START_TIMEOUT, spin, 'the cycle up to GOAL', process)
+    goals = _distinct(fake.goals)
+    home = [0.0, 0.7853981633974483, -1.5707963267948966]
+    tip = load_arm('manipulator3d', L1='0.9', L2='0.8').fk(home)[:3, 3]
+    assert list(goals[0].joint_target.position) == pytest.approx(home)
+    assert _goal_point(goals[0]) == pytest.approx(tip.tolist())      # HOME: the new FK
+    assert _goal_point(goals[1]) == pytest.approx([1.5, 0.0, 0.2])   # START
+    # While the cycle runs: no new model; the reach check is the longer arm's.
+    result = set_description(urdf_of('manipulator3d'))
+    assert not result.successful and 'stop the cycle' in result.reason, result.reason
+    rejected = _set_parameter(node, spin, 'manipulator3d', 'goal', [1.9, 0.0, 0.2])
+    assert not rejected.successful and 'maximum reach 1.700 m' in rejected.reason
+    fake.release()
+    _wait(lambda: recorder.with_state(TargetStatus.FINISHED), START_TIMEOUT, spin,
+          'the cycle finished', process)
+    # Finished: the desk arm's own lengths are taken back, and its reach with them.
+    result = set_description(urdf_of('manipulator3d'))
+    assert result.successful, result.reason
+    rejected = _set_parameter(node, spin, 'manipulator3d', 'goal', [1.5, 0.0, 0.3])
+    assert not rejected.successful and 'maximum reach 1.100 m' in rejected.reason
+    assert process.alive(), process.output()
+
+
 def test_an_unanswered_goal_is_sent_again(processes, ros_node, urdf_of):
     node, spin = ros_node
     fake = FakeExecutor(node, 'manipulator3d', unanswered=1)

@@ -357,13 +357,29 @@ def test_live_target_ignored_while_disabled_and_planned_path_markers(pointer):
     ('publish_rate', math.inf), ('publish_rate', 'fast'), ('speed_scale', 0.0),
     ('speed_scale', 1.5), ('watchdog_timeout', 0.0), ('exponential_gain', -1.0),
     ('motion_law', 'jump'), ('follow_law', 'min_jerk'), ('min_duration', 100.0),
-    ('output', 'joint_trajectory'),
+    ('output', 'joint_trajectory'), ('follow_solver', 'analytic'), ('follow_solver', 'fast'),
 ])
 def test_bad_parameter_updates_are_rejected_with_a_reason(six, name, value):
     client, process = six
     result = client.set_parameters(**{name: value})[0]
     assert not result.successful and result.reason
     assert process.alive()
+
+
+def test_follow_solver_is_chosen_at_run_time(arm6, load_arm):
+    """The live target is solved by follow_solver; the arm still reaches the target."""
+    model = load_arm('six_axis')
+    target = model.fk(SIX_HOME + np.array([0.3, -0.2, 0.2, 0.0, 0.1, 0.0]))[:3, 3]
+    try:
+        assert arm6.set_parameters(follow_solver='ccd')[0].successful
+        for _ in range(60):                                 # 3 s of one target at 20 Hz
+            arm6.publish_target(target)
+            time.sleep(0.05)
+        arm6.wait_state(HOLDING, timeout=2.0)
+        reached = model.fk(arm6.pose())[:3, 3]
+        assert np.linalg.norm(reached - target) < 0.01
+    finally:
+        assert arm6.set_parameters(follow_solver='')[0].successful
 
 
 def test_publish_rate_changes_at_run_time(six):
@@ -395,3 +411,42 @@ def test_obstacle_contacts_reach_feedback_and_result(pointer):
     counts = [f.contacts_so_far for _, f in outcome.feedback]
     assert counts == sorted(counts) and counts[-1] > 0 and counts[0] < len(times)
     client.move_joints(POINTER_HOME, duration=1.5)
+
+
+# ---------------------------------------------------------------------------- new lengths
+def test_robot_description_is_replaced_at_rest_and_refused_while_moving(domain, group,
+                                                                         urdf_of):
+    from arm_ik.kinematics.description import expand_xacro, load_arm_config
+    from arm_ik.kinematics.model import ArmModel
+    lengths = load_arm_config('six_axis')['kinematics']
+    longer_urdf = expand_xacro('six_axis', {'L2': repr(lengths['L2'] * 1.4),
+                                            'L3': repr(lengths['L3'] * 1.4)})
+    longer = ArmModel.from_urdf(longer_urdf, 'base_link', 'tool0')
+    # 2.57 m from the shoulder: beyond the shipped arm's 2.32 m, within the longer one's.
+    target = longer.fk(SIX_HOME + np.array([0.0, 0.0, -0.5, 0.0, 0.0, 0.0]))[:3, 3]
+    group.start_node('arm_ik', 'trajectory_executor', namespace='/six_lengths', params={
+        'robot_description': urdf_of('six_axis'), 'arm': 'six_axis', 'speed_scale': 1.0})
+    client = MotionClient(domain.domain_id, '/six_lengths', SIX)
+    try:
+        client.wait_for_server(40.0)
+        assert client.move(client.goal(position=target, duration=1.0)).code == 1   # IK_FAILED
+        assert client.set_parameters(robot_description=longer_urdf)[0].successful
+        outcome = client.move(client.goal(position=target, duration=1.0))
+        assert outcome.code == 0, outcome.message
+        assert longer.fk(client.pose())[:3, 3] == pytest.approx(target, abs=2e-3)
+        # Not while the arm moves, nor another arm, nor something that is not a URDF.
+        handle, feedback, sent = client.send(client.goal(joints=SIX_HOME, duration=2.0))
+        wait_until(lambda: any(s.state == 1 for s in client.status.since(sent)), 10.0,
+                   'the move to start')
+        moving = client.set_parameters(robot_description=urdf_of('six_axis'))[0]
+        assert not moving.successful and 'moving' in moving.reason
+        assert client.outcome(handle, feedback, sent).code == 0
+        for bad in (urdf_of('pointer3'), '<robot name="broken">'):
+            refused = client.set_parameters(robot_description=bad)[0]
+            assert not refused.successful and refused.reason
+        # Still the longer arm: the far target is still reachable.
+        assert client.move(client.goal(position=target, duration=1.0)).code == 0
+        assert client.set_parameters(robot_description=urdf_of('six_axis'))[0].successful
+        assert client.move(client.goal(position=target, duration=1.0)).code == 1
+    finally:
+        client.close()

@@ -92,6 +92,7 @@ class ArmModel:
         self.velocity_limits = np.array([j.velocity for j in joints])
         self.wraps = np.array([j.wraps for j in joints])
         self.tip_offset = tip_offset
+        self.urdf = ''      # the URDF text the model was built from ('' when built by hand)
         self._axes = np.array([j.axis for j in joints])
         self._offsets = np.array([j.offset for j in joints])
         # Rodrigues terms per joint as 4×4 (R = I + sin q·K + (1 − cos q)·K²), so one pose's
@@ -179,7 +180,9 @@ class ArmModel:
             joints.append(Joint(name, axis / norm, pending @ origin, lower, upper,
                                 velocity, effort))
             pending = np.eye(4)
-        return cls(root.get('name', ''), base_link, tip_link, joints, pending)
+        model = cls(root.get('name', ''), base_link, tip_link, joints, pending)
+        model.urdf = urdf_xml
+        return model
 
     # ------------------------------------------------------------------ kinematics
     def within_limits(self, q: np.ndarray, tolerance: float = 1e-9) -> bool:

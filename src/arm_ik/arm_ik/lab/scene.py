@@ -27,26 +27,13 @@ class LabScene:
                  target: np.ndarray) -> None:
         self.scene = server.scene
         self.scene.set_up_direction('+z')
-        size = float(2.0 * (max_reach + 0.25))
-        floor = 0.0 if floor_z is None else floor_z
         # A camera that frames the reach shell from the front right, a little above.
         look_at = np.array([shoulder[0], shoulder[1], shoulder[2] - 0.15 * max_reach])
         direction = np.array([1.0, -0.95, 0.6]) / np.linalg.norm([1.0, -0.95, 0.6])
         server.initial_camera.look_at = tuple(float(v) for v in look_at)
         server.initial_camera.position = tuple(float(v) for v in
                                                look_at + 2.7 * max_reach * direction)
-        self.scene.add_grid('/floor', width=size, height=size, cell_size=0.1,
-                            section_size=0.5, position=(float(shoulder[0]), float(shoulder[1]),
-                                                        floor),
-                            plane_color=(235, 235, 228), plane_opacity=0.5 if floor_z is not None
-                            else 0.0)
-        self.scene.add_icosphere('/reach/shell', radius=float(max_reach), color=SHELL,
-                                 opacity=0.07, subdivisions=4, position=tuple(shoulder),
-                                 cast_shadow=False, receive_shadow=False)
-        self.scene.add_icosphere('/reach/hole', radius=float(max(min_reach, 1e-3)), color=HOLE,
-                                 opacity=0.3, subdivisions=3, position=tuple(shoulder),
-                                 visible=min_reach > 0.0, cast_shadow=False,
-                                 receive_shadow=False)
+        self.set_reach(shoulder, max_reach, min_reach, floor_z)
         # Updated in place (radius, colour): safety_status comes with every joint_states.
         self._obstacle = None
         self._touching = False
@@ -64,6 +51,25 @@ class LabScene:
         self._contacts = None
         self._contact_points = np.zeros((0, 3))
         self._ball = None
+
+    def set_reach(self, shoulder: np.ndarray, max_reach: float, min_reach: float,
+                  floor_z: float | None) -> None:
+        """Floor grid and reach shell (and hole) of the arm; again after new link lengths
+        (viser replaces nodes of the same name)."""
+        size = float(2.0 * (max_reach + 0.25))
+        floor = 0.0 if floor_z is None else floor_z
+        self.scene.add_grid('/floor', width=size, height=size, cell_size=0.1,
+                            section_size=0.5, position=(float(shoulder[0]), float(shoulder[1]),
+                                                        floor),
+                            plane_color=(235, 235, 228), plane_opacity=0.5 if floor_z is not None
+                            else 0.0)
+        self.scene.add_icosphere('/reach/shell', radius=float(max_reach), color=SHELL,
+                                 opacity=0.07, subdivisions=4, position=tuple(shoulder),
+                                 cast_shadow=False, receive_shadow=False)
+        self.scene.add_icosphere('/reach/hole', radius=float(max(min_reach, 1e-3)), color=HOLE,
+                                 opacity=0.3, subdivisions=3, position=tuple(shoulder),
+                                 visible=min_reach > 0.0, cast_shadow=False,
+                                 receive_shadow=False)
 
     def set_target_rotations(self, enabled: bool) -> None:
         """Let the gizmo turn (full-pose goals) or only move."""

@@ -49,6 +49,10 @@ class ArmView:
         self.shown: np.ndarray | None = None
         self.refused = 0
 
+    def remove(self) -> None:
+        """Take the arm out of the scene (before drawing one with new link lengths)."""
+        self.view.remove()
+
     def show(self, q: Sequence[float]) -> bool:
         """Pose the arm at ``q`` (rad, chain order); False (nothing drawn) when not finite.
 

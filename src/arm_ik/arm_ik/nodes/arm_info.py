@@ -1,6 +1,7 @@
 """arm_info: publishes what the arm is (joint names, limits, home pose, reach), latched.
 
-Parameters: robot_description, arm, base_frame, tip_frame (read-only), home (rad).
+Parameters: arm, base_frame, tip_frame (read-only), home (rad), robot_description (a new one
+with the same joints, e.g. new link lengths, is republished as ArmInfo).
 Publishes: ``arm_info`` (arm_interfaces/ArmInfo, transient local).
 """
 
@@ -17,8 +18,15 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 
 from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.solvers.base import workspace_from_model
-from arm_ik.nodes.common import declare_arm_model, describe, LATCHED_QOS, run, StartupError
+from arm_ik.kinematics.solvers.base import Workspace, workspace_from_model
+from arm_ik.nodes.common import (
+    declare_arm_model,
+    describe,
+    DescriptionReload,
+    LATCHED_QOS,
+    run,
+    StartupError,
+)
 from arm_interfaces.msg import ArmInfo
 
 
@@ -49,7 +57,7 @@ class ArmInfoNode(Node):
 
     def __init__(self) -> None:
         super().__init__('arm_info')
-        self.arm, self.model, config = declare_arm_model(self)
+        self.arm, self.model, config = declare_arm_model(self, reloadable=True)
         self.workspace = workspace_from_model(self.model)
         default_home = home_from_config(self.model, config)
         home = self.declare_parameter(
@@ -62,6 +70,7 @@ class ArmInfoNode(Node):
         self.publisher = self.create_publisher(ArmInfo, 'arm_info', LATCHED_QOS)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._after_set_parameters)
+        self._reload = DescriptionReload(self, self.model, workspace_from_model, self._use)
         self.publish_info()
         self.get_logger().info(
             f'{self.arm}: {self.model.dof} joints {", ".join(self.model.joint_names)}; '
@@ -84,6 +93,10 @@ class ArmInfoNode(Node):
         if any(parameter.name == 'home' for parameter in parameters):
             self.home = [float(v) for v in self.get_parameter('home').value]
             self.publish_info()
+
+    def _use(self, workspace: Workspace) -> None:
+        self.model, self.workspace = self._reload.model, workspace
+        self.publish_info()
 
     def publish_info(self) -> None:
         stamp = self.get_clock().now().to_msg()

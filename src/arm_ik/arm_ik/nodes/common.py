@@ -6,7 +6,7 @@ from collections.abc import Callable
 import sys
 from typing import Any
 
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 import rclpy
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
@@ -31,7 +31,8 @@ def describe(description: str, read_only: bool = False, **constraints: Any) -> P
     return ParameterDescriptor(description=description, read_only=read_only, **constraints)
 
 
-def declare_arm_model(node: Node) -> tuple[str, ArmModel, dict[str, Any]]:
+def declare_arm_model(node: Node, reloadable: bool = False
+                      ) -> tuple[str, ArmModel, dict[str, Any]]:
     """Declare robot_description / arm / frame parameters and build the arm model.
 
     Returns:
@@ -43,8 +44,10 @@ def declare_arm_model(node: Node) -> tuple[str, ArmModel, dict[str, Any]]:
     """
     description = node.declare_parameter(
         'robot_description', '',
-        describe('URDF of the arm (xacro output, as robot_state_publisher takes it)',
-                 read_only=True)).value
+        describe('URDF of the arm (xacro output, as robot_state_publisher takes it)'
+                 + ('; may be replaced at run time by one with the same joints (new link '
+                    'lengths): the node rebuilds its model' if reloadable else ''),
+                 read_only=not reloadable)).value
     arm = node.declare_parameter(
         'arm', '',
         describe(f'arm name for its defaults in arm_description ({", ".join(ARMS)}); '
@@ -56,13 +59,9 @@ def declare_arm_model(node: Node) -> tuple[str, ArmModel, dict[str, Any]]:
     if not description.strip():
         raise StartupError('parameter robot_description is empty: pass the xacro output, e.g. '
                            '-p robot_description:="$(xacro six_axis.urdf.xacro)"')
-    try:
-        model = ArmModel.from_urdf(description, base_frame, tip_frame)
-    except DescriptionError as error:
-        raise StartupError(f'robot_description is not usable: {error}') from None
-    reason = zero_length_reason(model)
-    if reason:
-        raise StartupError(f'robot_description is not usable: {reason}')
+    model, reason = model_from_description(description, base_frame, tip_frame)
+    if model is None:
+        raise StartupError(reason)
     arm = arm or model.name
     if arm not in ARMS:
         raise StartupError(f'unknown arm "{arm}"; choose one of: {", ".join(ARMS)}')
@@ -71,6 +70,84 @@ def declare_arm_model(node: Node) -> tuple[str, ArmModel, dict[str, Any]]:
     except (DescriptionError, OSError) as error:
         raise StartupError(f'defaults of arm "{arm}" cannot be read: {error}') from None
     return arm, model, config
+
+
+def model_from_description(description: str, base_frame: str, tip_frame: str,
+                           like: ArmModel | None = None) -> tuple[ArmModel | None, str]:
+    """(model, '') from a URDF, or (None, the reason it is not usable).
+
+    With ``like``, the new model must be the same robot with the same joints in the same
+    order (a run-time replacement may change lengths, not the arm).
+    """
+    if not isinstance(description, str) or not description.strip():
+        return None, 'robot_description is empty'
+    try:
+        model = ArmModel.from_urdf(description, base_frame, tip_frame)
+    except DescriptionError as error:
+        return None, f'robot_description is not usable: {error}'
+    reason = zero_length_reason(model)
+    if reason:
+        return None, f'robot_description is not usable: {reason}'
+    if like is not None and model.name != like.name:
+        return None, (f'the new robot_description describes robot "{model.name}"; this node '
+                      f'serves "{like.name}" (only lengths may change)')
+    if like is not None and model.joint_names != like.joint_names:
+        return None, (f'the new robot_description has joints {list(model.joint_names)}; this '
+                      f'node serves {list(like.joint_names)} (only lengths may change)')
+    return model, ''
+
+
+class DescriptionReload:
+    """robot_description replaceable at run time, as robot_state_publisher allows.
+
+    ``build(model)`` makes everything the node derives from the model (raising ValueError or
+    StartupError with the reason when it cannot); ``use(built)`` swaps it in. A new URDF is
+    built while the update is validated, so a refused one changes nothing, and swapped in
+    once rclpy has accepted the whole update. ``busy()`` (optional) returns why the node
+    cannot take a new model now ('' when it can).
+    """
+
+    def __init__(self, node: Node, model: ArmModel, build: Callable[[ArmModel], Any],
+                 use: Callable[[Any], None], busy: Callable[[], str] | None = None) -> None:
+        self._node = node
+        self.model = model
+        self._build = build
+        self._use = use
+        self._busy = busy
+        self._pending: tuple[str, ArmModel, Any] | None = None
+        node.add_on_set_parameters_callback(self._validate)
+        node.add_post_set_parameters_callback(self._apply)
+
+    def _validate(self, parameters: list[Parameter]) -> SetParametersResult:
+        update = [p for p in parameters if p.name == 'robot_description']
+        if not update:
+            return SetParametersResult(successful=True)
+        reason = self._busy() if self._busy is not None else ''
+        if reason:
+            return SetParametersResult(successful=False, reason=reason)
+        description = update[-1].value
+        model, reason = model_from_description(
+            description, self._node.get_parameter('base_frame').value,
+            self._node.get_parameter('tip_frame').value, like=self.model)
+        if model is None:
+            return SetParametersResult(successful=False, reason=reason)
+        try:
+            built = self._build(model)
+        except (ValueError, StartupError) as error:
+            return SetParametersResult(successful=False,
+                                       reason=f'robot_description refused: {error}')
+        self._pending = (description, model, built)
+        return SetParametersResult(successful=True)
+
+    def _apply(self, parameters: list[Parameter]) -> None:
+        update = [p for p in parameters if p.name == 'robot_description']
+        if not update or self._pending is None or self._pending[0] != update[-1].value:
+            return
+        _, model, built = self._pending
+        self._pending = None
+        self.model = model
+        self._use(built)
+        self._node.get_logger().info('robot_description replaced: model rebuilt')
 
 
 def parameter_value(parameter: Parameter) -> Any:

@@ -4,11 +4,13 @@ Services (node-private, in the arm's namespace):
   ~/solve_ik          arm_interfaces/srv/SolveIK with the request's solver or the default
   ~/ik/<solver>       the same with one solver: analytic, closed_form, ccd, dls
 Publishes ``ik_status`` (arm_interfaces/IKStatus) after each answered request and subscribes
-to ``joint_states`` for the default seed.
+to ``joint_states`` for the default seed. A new ``robot_description`` with the same joints
+(e.g. new link lengths) rebuilds the reach rules, floor rules and solvers.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 import math
 import os
 import sys
@@ -24,6 +26,7 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
 from arm_ik.client import SERVICE_QOS
+from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.request import IKAnswer, IKDispatcher, IKRequest
 from arm_ik.kinematics.result import ErrorCode, IKResult
 from arm_ik.kinematics.safety.config import safety_config_of, SafetyConfigError
@@ -33,10 +36,17 @@ from arm_ik.kinematics.solvers.base import (
     MAX_ITERATIONS_CAP,
     MAX_TIMEOUT,
     SolveOptions,
+    Workspace,
     workspace_from_model,
 )
 from arm_ik.nodes.arm_info import home_from_config
-from arm_ik.nodes.common import declare_arm_model, describe, run, StartupError
+from arm_ik.nodes.common import (
+    declare_arm_model,
+    describe,
+    DescriptionReload,
+    run,
+    StartupError,
+)
 from arm_ik.nodes.executors import HandoffExecutor
 from arm_interfaces.msg import IKStatus, LabelledSolution
 from arm_interfaces.srv import SolveIK
@@ -51,30 +61,26 @@ def _range(low: float, high: float) -> FloatingPointRange:
     return FloatingPointRange(from_value=low, to_value=high, step=0.0)
 
 
+@dataclass(frozen=True)
+class Derived:
+    """What the server derives from one arm model; swapped in whole on a new description."""
+
+    model: ArmModel
+    workspace: Workspace
+    home: np.ndarray
+    dispatcher: IKDispatcher
+
+
 class IKServer(Node):
     """Serves SolveIK for one arm; a slow numeric solve never blocks a cheap analytic one."""
 
     def __init__(self) -> None:
         super().__init__('ik_server')
-        self.arm, self.model, config = declare_arm_model(self)
-        ik_config = config.get('ik', {}) or {}
-        min_height = ik_config.get('min_height_above_shoulder')
-        self.workspace = workspace_from_model(
-            self.model, None if min_height is None else float(min_height))
-        self.home = np.array(home_from_config(self.model, config))
-        try:
-            safety = SafetyGeometry(self.model, safety_config_of(config, self.arm))
-        except (SafetyConfigError, ValueError) as error:
-            raise StartupError(f'safety settings of {self.arm}: {error}') from None
-        self._declare_parameters(ik_config)
-        try:
-            self.dispatcher = IKDispatcher(self.model, self.workspace,
-                                           self.get_parameter('default_solver').value, safety)
-        except ValueError as error:
-            raise StartupError(str(error)) from None
+        self.arm, self.model, self._config = declare_arm_model(self, reloadable=True)
+        self._declare_parameters(self._config.get('ik', {}) or {})
+        self._use_derived(self._derived(self.model))
         faulty = os.environ.get(FAULT_ENV, '')
         if faulty in self.dispatcher.solvers:
-            self.dispatcher.solvers[faulty].solve = _raise_injected_fault
             self.get_logger().warning(f'{FAULT_ENV}={faulty}: solver "{faulty}" will raise')
         self.options = self._options_from_parameters()
         self.add_on_set_parameters_callback(self._validate_parameters)
@@ -97,6 +103,42 @@ class IKServer(Node):
         self.get_logger().info(
             f'{self.arm}: solvers {", ".join(self.dispatcher.solvers)} '
             f'(default {self.dispatcher.default_solver})')
+        self._reload = DescriptionReload(self, self.model, self._derived, self._use_derived)
+
+    # ------------------------------------------------------------------ the arm model
+    def _derived(self, model: ArmModel) -> Derived:
+        """Reach rules, home pose, floor rules and solvers of ``model``.
+
+        Raises:
+            StartupError: the safety settings or the default solver do not fit ``model``.
+        """
+        ik_config = self._config.get('ik', {}) or {}
+        min_height = ik_config.get('min_height_above_shoulder')
+        workspace = workspace_from_model(model,
+                                         None if min_height is None else float(min_height))
+        home = np.array(home_from_config(model, self._config))
+        try:
+            safety = SafetyGeometry(model, safety_config_of(self._config, self.arm))
+        except (SafetyConfigError, ValueError) as error:
+            raise StartupError(f'safety settings of {self.arm}: {error}') from None
+        try:
+            dispatcher = IKDispatcher(model, workspace,
+                                      self.get_parameter('default_solver').value, safety)
+        except ValueError as error:
+            raise StartupError(str(error)) from None
+        faulty = os.environ.get(FAULT_ENV, '')
+        if faulty in dispatcher.solvers:
+            dispatcher.solvers[faulty].solve = _raise_injected_fault
+        return Derived(model, workspace, home, dispatcher)
+
+    def _use_derived(self, derived: Derived) -> None:
+        # default_solver may have changed in the same update as robot_description.
+        solver = self.get_parameter('default_solver').value
+        if solver in derived.dispatcher.solvers:
+            derived.dispatcher.default_solver = solver
+        # A request in flight keeps the dispatcher it took (answer_request reads it once).
+        self.model, self.workspace, self.home = derived.model, derived.workspace, derived.home
+        self.dispatcher = derived.dispatcher
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self, ik_config: dict) -> None:
@@ -211,8 +253,9 @@ class IKServer(Node):
             timeout_nanosec=request.timeout.nanosec, max_iterations=request.max_iterations,
             damping=request.damping, tolerance=request.tolerance,
             joint_limits=request.joint_limits)
+        dispatcher = self.dispatcher     # one model for the whole request
         seed = self._current_q if self._current_q is not None else self.home
-        prepared = self.dispatcher.prepare(ik_request, self.options, seed.copy(), solver_name)
+        prepared = dispatcher.prepare(ik_request, self.options, seed.copy(), solver_name)
         if isinstance(prepared, IKAnswer):
             return self._respond(response, prepared)
         # Malformed requests were refused above; only real solves compete for capacity.
@@ -222,7 +265,7 @@ class IKServer(Node):
                                        'already running; retry later'), prepared.solver)
             return self._respond(response, answer, publish=False)
         try:
-            answer = self.dispatcher.run(prepared)
+            answer = dispatcher.run(prepared)
         finally:
             if not cheap:
                 self._heavy_slots.release()

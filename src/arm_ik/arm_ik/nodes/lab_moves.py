@@ -29,6 +29,8 @@ from arm_interfaces.srv import GetJointMap, SolveIK
 
 MOTION_CODES = {value: name for name, value in vars(MotionErrorCode).items()
                 if name.isupper() and isinstance(value, int)}
+# s to wait for an optional node (arm_info, markers, ...) the lab has not discovered yet.
+OPTIONAL_NODE_WAIT = 1.0
 
 
 class LabMoves:
@@ -251,16 +253,33 @@ class LabMoves:
                 return Outcome(False, reason)
         try:
             urdf = expand_xacro(self.arm, {name: repr(float(v)) for name, v in mappings.items()})
-            ArmModel.from_urdf(urdf, self.model.base_link, self.model.tip_link)
+            model = ArmModel.from_urdf(urdf, self.model.base_link, self.model.tip_link)
         except (DescriptionError, OSError) as error:
             self.layout.length_status.content = f'✗ {error}'
             return Outcome(False, f'link lengths: {error}')
-        answers = [remote.set('robot_description', urdf, self._timeout)
-                   for remote in self.remotes.values()]
-        # The answers name the node and its reason; the URDF itself is too long to show.
-        lines = [message.replace(repr(urdf), 'the new URDF') for _, message in answers]
+        # All nodes or none: the first refusal (the executor's, while the arm moves) stops
+        # it, and nodes that already took the new URDF get the old one back.
+        old = self.model.urdf
+        applied, lines, accepted_all = [], [], True
+        for remote, required in self.description_holders:
+            if not required and not remote.wait_ready(OPTIONAL_NODE_WAIT):
+                lines.append((True, f'{remote.name}: not running, skipped'))
+                continue
+            accepted, message = remote.set('robot_description', urdf, self._timeout)
+            # The answers name the node and its reason; the URDF itself is too long to show.
+            lines.append((accepted, message.replace(repr(urdf), 'the new URDF')))
+            if not accepted:
+                accepted_all = False
+                for done in applied:
+                    done.set('robot_description', old, self._timeout)
+                if applied:
+                    lines.append((False, 'rolled back: '
+                                  + ', '.join(remote.name for remote in applied)))
+                break
+            applied.append(remote)
+        if accepted_all:
+            with self._lock:
+                self._scene_updates['model'] = (model,)
         self.layout.length_status.content = '\n'.join(
-            f'- {"✓" if accepted else "✗"} {line}' for (accepted, _), line in zip(answers,
-                                                                                 lines))
-        return Outcome(all(accepted for accepted, _ in answers),
-                       'link lengths: ' + '; '.join(lines))
+            f'- {"✓" if ok else "✗"} {line}' for ok, line in lines)
+        return Outcome(accepted_all, 'link lengths: ' + '; '.join(line for _, line in lines))

@@ -119,6 +119,7 @@ class LabViewer(LabMoves, Node):
         workspace = workspace_from_model(self.model)
         self.shoulder, self.max_reach = workspace.shoulder, workspace.max_reach
         self.home = np.array(home_from_config(self.model, config))
+        self._config = config
         geometry = _safety_geometry(self.model, config, self.arm)
 
         self._lock = threading.Lock()
@@ -192,6 +193,21 @@ class LabViewer(LabMoves, Node):
                                   'who can open it can move the arm)'))
         self._work.submit(self._sync_from_nodes)
 
+    def _use_model(self, model: ArmModel) -> None:
+        """Draw the arm and its reach with new link lengths (on the render tick, which owns
+        the scene)."""
+        # Same scene names: the old arm goes first, or removing it would remove the new one.
+        self.view.remove()
+        self.view = ArmView(self.server, model.urdf, self.names)
+        workspace = workspace_from_model(model)
+        geometry = _safety_geometry(model, self._config, self.arm)
+        self.model, self.shoulder, self.max_reach = model, workspace.shoulder, \
+            workspace.max_reach
+        self.scene.set_reach(workspace.shoulder, workspace.max_reach, workspace.min_reach,
+                             geometry.floor_z if geometry and geometry.floor_enabled else None)
+        self.get_logger().info(f'arm drawn with the new link lengths: reach '
+                               f'{workspace.max_reach:.3f} m')
+
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> None:
         declare = self.declare_parameter
@@ -207,7 +223,8 @@ class LabViewer(LabMoves, Node):
             'press buttons by key, as a browser user would (scripts, tests)', read_only=True))
         for key, default in (('ik_node', IK_SERVER), ('executor_node', EXECUTOR),
                              ('safety_node', SAFETY), ('target_node', 'target_input'),
-                             ('info_node', 'arm_info')):
+                             ('info_node', 'arm_info'), ('markers_node', 'markers'),
+                             ('state_publisher_node', 'robot_state_publisher')):
             declare(key, default, describe(
                 f"name of the pipeline's {default} node in this namespace", read_only=True))
         declare('render_rate', 20.0, describe(
@@ -280,6 +297,17 @@ class LabViewer(LabMoves, Node):
                                         callback_group=self._calls)
         self._full_names = {key: self._qualified(remote.name)
                             for key, remote in self.remotes.items()}
+        # Every node that holds robot_description, executor first (it refuses while the arm
+        # moves, before anything changed); (remote, required): the lab cannot work without
+        # the first three; the others are skipped when they do not run (robot_state_publisher
+        # and RViz only with a ROS install).
+        self.description_holders = [
+            (self.remotes[EXECUTOR], True), (self.remotes[IK_SERVER], True),
+            (self.remotes[SAFETY], True), (self.remotes['arm_info'], False),
+            (RemoteParameters(self, target, self._calls), False),
+            (RemoteParameters(self, self._node_name('markers_node'), self._calls), False),
+            (RemoteParameters(self, self._node_name('state_publisher_node'), self._calls),
+             False)]
 
     def _qualified(self, name: str) -> str:
         namespace = self.get_namespace().rstrip('/')
@@ -434,6 +462,10 @@ class LabViewer(LabMoves, Node):
         owner, parameter = control.target
         remote = self.remotes[owner]
         ok, message = remote.set(parameter, value, self._timeout)
+        if ok and control.key == 'solver':
+            # Live follow solves on the executor: the same solver there.
+            ok, follow = self.remotes[EXECUTOR].set('follow_solver', value, self._timeout)
+            message = f'{message}; {follow}'
         return Outcome(ok, message)
 
     def _report(self, control: Control, outcome: Outcome) -> None:
@@ -478,6 +510,9 @@ class LabViewer(LabMoves, Node):
             self.scene.set_obstacle(*updates['obstacle'])
         if 'ball' in updates:
             self.scene.set_ball(*updates['ball'])
+        if 'model' in updates:
+            self._use_model(*updates['model'])
+            fresh = True
         self.scene.set_contacts(contacts)      # redrawn only when they changed
         if q is None:
             return

@@ -1,8 +1,9 @@
 """markers: what RViz shows of one arm besides its model, and the readout numbers for plots.
 
-Parameters: robot_description, arm, base_frame, tip_frame (read-only); the rates, sizes,
-durations and colours of ``marker_settings`` (validated: NaN, inf, negative, zero and wrongly
-typed values are rejected with a reason and the old value kept).
+Parameters: arm, base_frame, tip_frame (read-only); robot_description (a new one with the
+same joints, e.g. new link lengths, redraws the reach shell, floor and capsules at once); the
+rates, sizes, durations and colours of ``marker_settings`` (validated: NaN, inf, negative,
+zero and wrongly typed values are rejected with a reason and the old value kept).
 Subscribes (relative names, in the arm's namespace):
   joint_states    sensor_msgs/JointState (sensor-data QoS; NaN/inf or malformed: ignored)
   arm_info        arm_interfaces/ArmInfo (latched): the reach shell it announces
@@ -37,6 +38,7 @@ from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, Rel
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
+from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.result import ErrorCode
 from arm_ik.kinematics.safety.config import safety_config_of, SafetyConfigError
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
@@ -51,7 +53,14 @@ from arm_ik.kinematics.visual import (
     Readout,
 )
 from arm_ik.nodes import marker_messages as draw
-from arm_ik.nodes.common import declare_arm_model, describe, LATCHED_QOS, run, StartupError
+from arm_ik.nodes.common import (
+    declare_arm_model,
+    describe,
+    DescriptionReload,
+    LATCHED_QOS,
+    run,
+    StartupError,
+)
 from arm_ik.nodes.marker_settings import DESCRIPTIONS, MarkerSettings, NAMES, RANGES
 from arm_interfaces.msg import ArmInfo, ArmReadout, IKStatus, SafetyStatus, TargetStatus
 
@@ -74,6 +83,16 @@ def _finite_point(p) -> np.ndarray | None:
 def _finite_points(points, limit: int) -> np.ndarray:
     values = np.array([[p.x, p.y, p.z] for p in points[:limit]], dtype=float).reshape(-1, 3)
     return values[np.all(np.isfinite(values), axis=1)]
+
+
+@dataclass(frozen=True)
+class ArmShapes:
+    """What the node draws of one arm model: capsules and floor, reach rules, shell."""
+
+    model: ArmModel
+    geometry: SafetyGeometry
+    workspace: Workspace
+    shell: ReachShell
 
 
 @dataclass
@@ -101,12 +120,9 @@ class MarkersNode(Node):
 
     def __init__(self) -> None:
         super().__init__('markers')
-        self.arm, self.model, config = declare_arm_model(self)
-        try:
-            self.geometry = SafetyGeometry(self.model, safety_config_of(config, self.arm))
-        except (SafetyConfigError, ValueError) as error:
-            raise StartupError(f'safety configuration of "{self.arm}": {error}') from None
-        self.workspace: Workspace = workspace_from_model(self.model)
+        self.arm, self.model, self._config = declare_arm_model(self, reloadable=True)
+        shapes = self._shapes(self.model)
+        self.geometry, self.workspace = shapes.geometry, shapes.workspace
         self.frame = self.model.base_link
         self._declare_parameters()
         self.settings = self._settings_from_parameters({})
@@ -116,7 +132,7 @@ class MarkersNode(Node):
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
 
-        self.scene = Scene(reach_shell(self.workspace))
+        self.scene = Scene(shapes.shell)
         self._dirty = True
         self._last_publish = -math.inf
         self._last_readout = -math.inf
@@ -140,6 +156,34 @@ class MarkersNode(Node):
         self.get_logger().info(
             f'{self.arm}: markers in {self.frame}; reach {self.scene.shell.outer:.3f} m'
             + (f', hole {self.scene.shell.inner:.3f} m' if self.scene.shell.has_hole else ''))
+        self._reload = DescriptionReload(self, self.model, self._shapes, self._use_shapes)
+
+    # ------------------------------------------------------------------ the arm model
+    def _shapes(self, model: ArmModel) -> ArmShapes:
+        """Safety geometry, reach rules and reach shell of ``model``.
+
+        Raises:
+            StartupError: the arm's safety configuration does not fit ``model``.
+        """
+        try:
+            geometry = SafetyGeometry(model, safety_config_of(self._config, self.arm))
+        except (SafetyConfigError, ValueError) as error:
+            raise StartupError(f'safety configuration of "{self.arm}": {error}') from None
+        workspace = workspace_from_model(model)
+        return ArmShapes(model, geometry, workspace, reach_shell(workspace))
+
+    def _use_shapes(self, shapes: ArmShapes) -> None:
+        self.model, self.geometry, self.workspace = shapes.model, shapes.geometry, \
+            shapes.workspace
+        scene = self.scene
+        # The new model's shell (until an arm_info announces another), and the pose's
+        # numbers through the new links; then the whole scene and readout at once.
+        scene.shell = shapes.shell
+        if scene.q is not None:
+            scene.metrics = pose_metrics(self.model, self.workspace, scene.q)
+        now = time.monotonic()
+        self._publish_markers(now)
+        self._publish_readout(now)
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> None:

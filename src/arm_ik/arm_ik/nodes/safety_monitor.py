@@ -3,7 +3,8 @@ services that check a path or plan a detour before a move.
 
 It judges every ``joint_states`` message it sees, whoever publishes it.
 
-Parameters: robot_description, arm, base_frame, tip_frame (read-only); obstacle_radius (m,
+Parameters: arm, base_frame, tip_frame (read-only); robot_description (a new one with the
+same joints, e.g. new link lengths, rebuilds the links checked); obstacle_radius (m,
 changeable at run time); stale_periods; min_stale_timeout (s); grid_resolution_deg;
 contact_sample_rate (Hz); max_point_step (m); marker_rate (Hz); marker_lifetime (s).
 Subscribes: ``joint_states`` (sensor_msgs/JointState, sensor-data QoS; names in any order).
@@ -47,7 +48,13 @@ from arm_ik.kinematics.safety.planning import (
     plan_detour,
     PlanCode,
 )
-from arm_ik.nodes.common import declare_arm_model, describe, run, StartupError
+from arm_ik.nodes.common import (
+    declare_arm_model,
+    describe,
+    DescriptionReload,
+    run,
+    StartupError,
+)
 from arm_ik.nodes.executors import HandoffExecutor
 from arm_interfaces.msg import JointMap as JointMapMsg
 from arm_interfaces.msg import SafetyStatus
@@ -262,11 +269,8 @@ class SafetyMonitor(Node):
 
     def __init__(self) -> None:
         super().__init__('safety_monitor')
-        self.arm, self.model, config = declare_arm_model(self)
-        try:
-            geometry = SafetyGeometry(self.model, safety_config_of(config, self.arm))
-        except SafetyConfigError as error:
-            raise StartupError(f'safety configuration of "{self.arm}": {error}') from None
+        self.arm, self.model, self._config = declare_arm_model(self, reloadable=True)
+        geometry = self._geometry(self.model)
         self._declare_parameters(geometry)
         self.settings = self._settings(geometry)
         self.add_on_set_parameters_callback(self._validate_parameters)
@@ -298,6 +302,39 @@ class SafetyMonitor(Node):
         ball = f'r = {g.config.obstacle.radius:.3f} m' if g.obstacle_enabled else 'off'
         self.get_logger().info(f'{self.arm}: watching {", ".join(g.link_names)}; floor '
                                f'{floor}; obstacle {ball}')
+        self._reload = DescriptionReload(self, self.model, self._geometry_now,
+                                         self._use_geometry)
+
+    # ------------------------------------------------------------------ the arm model
+    def _geometry(self, model: ArmModel) -> SafetyGeometry:
+        """Capsules, floor and obstacle of ``model`` from the arm's safety configuration.
+
+        Raises:
+            StartupError: the configuration does not fit ``model``.
+        """
+        try:
+            return SafetyGeometry(model, safety_config_of(self._config, self.arm))
+        except SafetyConfigError as error:
+            raise StartupError(f'safety configuration of "{self.arm}": {error}') from None
+
+    def _geometry_now(self, model: ArmModel) -> SafetyGeometry:
+        """The geometry of a new ``model`` with the obstacle radius in use now."""
+        geometry = self._geometry(model)
+        radius = self.settings.geometry.config.obstacle.radius
+        if radius != geometry.config.obstacle.radius:
+            try:
+                geometry = geometry.with_obstacle_radius(radius)
+            except SafetyConfigError as error:
+                raise StartupError(str(error)) from None
+        return geometry
+
+    def _use_geometry(self, geometry: SafetyGeometry) -> None:
+        # _settings applies an obstacle_radius set in the same update as robot_description.
+        self.model = geometry.model
+        self.settings = self._settings(geometry)
+        # The next joint_states is judged, logged and drawn with the new links at once.
+        self._last_verdict = None
+        self._last_markers = -math.inf
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self, geometry: SafetyGeometry) -> None:

@@ -21,6 +21,8 @@ Topics (relative, in the arm's namespace; remap RViz's /clicked_point and /goal_
   pub  ball_state      arm_interfaces/BallState (latched)
   pub  ball_marker     visualization_msgs/Marker (latched; orange carried, green free)
 Action client: ``action_name`` (trajectory_executor/move_to_target).
+A new ``robot_description`` with the same joints (e.g. new link lengths) rebuilds the reach
+check and the sequence's machine and checks the points again; refused while a cycle runs.
 Services: ~/run_cycle, ~/stop_cycle (std_srvs/Trigger).
 """
 
@@ -46,11 +48,12 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import Marker
 
+from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.request import IKDispatcher
 from arm_ik.kinematics.result import ErrorCode
 from arm_ik.kinematics.safety.config import safety_config_of, SafetyConfigError
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
-from arm_ik.kinematics.solvers.base import workspace_from_model
+from arm_ik.kinematics.solvers.base import Workspace, workspace_from_model
 from arm_ik.kinematics.tasks.console import ask_points
 from arm_ik.kinematics.tasks.pick_place import (
     check_reachable,
@@ -72,7 +75,13 @@ from arm_ik.kinematics.tasks.sequences import (
 from arm_ik.nodes import target_input_parameters as params
 from arm_ik.nodes import task_messages
 from arm_ik.nodes.arm_info import home_from_config
-from arm_ik.nodes.common import declare_arm_model, LATCHED_QOS, run, StartupError
+from arm_ik.nodes.common import (
+    declare_arm_model,
+    DescriptionReload,
+    LATCHED_QOS,
+    run,
+    StartupError,
+)
 from arm_ik.nodes.target_input_parameters import POINT_PARAMETERS
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import BallState, MotionErrorCode, TargetStatus
@@ -112,25 +121,32 @@ class ActiveGoal:
     feedback_tip: np.ndarray | None = None
 
 
+@dataclass(frozen=True)
+class ArmTools:
+    """What the node derives from one arm model; swapped in whole on a new description.
+
+    ``machine`` is the current sequence's machine rebuilt for the model (None at start-up,
+    where the sequence file is read later, and without a sequence).
+    """
+
+    model: ArmModel
+    workspace: Workspace
+    home: np.ndarray
+    dispatcher: IKDispatcher
+    geometry: SafetyGeometry
+    machine: PickPlaceMachine | None
+
+
 class TargetInput(Node):
     """Forwards targets as MoveToTarget goals and runs the scripted pick-and-place cycles."""
 
     def __init__(self) -> None:
         super().__init__('target_input')
-        self.arm, self.model, config = declare_arm_model(self)
-        ik_config = config.get('ik', {}) or {}
-        min_height = ik_config.get('min_height_above_shoulder')
-        self.workspace = workspace_from_model(
-            self.model, None if min_height is None else float(min_height))
-        self.home = np.array(home_from_config(self.model, config))
-        try:
-            self.dispatcher = IKDispatcher(self.model, self.workspace,
-                                           ik_config.get('default_solver', 'dls'))
-            self.geometry = SafetyGeometry(self.model, safety_config_of(config, self.arm))
-        except (ValueError, SafetyConfigError) as error:
-            raise StartupError(f'{self.arm}: {error}') from None
+        self.arm, self.model, self._config = declare_arm_model(self, reloadable=True)
         # The dispatcher's solvers are used by the executor thread and the console thread.
         self._ik_lock = threading.Lock()
+        self.machine: PickPlaceMachine | None = None
+        self._use_tools(self._tools(self.model))
         params.declare_parameters(self)
         self.settings = params.read_settings(self)
         self.file_sequence, self.machine = self._load_sequence()
@@ -169,6 +185,60 @@ class TargetInput(Node):
                                f'{self.action_path}')
         if self.machine is not None:
             self._publish_ball()     # the ball lies at the pick point before any cycle
+            self._prepare_cycle()
+        self._reload = DescriptionReload(self, self.model, self._tools, self._use_new_model,
+                                         busy=self._busy)
+
+    # ------------------------------------------------------------------ the arm model
+    def _tools(self, model: ArmModel) -> ArmTools:
+        """Reach rules, home pose, IK, floor check (and the sequence's machine) of ``model``.
+
+        Raises:
+            StartupError: the arm's IK or safety settings do not fit ``model``.
+            ValueError: the sequence or the solver parameter does not fit it.
+        """
+        ik_config = self._config.get('ik', {}) or {}
+        min_height = ik_config.get('min_height_above_shoulder')
+        workspace = workspace_from_model(model,
+                                         None if min_height is None else float(min_height))
+        home = np.array(home_from_config(model, self._config))
+        try:
+            dispatcher = IKDispatcher(model, workspace, ik_config.get('default_solver', 'dls'))
+            geometry = SafetyGeometry(model, safety_config_of(self._config, self.arm))
+        except (ValueError, SafetyConfigError) as error:
+            raise StartupError(f'{self.arm}: {error}') from None
+        machine = None
+        if self.machine is not None:
+            solver = self.settings.clicks.solver
+            reason = dispatcher.solver_reason(solver) if solver else ''
+            if reason:
+                raise ValueError(f'solver {solver!r}: {reason}')
+            machine = PickPlaceMachine(self.machine.sequence, model, self.machine.cycles,
+                                       self.machine.grasp_tolerance)
+        return ArmTools(model, workspace, home, dispatcher, geometry, machine)
+
+    def _use_tools(self, tools: ArmTools) -> None:
+        with self._ik_lock:      # a console check in flight finishes with the old ones
+            self.model, self.workspace, self.home = tools.model, tools.workspace, tools.home
+            self.dispatcher, self.geometry = tools.dispatcher, tools.geometry
+
+    def _busy(self) -> str:
+        if self.machine is not None and self.machine.state == MachineState.RUNNING:
+            return (f'{self.machine.sequence.name} is running: stop the cycle (~/stop_cycle) '
+                    "before changing the arm's model")
+        return ''
+
+    def _use_new_model(self, tools: ArmTools) -> None:
+        self._use_tools(tools)
+        self._joint_tip = None          # FK of the old links; the next joint_states sets it
+        if tools.machine is None:
+            return
+        # Not running (see _busy): a fresh machine, its ball at the pick point of the new
+        # model, and the points checked again before a cycle may start.
+        self.machine = tools.machine
+        self._publish_ball()
+        if self._refused or self._pending_start:
+            self._pending_start = False
             self._prepare_cycle()
 
     # ------------------------------------------------------------------ parameters

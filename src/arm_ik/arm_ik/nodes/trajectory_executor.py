@@ -17,16 +17,19 @@ Services: ~/reset (std_srvs/Trigger), ~/execute_trajectory (arm_interfaces/Execu
 Action: ~/move_to_target (arm_interfaces/MoveToTarget)
 
 Parameters (descriptors carry units and ranges; a bad update is refused with the reason):
-  read-only  robot_description, arm, base_frame, tip_frame; output (none | joint_trajectory |
+  read-only  arm, base_frame, tip_frame; output (none | joint_trajectory |
              forward_position), controller_topic, controller_joints, initial_positions (rad;
              default the YAML home), publish_on_start, feedback_topic, follow_target,
              planning_process, control_loop (thread | timer), realtime_priority, avoid_obstacle
-  run time   publish_rate (Hz, 100), motion_law (the arm's default law), speed_scale (0.5),
+  run time   robot_description (same joints, new lengths; refused while the arm moves: the
+             planner and its process are rebuilt), publish_rate (Hz, 100), motion_law (the
+             arm's default law), speed_scale (0.5),
              exponential_gain (3 1/s), speed_cap_iterations (3), settle_tolerance (rad),
              position_tolerance (m), start_tolerance (0.02 rad), max_condition_number (50),
              max_joint_jump (0.2 rad), min_duration, max_duration (s), detour,
-             watchdog_timeout (0.5 s), follow_law (exponential | speed_cap),
-             feedback_stale_periods (3), feedback_rate (action feedback, 10 Hz)
+             watchdog_timeout (0.5 s), follow_law (exponential | speed_cap), follow_solver
+             (IK solver of the live target; '' = the arm's default), feedback_stale_periods
+             (3), feedback_rate (action feedback, 10 Hz)
 
 Semantics:
 - One goal at a time: a new goal preempts (the running one ends with PREEMPTED, the arm holds
@@ -85,10 +88,11 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
+from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.motion import laws, worker
 from arm_ik.kinematics.motion.commands import trajectory_from_points
 from arm_ik.kinematics.motion.errors import MotionCode
-from arm_ik.kinematics.motion.planner import MotionSettings, Plan, PlanFailure
+from arm_ik.kinematics.motion.planner import MotionPlanner, MotionSettings, Plan, PlanFailure
 from arm_ik.kinematics.motion.runner import Mode, MotionRunner, Owner, Tick
 from arm_ik.kinematics.motion.trajectory import Trajectory
 from arm_ik.kinematics.motion.validation import ValidationSettings
@@ -96,7 +100,14 @@ from arm_ik.kinematics.request import IKRequest
 from arm_ik.kinematics.solvers.base import SolveOptions
 from arm_ik.nodes import motion_messages as messages
 from arm_ik.nodes.arm_info import check_home, home_from_config
-from arm_ik.nodes.common import declare_arm_model, describe, LATCHED_QOS, run, StartupError
+from arm_ik.nodes.common import (
+    declare_arm_model,
+    describe,
+    DescriptionReload,
+    LATCHED_QOS,
+    run,
+    StartupError,
+)
 from arm_ik.nodes.executors import HandoffExecutor
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import ExecutorStatus
@@ -132,6 +143,8 @@ class ExecutorSettings:
     follow_law: str = laws.EXPONENTIAL
     feedback_stale_periods: float = 3.0
     feedback_rate: float = 10.0
+    follow_solver: str = ''           # '' = the arm's default solver
+    solvers: tuple[str, ...] = ()      # the solvers this arm has (for validation)
 
     def validated(self) -> str:
         """'' when usable, else the reason."""
@@ -151,6 +164,9 @@ class ExecutorSettings:
         if self.follow_law not in laws.STREAMING_LAWS:
             return (f'follow_law "{self.follow_law}" is not one of '
                     f'{", ".join(laws.STREAMING_LAWS)}')
+        if self.follow_solver and self.follow_solver not in self.solvers:
+            return (f'follow_solver "{self.follow_solver}" is not a solver of this arm; choose '
+                    f'one of {", ".join(self.solvers)} (or \'\' for the default)')
         return ''
 
 
@@ -159,7 +175,7 @@ class TrajectoryExecutor(Node):
 
     def __init__(self) -> None:
         super().__init__('trajectory_executor')
-        self.arm, self.model, config = declare_arm_model(self)
+        self.arm, self.model, config = declare_arm_model(self, reloadable=True)
         self.names = tuple(self.model.joint_names)
         try:
             self._declare_parameters(config)
@@ -167,20 +183,17 @@ class TrajectoryExecutor(Node):
             # e.g. publish_rate:=100 (an integer): say so instead of a traceback.
             raise StartupError(f'bad parameter: {error} (write floating-point values with a '
                                'decimal point, e.g. 100.0)') from None
+        self._read_fixed_parameters(config)
+
+        try:
+            spec, self.planner = self._planner_of(self.model)
+        except ValueError as error:
+            raise StartupError(f'cannot build the motion planner: {error}') from None
+        # After the planner: follow_solver is checked against the arm's solvers.
         self.settings = self._settings_from_parameters({})
         reason = self.settings.validated()
         if reason:
             raise StartupError(f'bad parameter: {reason}')
-        self._read_fixed_parameters(config)
-
-        spec = worker.PlannerSpec(self.get_parameter('robot_description').value, self.arm,
-                                  self.model.base_link, self.model.tip_link,
-                                  self._default_solver, SolveOptions(),
-                                  avoid_obstacle=self.get_parameter('avoid_obstacle').value)
-        try:
-            self.planner = worker.build_planner(spec)
-        except ValueError as error:
-            raise StartupError(f'cannot build the motion planner: {error}') from None
         self._planning = self._start_planning(spec)
 
         pose_check = self.planner.safety.check_pose if self.planner.safety is not None else None
@@ -236,6 +249,8 @@ class TrajectoryExecutor(Node):
 
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
+        self._reload = DescriptionReload(self, self.model, self._planner_of, self._use_planner,
+                                         busy=self._busy_reason)
         self._clock_offset = time.time() - time.monotonic()
         self._offset_due = 0.0
         self._loop_stop = threading.Event()
@@ -334,6 +349,9 @@ class TrajectoryExecutor(Node):
             floating_point_range=[_range(0.0, 60.0)]))
         declare('follow_law', laws.EXPONENTIAL, describe(
             f'law following the live target: {", ".join(laws.STREAMING_LAWS)}'))
+        declare('follow_solver', '', describe(
+            "IK solver for the live target (analytic, closed_form, ccd, dls); '': the arm's "
+            'default solver'))
         declare('feedback_stale_periods', 3.0, describe(
             'measured state stale after this many of its periods: hold',
             floating_point_range=[_range(1.0, 1000.0)]))
@@ -345,7 +363,7 @@ class TrajectoryExecutor(Node):
                 'speed_cap_iterations', 'settle_tolerance', 'position_tolerance',
                 'start_tolerance', 'max_condition_number', 'max_joint_jump', 'min_duration',
                 'max_duration', 'detour', 'watchdog_timeout', 'follow_law',
-                'feedback_stale_periods', 'feedback_rate')
+                'follow_solver', 'feedback_stale_periods', 'feedback_rate')
 
     def _settings_from_parameters(self, overrides: dict) -> ExecutorSettings:
         values = {name: self.get_parameter(name).value for name in self._DYNAMIC}
@@ -362,7 +380,8 @@ class TrajectoryExecutor(Node):
             validation=ValidationSettings(start_tolerance=values['start_tolerance']))
         return ExecutorSettings(motion, values['publish_rate'], values['watchdog_timeout'],
                                 values['follow_law'], values['feedback_stale_periods'],
-                                values['feedback_rate'])
+                                values['feedback_rate'], values['follow_solver'],
+                                tuple(self.planner.dispatcher.solvers))
 
     def _read_fixed_parameters(self, config: dict) -> None:
         loop = self.get_parameter('control_loop').value
@@ -409,7 +428,33 @@ class TrajectoryExecutor(Node):
         if self.settings.publish_rate != old_rate and self.timer is not None:
             self.timer.timer_period_ns = int(1e9 / self.settings.publish_rate)
 
+    # ------------------------------------------------------------------ the arm model
+    def _planner_of(self, model: ArmModel) -> tuple[worker.PlannerSpec, MotionPlanner]:
+        """The planner (and the spec the planning process builds it from) of ``model``."""
+        spec = worker.PlannerSpec(model.urdf, self.arm, model.base_link, model.tip_link,
+                                  self._default_solver, SolveOptions(),
+                                  avoid_obstacle=self.get_parameter('avoid_obstacle').value)
+        return spec, worker.build_planner(spec)
+
     # ------------------------------------------------------------------ planning backend
+    def _busy_reason(self) -> str:
+        with self._goal_lock:
+            busy = self._active_goal is not None
+        if busy or self.runner.mode in (Mode.MOVING, Mode.FOLLOWING):
+            return 'the arm is moving: stop it (or let the move end) before changing its model'
+        return ''
+
+    def _use_planner(self, built: tuple[worker.PlannerSpec, MotionPlanner]) -> None:
+        spec, planner = built
+        old = self._planning
+        self.model = planner.model
+        self.planner = planner
+        self.runner.set_pose_check(planner.safety.check_pose if planner.safety is not None
+                                   else None)
+        self._follow_law = None
+        self._planning = self._start_planning(spec)
+        old.shutdown(wait=False)
+
     def _start_planning(self, spec: worker.PlannerSpec
                         ) -> ThreadPoolExecutor | ProcessPoolExecutor:
         self._process_planning = bool(self.get_parameter('planning_process').value)
@@ -904,7 +949,8 @@ class TrajectoryExecutor(Node):
         if seed is None:
             seed = self.initial
         answer = self.planner.dispatcher.solve(
-            IKRequest(position=tuple(point), seed_names=self.names, seed_positions=tuple(seed)),
+            IKRequest(position=tuple(point), seed_names=self.names, seed_positions=tuple(seed),
+                      solver=self.settings.follow_solver),
             self.planner.ik_options, seed)
         if not answer.result.success or answer.result.q is None:
             return None

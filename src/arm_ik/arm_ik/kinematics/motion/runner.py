@@ -240,6 +240,11 @@ class MotionRunner:
     def following(self) -> bool:
         return self._mode == Mode.FOLLOWING
 
+    def set_pose_check(self, pose_check: Callable[[np.ndarray], str] | None) -> None:
+        """Replace the follow-tick pose check (a new arm model: new link lengths)."""
+        with self._lock:
+            self._pose_check = pose_check
+
     def set_pose(self, q: np.ndarray) -> None:
         """Adopt ``q`` (rad) as the commanded pose when nothing moves (e.g. the measured state
         before the first command after a restart)."""
