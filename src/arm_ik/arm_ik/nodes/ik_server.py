@@ -2,14 +2,17 @@
 
 Services (node-private, in the arm's namespace):
   ~/solve_ik          arm_interfaces/srv/SolveIK with the request's solver or the default
-  ~/ik/<solver>       the same with one solver: analytic, closed_form, ccd, dls
-Publishes ``ik_status`` (arm_interfaces/IKStatus) after each answered request and subscribes
-to ``joint_states`` for the default seed. A new ``robot_description`` with the same joints
-(e.g. new link lengths) rebuilds the reach rules, floor rules and solvers.
+  ~/ik/<solver>       the same with one solver: analytic, closed_form, ccd, dls (the two
+                      closed forms on a thread and executor of their own: CheapServices)
+Publishes ``ik_status`` (arm_interfaces/IKStatus) after each answered request (while anyone
+subscribes) and subscribes to ``joint_states`` for the default seed. A new
+``robot_description`` with the same joints (e.g. new link lengths) rebuilds the reach rules,
+floor rules and solvers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 import math
 import os
@@ -20,6 +23,7 @@ from geometry_msgs.msg import Point
 import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, ShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
@@ -61,6 +65,42 @@ def _range(low: float, high: float) -> FloatingPointRange:
     return FloatingPointRange(from_value=low, to_value=high, step=0.0)
 
 
+class CheapServices:
+    """The closed-form services (``~/ik/analytic``, ``~/ik/closed_form``) on a
+    SingleThreadedExecutor in a thread of their own.
+
+    Their answers take about 0.1 ms; on the node's multi-threaded executor, whose wait set
+    also holds the numeric services, the subscription and the parameter services, the
+    executor's own bookkeeping cost more than the solve. rclpy cannot give one callback
+    group its own executor (rclcpp can), so they live on a helper node
+    (``_<name>_closed_form``, hidden, no parameter services) under the server's names.
+    """
+
+    def __init__(self, server: Node, callbacks: dict[str, Callable]) -> None:
+        # Global arguments (a __node remap) would give the helper the server's own name.
+        self.node = Node(f'_{server.get_name()}_closed_form', namespace=server.get_namespace(),
+                         context=server.context, use_global_arguments=False,
+                         start_parameter_services=False)
+        for name, callback in callbacks.items():
+            self.node.create_service(SolveIK, f'{server.get_fully_qualified_name()}/ik/{name}',
+                                     callback, qos_profile=SERVICE_QOS)
+        self.executor = SingleThreadedExecutor(context=server.context)
+        self.executor.add_node(self.node)
+        self._thread = threading.Thread(target=self._spin, name='closed_form_services',
+                                        daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        try:
+            self.executor.spin()
+        except (ExternalShutdownException, ShutdownException):
+            pass
+
+    def close(self) -> None:
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+
+
 @dataclass(frozen=True)
 class Derived:
     """What the server derives from one arm model; swapped in whole on a new description."""
@@ -88,7 +128,6 @@ class IKServer(Node):
 
         self._current_q: np.ndarray | None = None
         self._heavy_slots = threading.BoundedSemaphore(EXECUTOR_THREADS - 2)
-        cheap_group = MutuallyExclusiveCallbackGroup()
         heavy_group = ReentrantCallbackGroup()
         state_group = MutuallyExclusiveCallbackGroup()
         self.create_subscription(JointState, 'joint_states', self._on_joint_states,
@@ -97,13 +136,20 @@ class IKServer(Node):
         self.create_service(SolveIK, '~/solve_ik', self._serve(None), qos_profile=SERVICE_QOS,
                             callback_group=heavy_group)
         for name in SOLVERS:
-            group = cheap_group if name in CHEAP_SOLVERS else heavy_group
-            self.create_service(SolveIK, f'~/ik/{name}', self._serve(name),
-                                qos_profile=SERVICE_QOS, callback_group=group)
+            if name not in CHEAP_SOLVERS:
+                self.create_service(SolveIK, f'~/ik/{name}', self._serve(name),
+                                    qos_profile=SERVICE_QOS, callback_group=heavy_group)
+        self._cheap = CheapServices(self, {name: self._serve(name) for name in CHEAP_SOLVERS})
         self.get_logger().info(
             f'{self.arm}: solvers {", ".join(self.dispatcher.solvers)} '
             f'(default {self.dispatcher.default_solver})')
         self._reload = DescriptionReload(self, self.model, self._derived, self._use_derived)
+
+    def destroy_node(self) -> None:
+        cheap = getattr(self, '_cheap', None)
+        if cheap is not None:
+            cheap.close()
+        super().destroy_node()
 
     # ------------------------------------------------------------------ the arm model
     def _derived(self, model: ArmModel) -> Derived:
