@@ -41,7 +41,7 @@ from arm_ik.kinematics.solvers.base import (
     MAX_TIMEOUT,
     SolveOptions,
     Workspace,
-    workspace_from_model,
+    workspace_of_arm,
 )
 from arm_ik.nodes.arm_info import home_from_config
 from arm_ik.nodes.common import (
@@ -158,10 +158,7 @@ class IKServer(Node):
         Raises:
             StartupError: the safety settings or the default solver do not fit ``model``.
         """
-        ik_config = self._config.get('ik', {}) or {}
-        min_height = ik_config.get('min_height_above_shoulder')
-        workspace = workspace_from_model(model,
-                                         None if min_height is None else float(min_height))
+        workspace = workspace_of_arm(model, self._config)
         home = np.array(home_from_config(model, self._config))
         try:
             safety = SafetyGeometry(model, safety_config_of(self._config, self.arm))

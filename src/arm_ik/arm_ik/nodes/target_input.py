@@ -53,7 +53,7 @@ from arm_ik.kinematics.request import IKDispatcher
 from arm_ik.kinematics.result import ErrorCode
 from arm_ik.kinematics.safety.config import safety_config_of, SafetyConfigError
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
-from arm_ik.kinematics.solvers.base import Workspace, workspace_from_model
+from arm_ik.kinematics.solvers.base import Workspace, workspace_of_arm
 from arm_ik.kinematics.tasks.console import ask_points
 from arm_ik.kinematics.tasks.pick_place import (
     check_reachable,
@@ -198,9 +198,7 @@ class TargetInput(Node):
             ValueError: the sequence or the solver parameter does not fit it.
         """
         ik_config = self._config.get('ik', {}) or {}
-        min_height = ik_config.get('min_height_above_shoulder')
-        workspace = workspace_from_model(model,
-                                         None if min_height is None else float(min_height))
+        workspace = workspace_of_arm(model, self._config)
         home = np.array(home_from_config(model, self._config))
         try:
             dispatcher = IKDispatcher(model, workspace, ik_config.get('default_solver', 'dls'))

@@ -31,7 +31,7 @@ from arm_ik.kinematics.motion.safety_check import load_safety
 from arm_ik.kinematics.motion.trajectory import Trajectory
 from arm_ik.kinematics.motion.validation import Validation
 from arm_ik.kinematics.request import IKDispatcher
-from arm_ik.kinematics.solvers.base import SolveOptions, workspace_from_model
+from arm_ik.kinematics.solvers.base import SolveOptions, workspace_of_arm
 
 
 @dataclass(frozen=True)
@@ -67,8 +67,7 @@ def build_planner(spec: PlannerSpec) -> MotionPlanner:
     """
     model = ArmModel.from_urdf(spec.urdf, spec.base_frame, spec.tip_frame)
     config = load_arm_config(spec.arm)
-    min_height = (config.get('ik') or {}).get('min_height_above_shoulder')
-    workspace = workspace_from_model(model, None if min_height is None else float(min_height))
+    workspace = workspace_of_arm(model, config)
     dispatcher = IKDispatcher(model, workspace, spec.default_solver)
     safety = load_safety(model, config, spec.arm, spec.avoid_obstacle) if spec.use_safety \
         else None

@@ -155,6 +155,12 @@ def planar_link_lengths(model: ArmModel) -> tuple[float, float] | None:
     return float(np.linalg.norm(origins[2] - origins[1])), float(np.linalg.norm(tip - origins[2]))
 
 
+def workspace_of_arm(model: ArmModel, config: dict) -> Workspace:
+    """Reach rules of ``model`` with the minimum target height of the arm's YAML (``ik:``)."""
+    min_height = (config.get('ik') or {}).get('min_height_above_shoulder')
+    return workspace_from_model(model, None if min_height is None else float(min_height))
+
+
 def workspace_from_model(model: ArmModel,
                          min_height_above_shoulder: float | None = None) -> Workspace:
     """Reach rules derived from the URDF: the shell, and the hole for two-link arms."""
