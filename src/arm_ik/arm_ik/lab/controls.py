@@ -119,8 +119,8 @@ def arm_controls(model: ArmModel, config: dict) -> list[Control]:
                 "along -Z; full pose: the gizmo's orientation"),
         Control('motion_law', 'Motion law', 'dropdown',
                 str(motion.get('default_law', laws.MIN_JERK)), (EXECUTOR, 'motion_law'),
-                laws.LAWS, hint="law of planned moves (live follow uses the executor's "
-                'follow_law)'),
+                laws.LAWS, hint='law of planned moves; exponential and speed_cap also drive '
+                'live follow'),
         Control('damping', 'Damping λ', 'number', float(ik.get('damping', 0.05)),
                 (IK_SERVER, 'damping'), minimum=0.0, maximum=10.0, step=0.001,
                 value_type=float, hint='DLS damping lambda (> 0)'),

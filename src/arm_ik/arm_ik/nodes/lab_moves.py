@@ -29,8 +29,6 @@ from arm_interfaces.srv import GetJointMap, SolveIK
 
 MOTION_CODES = {value: name for name, value in vars(MotionErrorCode).items()
                 if name.isupper() and isinstance(value, int)}
-# s to wait for an optional node (arm_info, markers, ...) the lab has not discovered yet.
-OPTIONAL_NODE_WAIT = 1.0
 
 
 class LabMoves:
@@ -261,8 +259,10 @@ class LabMoves:
         # it, and nodes that already took the new URDF get the old one back.
         old = self.model.urdf
         applied, lines, accepted_all = [], [], True
+        running = {f'{namespace.rstrip("/")}/{name}'
+                   for name, namespace in self.get_node_names_and_namespaces()}
         for remote, required in self.description_holders:
-            if not required and not remote.wait_ready(OPTIONAL_NODE_WAIT):
+            if not required and self._qualified(remote.name) not in running:
                 lines.append((True, f'{remote.name}: not running, skipped'))
                 continue
             accepted, message = remote.set('robot_description', urdf, self._timeout)

@@ -51,10 +51,6 @@ class RemoteParameters:
     def ready(self) -> bool:
         return self._set.service_is_ready()
 
-    def wait_ready(self, timeout: float) -> bool:
-        """True once the node's parameter services are discovered (False after ``timeout``)."""
-        return self._set.wait_for_service(timeout_sec=timeout)
-
     def set(self, parameter: str, value: Any, timeout: float) -> tuple[bool, str]:
         """Set one parameter; (accepted, the node's reason or a note)."""
         message = Parameter(parameter, value=value).to_parameter_msg()

@@ -52,6 +52,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from arm_ik.client import SERVICE_QOS
 from arm_ik.kinematics.model import ArmModel
+from arm_ik.kinematics.motion import laws
 from arm_ik.kinematics.safety.config import safety_config_of, SafetyConfigError
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.safety.planning import default_search_joints
@@ -462,10 +463,12 @@ class LabViewer(LabMoves, Node):
         owner, parameter = control.target
         remote = self.remotes[owner]
         ok, message = remote.set(parameter, value, self._timeout)
-        if ok and control.key == 'solver':
-            # Live follow solves on the executor: the same solver there.
-            ok, follow = self.remotes[EXECUTOR].set('follow_solver', value, self._timeout)
-            message = f'{message}; {follow}'
+        # Live follow runs on the executor with parameters of its own: the same choice there
+        # (a law that cannot stream, min_jerk or linear, leaves follow_law as it is).
+        follow = {'solver': 'follow_solver', 'motion_law': 'follow_law'}.get(control.key)
+        if ok and follow and (follow != 'follow_law' or value in laws.STREAMING_LAWS):
+            ok, answer = self.remotes[EXECUTOR].set(follow, value, self._timeout)
+            message = f'{message}; {answer}'
         return Outcome(ok, message)
 
     def _report(self, control: Control, outcome: Outcome) -> None:
