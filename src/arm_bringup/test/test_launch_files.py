@@ -14,7 +14,7 @@ from pathlib import Path
 
 from bringup_harness import installed, read_launch_file
 import pytest
-from ros_harness import wait_for
+from ros_harness import call_service, wait_for
 import yaml
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -175,9 +175,7 @@ def _call(node, spin, service_type, name: str, request):
     client = node.create_client(service_type, name)
     try:
         wait_for(lambda: client.service_is_ready(), START_TIMEOUT, spin, name)
-        future = client.call_async(request)
-        wait_for(future.done, 10.0, spin, f'reply of {name}')
-        return future.result()
+        return call_service(client, request, spin, 10.0)
     finally:
         node.destroy_client(client)
 

@@ -19,7 +19,7 @@ import pytest
 from rcl_interfaces.srv import GetParameters, SetParameters
 from rclpy.parameter import Parameter, parameter_value_to_python
 from rclpy.qos import qos_profile_sensor_data
-from ros_harness import wait_for
+from ros_harness import call_service, wait_for
 from sensor_msgs.msg import JointState
 
 pytest.importorskip('viser', reason='viser is not installed (requirements/dev.txt)')
@@ -97,19 +97,18 @@ class Panel:
         client = self.node.create_client(GetParameters,
                                          f'{NAMESPACE}/{node_name}/get_parameters')
         wait_for(client.service_is_ready, REPLY, self.spin, f'{node_name}/get_parameters')
-        future = client.call_async(GetParameters.Request(names=[name]))
-        wait_for(future.done, REPLY, self.spin, f'{node_name} {name}')
+        reply = call_service(client, GetParameters.Request(names=[name]), self.spin, REPLY)
         self.node.destroy_client(client)
-        return parameter_value_to_python(future.result().values[0])
+        return parameter_value_to_python(reply.values[0])
 
     def set_directly(self, node_name: str, name: str, value) -> None:
         client = self.node.create_client(SetParameters,
                                          f'{NAMESPACE}/{node_name}/set_parameters')
         wait_for(client.service_is_ready, REPLY, self.spin, f'{node_name}/set_parameters')
-        future = client.call_async(SetParameters.Request(
-            parameters=[Parameter(name, value=value).to_parameter_msg()]))
-        wait_for(future.done, REPLY, self.spin, f'{node_name} set {name}')
-        assert future.result().results[0].successful, future.result().results[0].reason
+        result = call_service(client, SetParameters.Request(
+            parameters=[Parameter(name, value=value).to_parameter_msg()]), self.spin,
+            REPLY).results[0]
+        assert result.successful, result.reason
         self.node.destroy_client(client)
 
 

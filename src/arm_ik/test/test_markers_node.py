@@ -12,7 +12,7 @@ from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParameters
 from rclpy.parameter import Parameter, parameter_value_to_python
-from ros_harness import wait_for
+from ros_harness import call_service, wait_for
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -182,18 +182,15 @@ def test_markers_appear_with_their_namespaces(processes, ros_node, urdf_of, load
 def _set(node, spin, name: str, value: ParameterValue):
     client = node.create_client(SetParameters, f'{NS}/markers/set_parameters')
     wait_for(client.service_is_ready, 20.0, spin, 'set_parameters')
-    future = client.call_async(SetParameters.Request(
-        parameters=[ParameterMsg(name=name, value=value)]))
-    wait_for(future.done, 10.0, spin, 'set_parameters reply')
-    return future.result().results[0]
+    return call_service(client, SetParameters.Request(
+        parameters=[ParameterMsg(name=name, value=value)]), spin, 10.0).results[0]
 
 
 def _get(node, spin, name: str):
     client = node.create_client(GetParameters, f'{NS}/markers/get_parameters')
     wait_for(client.service_is_ready, 20.0, spin, 'get_parameters')
-    future = client.call_async(GetParameters.Request(names=[name]))
-    wait_for(future.done, 10.0, spin, 'get_parameters reply')
-    return parameter_value_to_python(future.result().values[0])
+    reply = call_service(client, GetParameters.Request(names=[name]), spin, 10.0)
+    return parameter_value_to_python(reply.values[0])
 
 
 def test_bad_parameters_are_rejected(processes, ros_node, urdf_of):

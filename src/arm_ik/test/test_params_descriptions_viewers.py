@@ -32,7 +32,7 @@ from rcl_interfaces.srv import GetParameters, SetParameters, SetParametersAtomic
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter, parameter_value_to_python
-from ros_harness import wait_for
+from ros_harness import call_service, wait_for
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -75,9 +75,7 @@ class ParameterClient:
                  self.get_client.service_is_ready(), 30.0, spin, f'{node_name} parameters')
 
     def _call(self, client, request):
-        future = client.call_async(request)
-        wait_for(future.done, 10.0, self.spin, f'{self.name} parameter reply')
-        return future.result()
+        return call_service(client, request, self.spin, 10.0)
 
     def set(self, name: str, value: ParameterValue):
         request = SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)])

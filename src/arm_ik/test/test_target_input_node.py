@@ -24,7 +24,7 @@ from rclpy.action import ActionServer, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
-from ros_harness import wait_for
+from ros_harness import call_service, wait_for
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import Marker
 
@@ -244,10 +244,8 @@ def test_a_failed_target_is_reported_with_its_code(processes, ros_node, urdf_of)
 def _set(node, spin, arm: str, name: str, value: ParameterValue):
     client = node.create_client(SetParameters, f'/{arm}/target_input/set_parameters')
     wait_for(client.service_is_ready, START_TIMEOUT, spin, 'set_parameters service')
-    future = client.call_async(SetParameters.Request(
-        parameters=[ParameterMsg(name=name, value=value)]))
-    wait_for(future.done, 10.0, spin, 'set_parameters reply')
-    return future.result().results[0]
+    return call_service(client, SetParameters.Request(
+        parameters=[ParameterMsg(name=name, value=value)]), spin, 10.0).results[0]
 
 
 def _set_parameter(node, spin, arm: str, name: str, values: list[float]):
