@@ -29,7 +29,6 @@ import argparse
 from collections.abc import Callable, Sequence
 import datetime
 import importlib
-import json
 import math
 import os
 from pathlib import Path
@@ -64,6 +63,8 @@ def _import_core() -> None:
 
 
 _import_core()
+
+from results_file import merge_section  # noqa: E402
 
 from arm_ik.kinematics.description import expand_xacro  # noqa: E402
 from arm_ik.kinematics.model import ArmModel  # noqa: E402
@@ -354,22 +355,6 @@ def format_table(records: Sequence[dict], peer_names: Sequence[str]) -> str:
     return '\n'.join(lines)
 
 
-def merge_results(path: Path, section: dict) -> None:
-    """Write ``section`` under the key 'ik_core' of the JSON file, keeping other keys."""
-    data: dict = {}
-    if path.exists():
-        try:
-            data = json.loads(path.read_text(encoding='utf-8'))
-        except json.JSONDecodeError:
-            data = {}
-        if not isinstance(data, dict):
-            data = {}
-    data['ik_core'] = section
-    temporary = path.with_suffix('.json.tmp')
-    temporary.write_text(json.dumps(data, indent=2, sort_keys=False) + '\n', encoding='utf-8')
-    temporary.replace(path)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line entry; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -414,7 +399,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             versions[module] = getattr(importlib.import_module(module), '__version__', '?')
         except ImportError:
             versions[module] = 'not installed'
-    merge_results(args.output, {
+    merge_section(args.output, 'ik_core', {
         'generated': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
         'targets_per_row': count, 'seed': SEED, 'tolerance_m': TOLERANCE,
         'orientation_tolerance_rad': ORIENTATION_TOLERANCE, 'versions': versions,

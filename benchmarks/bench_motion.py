@@ -38,7 +38,7 @@ import sys
 import time
 from typing import Any
 
-from results_file import merge_section
+from results_file import detect_distro, merge_section
 
 REPO = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
@@ -197,11 +197,6 @@ def measure(env: dict[str, str], rate: float, label: str, load: bool, window: fl
 
 
 # ---------------------------------------------------------------------- results
-def merge_results(path: Path, distro: str, section: dict[str, Any]) -> None:
-    """Write ``section`` under motion/<distro> of bench_results.json."""
-    merge_section(path, 'motion', section, distro)
-
-
 def table(rows: list[dict[str, Any]]) -> str:
     lines = [f'{"rate":>5s} {"configuration":21s} {"load":15s} {"lavg":>5s} {"msgs":>5s} '
              f'{"goals":>5s} {"IK":>6s} | {"pub p50":>7s} {"pub p99":>7s} {"pub max":>7s} | '
@@ -230,7 +225,6 @@ def main(argv: list[str] | None = None) -> int:
 
     import tempfile
 
-    from bench_services import detect_distro
     from ros_harness import DomainClaim
 
     window = args.window or (4.0 if args.quick else 15.0)
@@ -264,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table(rows))
     for goal, met in goals.items():
         print(f'goal {goal}: {"met" if met else "NOT met"}')
-    merge_results(args.output, distro, section)
+    merge_section(args.output, 'motion', section, distro)
     print(f'\nmerged into {args.output} under motion/{distro}')
     return 0
 

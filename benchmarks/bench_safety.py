@@ -26,7 +26,6 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 import datetime
-import json
 import math
 import os
 from pathlib import Path
@@ -60,6 +59,8 @@ def _import_core() -> None:
 
 
 _import_core()
+
+from results_file import merge_section  # noqa: E402
 
 from arm_ik.kinematics.description import load_model  # noqa: E402
 from arm_ik.kinematics.safety.config import load_safety_config  # noqa: E402
@@ -212,22 +213,6 @@ def format_tables(checks: list[dict], detours: list[dict]) -> str:
     return '\n'.join(lines)
 
 
-def merge_results(path: Path, section: dict) -> None:
-    """Write ``section`` under the key 'safety' of the JSON file, keeping other keys."""
-    data: dict = {}
-    if path.exists():
-        try:
-            data = json.loads(path.read_text(encoding='utf-8'))
-        except json.JSONDecodeError:
-            data = {}
-        if not isinstance(data, dict):
-            data = {}
-    data['safety'] = section
-    temporary = path.with_suffix('.json.safety.tmp')
-    temporary.write_text(json.dumps(data, indent=2) + '\n', encoding='utf-8')
-    temporary.replace(path)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line entry; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -247,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f'\nworst vectorised pose check (any N): {worst_pose:.2f} µs per pose '
           f'(goal ≤ {POSE_GOAL_US:g}); worst pointer3 detour search: {worst_detour:.1f} ms '
           f'(goal ≤ {DETOUR_GOAL_MS:g})')
-    merge_results(args.output, {
+    merge_section(args.output, 'safety', {
         'generated': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
         'seed': SEED, 'grid_deg': RESOLUTION_DEG, 'pairs_per_case': pairs,
         'versions': {'python': sys.version.split()[0], 'numpy': np.__version__},

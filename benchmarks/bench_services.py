@@ -43,7 +43,7 @@ import sys
 import time
 from typing import Any
 
-from results_file import merge_section
+from results_file import detect_distro, merge_section
 
 REPO = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
@@ -212,27 +212,6 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def detect_distro() -> tuple[str, str]:
-    """(distro, rclpy version): ROS_DISTRO when set, else from the rclpy wheel's version."""
-    from importlib import metadata
-    try:
-        version = metadata.version('ros-rclpy')
-    except metadata.PackageNotFoundError:
-        try:
-            version = metadata.version('rclpy')
-        except metadata.PackageNotFoundError:
-            version = '?'
-    if os.environ.get('ROS_DISTRO'):
-        return os.environ['ROS_DISTRO'], version
-    major = version.split('.')[0]
-    return {'7': 'jazzy', '8': 'kilted', '9': 'kilted'}.get(major, f'rclpy-{version}'), version
-
-
-def merge_results(path: Path, distro: str, section: dict[str, Any]) -> None:
-    """Write ``section`` under services/<distro> of bench_results.json."""
-    merge_section(path, 'services', section, distro)
-
-
 def table(rows: dict[str, dict[str, Any]], title: str) -> str:
     lines = [title, f'{"service":26s} {"cli":>3s} {"calls":>6s} {"lost":>4s} {"ok":>5s} '
              f'{"p50 ms":>8s} {"p95 ms":>8s} {"p99 ms":>8s} {"calls/s":>8s}']
@@ -383,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f'{label}: p50 {ratio["p50"]:.2f}x, p99 {ratio["p99"]:.2f}x')
     for goal, met in goals.items():
         print(f'goal {goal}: {"met" if met else "NOT met"}')
-    merge_results(args.output, distro, section)
+    merge_section(args.output, 'services', section, distro)
     print(f'\nmerged into {args.output} under services/{distro}')
     return 0
 

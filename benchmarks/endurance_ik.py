@@ -45,7 +45,7 @@ import sys
 import time
 from typing import Any
 
-from results_file import merge_section
+from results_file import detect_distro, merge_section
 
 REPO = Path(__file__).resolve().parents[1]
 # The domain lock protocol and the FK target generator of the integration tests.
@@ -367,11 +367,6 @@ def report(result: dict[str, Any]) -> str:
     return '\n'.join(lines)
 
 
-def merge_results(path: Path, distro: str, section: dict[str, Any]) -> None:
-    """Write ``section`` under endurance/<distro> of bench_results.json."""
-    merge_section(path, 'endurance', section, distro)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--duration', type=float, default=120.0, help='s (default 120)')
@@ -398,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
                            server_env=env)
     result['date'] = datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds')
     if not args.no_write:
-        merge_results(args.output, os.environ.get('ROS_DISTRO', 'jazzy'), result)
+        merge_section(args.output, 'endurance', result, detect_distro()[0])
         print(f'merged under "endurance" in {args.output}')
     return 0 if result['passed'] else 1
 

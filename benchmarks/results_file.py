@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -34,3 +35,19 @@ def merge_section(path: Path, key: str, section: Any, distro: str | None = None)
         temporary = path.with_suffix('.json.tmp')
         temporary.write_text(json.dumps(data, indent=2) + '\n', encoding='utf-8')
         temporary.replace(path)
+
+
+def detect_distro() -> tuple[str, str]:
+    """(distro, rclpy version): ROS_DISTRO when set, else from the rclpy wheel's version."""
+    from importlib import metadata
+    try:
+        version = metadata.version('ros-rclpy')
+    except metadata.PackageNotFoundError:
+        try:
+            version = metadata.version('rclpy')
+        except metadata.PackageNotFoundError:
+            version = '?'
+    if os.environ.get('ROS_DISTRO'):
+        return os.environ['ROS_DISTRO'], version
+    major = version.split('.')[0]
+    return {'7': 'jazzy', '8': 'kilted', '9': 'kilted'}.get(major, f'rclpy-{version}'), version

@@ -143,8 +143,8 @@ class ExecutorSettings:
     follow_law: str = laws.EXPONENTIAL
     feedback_stale_periods: float = 3.0
     feedback_rate: float = 10.0
-    follow_solver: str = ''           # '' = the arm's default solver
-    solvers: tuple[str, ...] = ()      # the solvers this arm has (for validation)
+    follow_solver: str = ''           # '' = the arm's default solver (checked by the node,
+                                      # which knows the arm's solvers)
 
     def validated(self) -> str:
         """'' when usable, else the reason."""
@@ -164,9 +164,6 @@ class ExecutorSettings:
         if self.follow_law not in laws.STREAMING_LAWS:
             return (f'follow_law "{self.follow_law}" is not one of '
                     f'{", ".join(laws.STREAMING_LAWS)}')
-        if self.follow_solver and self.follow_solver not in self.solvers:
-            return (f'follow_solver "{self.follow_solver}" is not a solver of this arm; choose '
-                    f'one of {", ".join(self.solvers)} (or \'\' for the default)')
         return ''
 
 
@@ -191,7 +188,7 @@ class TrajectoryExecutor(Node):
             raise StartupError(f'cannot build the motion planner: {error}') from None
         # After the planner: follow_solver is checked against the arm's solvers.
         self.settings = self._settings_from_parameters({})
-        reason = self.settings.validated()
+        reason = self._settings_reason(self.settings)
         if reason:
             raise StartupError(f'bad parameter: {reason}')
         self._planning = self._start_planning(spec)
@@ -380,8 +377,15 @@ class TrajectoryExecutor(Node):
             validation=ValidationSettings(start_tolerance=values['start_tolerance']))
         return ExecutorSettings(motion, values['publish_rate'], values['watchdog_timeout'],
                                 values['follow_law'], values['feedback_stale_periods'],
-                                values['feedback_rate'], values['follow_solver'],
-                                tuple(self.planner.dispatcher.solvers))
+                                values['feedback_rate'], values['follow_solver'])
+
+    def _settings_reason(self, settings: ExecutorSettings) -> str:
+        """'' when ``settings`` are usable on this arm, else why not."""
+        reason = settings.validated()
+        if not reason and settings.follow_solver:
+            reason = self.planner.dispatcher.solver_reason(settings.follow_solver)
+            reason = reason and f'follow_solver: {reason}'
+        return reason
 
     def _read_fixed_parameters(self, config: dict) -> None:
         loop = self.get_parameter('control_loop').value
@@ -417,7 +421,7 @@ class TrajectoryExecutor(Node):
         if not overrides:
             return SetParametersResult(successful=True)
         try:
-            reason = self._settings_from_parameters(overrides).validated()
+            reason = self._settings_reason(self._settings_from_parameters(overrides))
         except (TypeError, ValueError, ZeroDivisionError) as error:
             reason = str(error)
         return SetParametersResult(successful=not reason, reason=reason)
@@ -434,7 +438,7 @@ class TrajectoryExecutor(Node):
         spec = worker.PlannerSpec(model.urdf, self.arm, model.base_link, model.tip_link,
                                   self._default_solver, SolveOptions(),
                                   avoid_obstacle=self.get_parameter('avoid_obstacle').value)
-        return spec, worker.build_planner(spec)
+        return spec, worker.build_planner(spec, model)
 
     # ------------------------------------------------------------------ planning backend
     def _busy_reason(self) -> str:

@@ -59,13 +59,15 @@ class PlannerSpec:
     avoid_obstacle: bool = False
 
 
-def build_planner(spec: PlannerSpec) -> MotionPlanner:
-    """The planner of ``spec``.
+def build_planner(spec: PlannerSpec, model: ArmModel | None = None) -> MotionPlanner:
+    """The planner of ``spec`` (``model``: the model of ``spec.urdf`` when the caller already
+    built it).
 
     Raises:
         DescriptionError: the URDF is unusable. ValueError: bad solver name or safety section.
     """
-    model = ArmModel.from_urdf(spec.urdf, spec.base_frame, spec.tip_frame)
+    if model is None:
+        model = ArmModel.from_urdf(spec.urdf, spec.base_frame, spec.tip_frame)
     config = load_arm_config(spec.arm)
     workspace = workspace_of_arm(model, config)
     dispatcher = IKDispatcher(model, workspace, spec.default_solver)
