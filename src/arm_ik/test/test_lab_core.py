@@ -151,11 +151,12 @@ def test_panel_reverts_a_refused_change(viser_server):
 
 
 def test_panel_texts(load_arm):
-    from arm_ik.lab.drawing import pose_readout
+    from arm_ik.kinematics.solvers.base import workspace_from_model
+    from arm_ik.kinematics.visual import pose_metrics
     from arm_ik.lab.texts import damping_sweep_markdown, joint_map_caption, readout_rows, table
     model = load_arm('six_axis')
     q = np.array([0.1, 0.5, -0.8, 0.0, 0.6, 0.0])
-    readout = pose_readout(model, q, model.shoulder_position(), model.max_reach())
+    readout = pose_metrics(model, workspace_from_model(model), q)
     rows = dict(readout_rows(readout, readout.tip + [0.0, 0.0, 0.002], {'error': math.inf},
                              'IDLE', 'SAFE', '', 2, 'non-finite position of a'))
     assert rows['tracking error (mm)'] == '2.0' and rows['IK error (mm)'] == '∞'

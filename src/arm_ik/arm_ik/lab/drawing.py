@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 import math
 
 import numpy as np
 
-from arm_ik.kinematics.metrics import condition_number, manipulability
+from arm_ik.kinematics.metrics import manipulability
 from arm_ik.kinematics.model import ArmModel
 
 # Planned tip path: blue at the start, orange at the end (as the RViz markers).
@@ -40,25 +39,6 @@ def gradient_segments(points: Sequence[Sequence[float]]) -> tuple[np.ndarray, np
     colours = gradient(len(segments) + 1)
     return segments, np.stack([colours[:-1], colours[1:]], axis=1) if len(segments) else \
         np.zeros((0, 2, 3), dtype=np.uint8)
-
-
-@dataclass(frozen=True)
-class PoseReadout:
-    """Numbers the panel shows for one pose (SI units; reach as a fraction)."""
-
-    tip: np.ndarray
-    manipulability: float
-    condition_number: float
-    reach_fraction: float
-
-
-def pose_readout(model: ArmModel, q: np.ndarray, shoulder: np.ndarray,
-                 max_reach: float) -> PoseReadout:
-    """Tip, Yoshikawa w, condition number and reach fraction of pose ``q`` (rad)."""
-    tip = model.fk(q)[:3, 3]
-    jacobian = model.jacobian(q)
-    reach = float(np.linalg.norm(tip - shoulder) / max_reach) if max_reach > 0.0 else math.nan
-    return PoseReadout(tip, manipulability(jacobian), condition_number(jacobian), reach)
 
 
 def manipulability_along(model: ArmModel, path: np.ndarray) -> np.ndarray:

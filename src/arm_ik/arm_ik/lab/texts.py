@@ -8,7 +8,8 @@ import math
 import numpy as np
 
 from arm_ik.kinematics.model import ArmModel
-from arm_ik.lab.drawing import format_number, PoseReadout
+from arm_ik.kinematics.visual import PoseMetrics
+from arm_ik.lab.drawing import format_number
 
 
 def table(rows: Sequence[tuple[str, str]]) -> str:
@@ -16,7 +17,7 @@ def table(rows: Sequence[tuple[str, str]]) -> str:
     return '| | |\n|---|---|\n' + '\n'.join(f'| {name} | {value} |' for name, value in rows)
 
 
-def readout_rows(readout: PoseReadout, tracked: np.ndarray | None, ik: dict,
+def readout_rows(readout: PoseMetrics, tracked: np.ndarray | None, ik: dict,
                  executor: str, safety: str, failure: str, rejected: int,
                  reject_reason: str) -> list[tuple[str, str]]:
     """The readout lines: pose metrics, the last IK answer, node states, the last failure."""

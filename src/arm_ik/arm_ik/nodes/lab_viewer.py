@@ -57,6 +57,7 @@ from arm_ik.kinematics.safety.config import safety_config_of, SafetyConfigError
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.safety.planning import default_search_joints
 from arm_ik.kinematics.solvers.base import workspace_from_model
+from arm_ik.kinematics.visual import pose_metrics
 from arm_ik.lab import checks, texts
 from arm_ik.lab.controls import (
     arm_controls,
@@ -66,7 +67,6 @@ from arm_ik.lab.controls import (
     length_controls,
     SAFETY,
 )
-from arm_ik.lab.drawing import pose_readout
 from arm_ik.lab.layout import LabLayout
 from arm_ik.lab.panel import Outcome
 from arm_ik.lab.scene import LabScene
@@ -118,7 +118,7 @@ class LabViewer(LabMoves, Node):
         _check_listen(host)
         self.names = tuple(self.model.joint_names)
         workspace = workspace_from_model(self.model)
-        self.shoulder, self.max_reach = workspace.shoulder, workspace.max_reach
+        self.workspace = workspace
         self.home = np.array(home_from_config(self.model, config))
         self._config = config
         geometry = _safety_geometry(self.model, config, self.arm)
@@ -170,7 +170,8 @@ class LabViewer(LabMoves, Node):
             self.server.stop()
             raise StartupError(f'the URDF cannot be drawn: {error}') from None
         self.view.show(self.home)
-        self.scene = LabScene(self.server, self.shoulder, self.max_reach, workspace.min_reach,
+        self.scene = LabScene(self.server, workspace.shoulder, workspace.max_reach,
+                              workspace.min_reach,
                               geometry.floor_z if geometry and geometry.floor_enabled else None,
                               (geometry.obstacle_center, geometry.config.obstacle.radius)
                               if geometry and geometry.obstacle_enabled else None,
@@ -202,8 +203,7 @@ class LabViewer(LabMoves, Node):
         self.view = ArmView(self.server, model.urdf, self.names)
         workspace = workspace_from_model(model)
         geometry = _safety_geometry(model, self._config, self.arm)
-        self.model, self.shoulder, self.max_reach = model, workspace.shoulder, \
-            workspace.max_reach
+        self.model, self.workspace = model, workspace
         self.scene.set_reach(workspace.shoulder, workspace.max_reach, workspace.min_reach,
                              geometry.floor_z if geometry and geometry.floor_enabled else None)
         self.get_logger().info(f'arm drawn with the new link lengths: reach '
@@ -524,16 +524,18 @@ class LabViewer(LabMoves, Node):
             shown.header.stamp = self.get_clock().now().to_msg()
             self.shown_publisher.publish(shown)
         now = time.monotonic()
-        readout = pose_readout(self.model, q, self.shoulder, self.max_reach)
         if tracked is not None:
+            tip = self.model.fk(q)[:3, 3]
             self._errors.append((now - self._started,
-                                 float(np.linalg.norm(tracked - readout.tip)) * 1000.0))
+                                 float(np.linalg.norm(tracked - tip)) * 1000.0))
         history = float(self.get_parameter('error_history').value)
         while self._errors and self._errors[0][0] < now - self._started - history:
             self._errors.popleft()
         if now - self._last_readout < READOUT_PERIOD:
             return
         self._last_readout = now
+        # The full readout (Jacobian, SVD) only when it is shown, not on every render tick.
+        readout = pose_metrics(self.model, self.workspace, q)
         self.layout.readouts.content = self._readout_text(readout, tracked)
         if len(self._errors) >= 2:
             times, errors = np.array(self._errors).T
