@@ -179,8 +179,7 @@ class MarkersNode(Node):
         # The new model's shell (until an arm_info announces another), and the pose's
         # numbers through the new links; then the whole scene and readout at once.
         scene.shell = shapes.shell
-        if scene.q is not None:
-            scene.metrics = pose_metrics(self.model, self.workspace, scene.q)
+        scene.metrics = None
         now = time.monotonic()
         self._publish_markers(now)
         self._publish_readout(now)
@@ -234,7 +233,7 @@ class MarkersNode(Node):
         now = time.monotonic()
         scene = self.scene
         scene.q, scene.q_time, scene.q_stamp = q, now, message.header.stamp
-        scene.metrics = pose_metrics(self.model, self.workspace, q)
+        scene.metrics = None          # computed when first shown (_pose_metrics)
         # A holding arm repeats the same pose at its full rate: redraw only on motion (the
         # tick paces it to update_rate).
         if self._drawn_q is None or np.max(np.abs(q - self._drawn_q)) > POSE_CHANGE:
@@ -337,10 +336,18 @@ class MarkersNode(Node):
         if self._dirty or now - self._last_publish >= 1.0 / settings.republish_rate:
             self._publish_markers(now)
 
+    def _pose_metrics(self) -> PoseMetrics:
+        """The current pose's numbers, computed once per pose when first shown: joint_states
+        may come at 100 Hz or more, markers and readout go out at their own lower rates."""
+        scene = self.scene
+        if scene.metrics is None:
+            scene.metrics = pose_metrics(self.model, self.workspace, scene.q)
+        return scene.metrics
+
     def _readout(self, now: float) -> Readout:
         scene = self.scene
         fresh = self._state_fresh(now)
-        metrics = scene.metrics if fresh else None
+        metrics = self._pose_metrics() if fresh else None
         ik = scene.ik
         return Readout(
             arm=self.arm, tip=None if metrics is None else metrics.tip,
@@ -398,7 +405,7 @@ class MarkersNode(Node):
         message.ignored_joint_states = scene.ignored_states
         message.tracking_error = -1.0
         if fresh:
-            metrics = scene.metrics
+            metrics = self._pose_metrics()
             message.has_state = True
             message.joint_positions = scene.q.tolist()
             message.tip = draw.point(metrics.tip)
@@ -409,7 +416,7 @@ class MarkersNode(Node):
             message.has_target = True
             message.target = draw.point(scene.target)
             if fresh:
-                message.tracking_error = float(np.linalg.norm(scene.metrics.tip - scene.target))
+                message.tracking_error = float(np.linalg.norm(metrics.tip - scene.target))
         if scene.ik is not None:
             message.has_ik_answer = True
             message.solver, message.branch = scene.ik.solver, scene.ik.branch
