@@ -52,6 +52,17 @@ class NodeProcess:
         except subprocess.TimeoutExpired:
             return None
 
+    def abort(self) -> str:
+        """SIGABRT a hung process; returns its output, which then ends with the Python stack
+        of every thread (the group starts nodes with faulthandler on)."""
+        if self.alive():
+            try:
+                os.kill(self.popen.pid, signal.SIGABRT)
+            except ProcessLookupError:
+                pass
+            self.wait_for_exit(5.0)
+        return self.output()
+
 
 class ProcessGroup:
     """A set of node processes sharing one environment (ROS_DOMAIN_ID, discovery range)."""
@@ -96,8 +107,10 @@ class ProcessGroup:
         log_path = self.log_dir / f'{label}.log'
         env = dict(self.env)
         env.update(extra_env or {})
-        # Unbuffered, so the log shows what happened right up to a kill.
+        # Unbuffered, so the log shows what happened right up to a kill; faulthandler, so
+        # a hung node shows where it hangs when aborted.
         env['PYTHONUNBUFFERED'] = '1'
+        env.setdefault('PYTHONFAULTHANDLER', '1')
         with open(log_path, 'wb') as log:
             popen = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL, env=env,

@@ -133,3 +133,17 @@ def test_process_group_leaves_nothing_behind(ros_domain, urdf_of):
         except ProcessLookupError:
             continue
         raise AssertionError(f'process {pid} survived stop_all')
+
+
+def test_an_aborted_hung_node_shows_its_stacks(ros_domain, urdf_of):
+    """abort() ends a node that will not exit and leaves where it was in its output."""
+    from arm_ik.process_group import ProcessGroup
+    with ProcessGroup(env=ros_domain.environment()) as group:
+        node = group.start_node('arm_ik', 'arm_info', namespace='/pointer3',
+                                params={'robot_description': urdf_of('pointer3'),
+                                        'arm': 'pointer3'})
+        assert node.wait_for_exit(3.0) is None
+        output = node.abort()
+        assert not node.alive()
+        assert 'Fatal Python error: Aborted' in output, output
+        assert 'arm_info' in output and 'File "' in output, output

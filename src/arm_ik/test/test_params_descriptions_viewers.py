@@ -221,13 +221,20 @@ def test_case_24_bad_descriptions_stop_every_node(processes, urdf_of):
                                            '"elbow_pitch" has zero length'),
         'negative_xacro_arg': (negative.stdout, 'robot_description is empty'),
     }
+    # These nodes talk to nobody, so discovery is off: 24 participants starting and leaving
+    # together on one domain sometimes deadlock Fast DDS 3.2 (Kilted) in a starting node
+    # (a peer's endpoints removed while its announcement timer runs; README, Tests), which
+    # says nothing about how a node treats its description.
+    no_discovery = {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'OFF'}
     started = [(case, executable, message,
-                start(processes, description, executable, namespace=f'/{case}'))
+                processes.start_node('arm_ik', executable, namespace=f'/{case}',
+                                     params={'robot_description': description, 'arm': ARM},
+                                     extra_env=no_discovery))
                for case, (description, message) in cases.items() for executable in NODES]
     for case, executable, message, process in started:
         status = process.wait_for_exit(60.0)
-        output = process.output()
-        assert status == 1, f'{executable} with {case}: exit {status}\n{output[-2000:]}'
+        output = process.output() if status is not None else process.abort()
+        assert status == 1, f'{executable} with {case}: exit {status}\n{output[-4000:]}'
         assert '[FATAL]' in output and message in output, f'{executable} {case}:\n{output}'
         assert 'Traceback' not in output, f'{executable} {case}:\n{output}'
 
