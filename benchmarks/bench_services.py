@@ -140,34 +140,11 @@ def run_worker(spec: dict[str, Any]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------- orchestration
 def fk_targets(arm: str, count: int) -> list[list[float]]:
-    """Reachable tip positions: FK of random joint values that pass the arm's reach rules."""
-    import numpy as np
-
-    from arm_ik.kinematics.description import load_arm_config, load_model
-    from arm_ik.kinematics.safety.config import safety_config_of
-    from arm_ik.kinematics.safety.geometry import SafetyGeometry
-    from arm_ik.kinematics.solvers.base import workspace_from_model
-
-    model = load_model(arm)
-    config = load_arm_config(arm)
-    minimum = (config.get('ik') or {}).get('min_height_above_shoulder')
-    rules = workspace_from_model(model, None if minimum is None else float(minimum))
-    floor = SafetyGeometry(model, safety_config_of(config, arm))
-    rng = np.random.default_rng(SEED)
-    targets = []
-    while len(targets) < count:
-        q = model.random_configurations(1, rng)[0]
-        # Clear of the floor, so ik_server's floor rule does not refuse the pose.
-        if floor.floor_enabled and floor.check(q).min_floor_clearance[0] < 0.02:
-            continue
-        tip = model.fk(q)[:3, 3]
-        relative = tip - rules.shoulder
-        if rules.min_height_above_shoulder is not None and \
-                relative[2] < rules.min_height_above_shoulder + 0.01:
-            continue
-        if rules.min_reach + 0.01 < np.linalg.norm(relative) < rules.max_reach - 0.01:
-            targets.append([float(v) for v in tip])
-    return targets
+    """Reachable tip positions clear of the floor (the integration tests' targets), so every
+    IK reply must be OK."""
+    import ik_graph
+    return [ik_graph.fk_position(arm, q).tolist()
+            for q in ik_graph.fk_targets(arm, count, seed=SEED)]
 
 
 def start_workers(env: dict[str, str], specs: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -51,6 +51,7 @@ REPO = Path(__file__).resolve().parents[1]
 # The domain lock protocol and the FK target generator of the integration tests.
 sys.path.insert(0, str(REPO / 'src' / 'arm_ik' / 'test'))
 
+from ik_graph import APPLICABLE, fk_position, fk_targets, IKGraph, workspace  # noqa: E402
 import numpy as np  # noqa: E402
 
 ARMS = ('pointer3', 'six_axis')
@@ -79,8 +80,6 @@ def proc_status(pid: int) -> tuple[int, int]:
 
 def invalid_request(kind: str, arm: str, valid_target: np.ndarray, rng: np.random.Generator):
     """(request, solver or None) that every server must refuse."""
-    from ik_graph import APPLICABLE, workspace
-
     from arm_ik.client import build_request
     from arm_ik.kinematics.result import GoalType
     rules = workspace(arm)
@@ -124,87 +123,45 @@ def invalid_request(kind: str, arm: str, valid_target: np.ndarray, rng: np.rando
     return request, solver
 
 
-class Endurance:
-    """The servers, the client node and the bookkeeping of one run."""
+class Endurance(IKGraph):
+    """The integration tests' IKGraph (servers on a private domain, one client node) plus
+    the bookkeeping of one run."""
 
     def __init__(self, arms: tuple[str, ...], seed: int,
                  server_env: dict[str, str] | None = None) -> None:
-        import rclpy
-        from rclpy.executors import SingleThreadedExecutor
-        from ros_harness import DomainClaim
-
-        from arm_ik.process_group import ProcessGroup
+        super().__init__()
         self.arms = arms
         self.server_env = dict(server_env or {})
         self.rng = np.random.default_rng(seed)
-        self.claim = DomainClaim()
-        self.processes = ProcessGroup(env=self.claim.environment())
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context, domain_id=self.claim.domain_id)
-        self.node = rclpy.create_node('endurance_client', context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self.servers: dict[str, Any] = {}
-        self.clients: dict[tuple[str, str | None], Any] = {}
 
     # ------------------------------------------------------------------ set-up
-    def start(self) -> None:
-        from ik_graph import urdf
-        for arm in self.arms:
-            self.servers[arm] = self.processes.start_node(
-                'arm_ik', 'ik_server', namespace=f'/{arm}',
-                params={'robot_description': urdf(arm), 'arm': arm}, extra_env=self.server_env)
-        from ik_graph import APPLICABLE, fk_position, fk_targets
+    def start_servers(self) -> None:
+        from ros_harness import call_service
 
         from arm_ik.client import build_request
         from arm_interfaces.srv import SolveIK
         for arm in self.arms:
-            for solver in (None, *APPLICABLE[arm]):
-                client = self.client(arm, solver)
-                deadline = time.monotonic() + 60.0
-                while not client.wait_for_service(timeout_sec=0.2):
-                    if not self.servers[arm].alive() or time.monotonic() > deadline:
-                        raise RuntimeError(f'ik_server {arm} did not start:\n'
-                                           f'{self.servers[arm].output()}')
-                # One answered call proves the reply path too (matched response reader).
-                self._wait([client.call_async(SolveIK.Request())])
+            self.start(arm, extra_env=self.server_env)
+        self.wait_ready(*self.arms, timeout=60.0)
+        for arm in self.arms:
+            # The closed-form services answer from a node of their own: one answered call
+            # on every service proves each reply path (resent while a reply is lost).
+            for solver in APPLICABLE[arm]:
+                call_service(self.client(arm, solver), SolveIK.Request(), self.spin,
+                             REPLY_TIMEOUT, attempt=2.0)
             # rclpy's MultiThreadedExecutor starts its pool threads lazily: a burst of
             # concurrent numeric solves grows the pool to its bound before the baseline.
             # Four solves that never converge (they run to their 0.5 s timeout) hold the
             # heavy slots while the rest are shed as BUSY on the other pool threads.
-            burst = [self.client(arm, 'dls').call_async(build_request(
+            burst = [self.call_async(arm, 'dls', build_request(
                 fk_position(arm, q), tolerance=1e-300, timeout=0.5, max_iterations=100_000))
                 for q in fk_targets(arm, 30, seed=5)]
-            self._wait(burst)
-
-    def _wait(self, futures: list) -> None:
-        deadline = time.monotonic() + REPLY_TIMEOUT
-        while not all(f.done() for f in futures) and time.monotonic() < deadline:
-            self.executor.spin_once(timeout_sec=0.05)
-
-    def client(self, arm: str, solver: str | None):
-        from arm_ik.client import SERVICE_QOS
-        from arm_interfaces.srv import SolveIK
-        key = (arm, solver)
-        if key not in self.clients:
-            name = f'/{arm}/ik_server/' + ('solve_ik' if solver is None else f'ik/{solver}')
-            self.clients[key] = self.node.create_client(SolveIK, name, qos_profile=SERVICE_QOS)
-        return self.clients[key]
-
-    def close(self) -> None:
-        import rclpy
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
-        self.processes.close()
-        self.claim.release()
+            self.wait_all(burst, REPLY_TIMEOUT)
 
     # ------------------------------------------------------------------ the run
     def run(self, duration: float, rate: float, warmup: float,
             log=print) -> dict[str, Any]:
         """Send for ``duration`` s at ``rate``/s; figures after a ``warmup`` s lead-in."""
-        from ik_graph import APPLICABLE, fk_position, fk_targets
-
         from arm_ik.client import build_request
         from arm_ik.kinematics.result import ErrorCode
         targets = {arm: [fk_position(arm, q) for q in fk_targets(arm, 400, seed=7)]
@@ -305,8 +262,6 @@ class Endurance:
 
     def _probe(self) -> bool:
         """A valid request to every server after the run is answered OK, promptly."""
-        from ik_graph import fk_position, fk_targets
-
         from arm_ik.client import build_request
         from arm_ik.kinematics.result import ErrorCode
         for arm in self.arms:
@@ -341,7 +296,7 @@ def run_endurance(duration: float = 120.0, rate: float = 50.0, arms: tuple[str, 
     the figures (see the module docstring)."""
     run = Endurance(arms, seed, server_env)
     try:
-        run.start()
+        run.start_servers()
         return run.run(duration, rate, warmup, log)
     finally:
         run.close()

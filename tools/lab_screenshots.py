@@ -37,8 +37,7 @@ def target_of(arm: str) -> list[float]:
     """The arm's picture target: from TARGETS, else FK of its home with the base turned."""
     if arm in TARGETS:
         return list(TARGETS[arm])
-    from arm_ik.kinematics.description import load_arm_config, load_model
-    from arm_ik.nodes.arm_info import home_from_config
+    from arm_ik.kinematics.description import home_from_config, load_arm_config, load_model
     model = load_model(arm)
     q = np.array(home_from_config(model, load_arm_config(arm)))
     q[0] += 0.7

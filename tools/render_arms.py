@@ -21,7 +21,6 @@ import math
 import os
 from pathlib import Path
 import sys
-from typing import Any
 
 import numpy as np
 
@@ -55,17 +54,9 @@ def _above(points: np.ndarray, floor_z: float) -> np.ndarray:
     return points
 
 
-def home_pose(model: Any, config: dict[str, Any]) -> np.ndarray:
-    """The YAML's home pose in chain order (zeros clamped into the limits when absent)."""
-    home = config.get('home_pose')
-    if isinstance(home, dict):
-        return np.array([float(home.get(name, 0.0)) for name in model.joint_names])
-    return model.clamp(np.zeros(model.dof))
-
-
 def render(arm: str, out: Path, dpi: int = 150) -> Path:
     """Draw ``arm`` at its home pose into ``out/arm_<arm>.png``; returns the path."""
-    from arm_ik.kinematics.description import load_arm_config, load_model
+    from arm_ik.kinematics.description import home_from_config, load_arm_config, load_model
     from arm_ik.kinematics.safety.config import safety_config_of
     from arm_ik.kinematics.safety.geometry import SafetyGeometry
     from arm_ik.kinematics.solvers.base import workspace_from_model
@@ -83,7 +74,7 @@ def render(arm: str, out: Path, dpi: int = 150) -> Path:
     geometry = SafetyGeometry(model, safety_config_of(config, arm))
     shell = reach_shell(workspace_from_model(model))
     floor_z = geometry.floor_z
-    q = home_pose(model, config)
+    q = np.array(home_from_config(model, config))
 
     figure = pyplot.figure(figsize=(6.4, 4.6), dpi=dpi)
     axes = figure.add_subplot(projection='3d', computed_zorder=False)

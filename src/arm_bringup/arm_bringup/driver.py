@@ -34,17 +34,15 @@ from std_srvs.srv import Trigger
 
 from arm_bringup.scenario import IKQuery, Move
 from arm_ik.client import IKClient
-from arm_ik.nodes.common import LATCHED_QOS
+from arm_ik.nodes.common import constant_names, LATCHED_QOS
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import ArmInfo, MotionErrorCode, SafetyStatus, TargetStatus
 
 # Deep, reliable and durable: every report of a cycle is kept between two looks.
 STATUS_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
-MOTION_CODES = {v: k for k, v in vars(MotionErrorCode).items()
-                if k.isupper() and isinstance(v, int)}
-STATE_NAMES = {v: k for k, v in vars(TargetStatus).items()
-               if k.isupper() and isinstance(v, int)}
+MOTION_CODES = constant_names(MotionErrorCode)
+STATE_NAMES = constant_names(TargetStatus)
 MOVE_TIMEOUT = 90.0      # s, plan + move; the longest scripted move takes about 12 s
 CYCLE_TIMEOUT = 180.0    # s, one pick-and-place cycle
 START_GRACE = 15.0       # s for target_input to see the action server
@@ -178,7 +176,7 @@ class DemoDriver(Node):
         detoured = 'detour' in result.message
         ok = code == move.expect and (detoured or not move.detour)
         target = fmt(move.position) + ' m' if move.position is not None else \
-            '[' + ', '.join(f'{v:+.2f}' for v in move.joints) + '] rad'
+            '[' + ', '.join(f'{v:+.2f}' for v in self._joint_target(move)) + '] rad'
         text = f'{move.label} {target}: {code}'
         if succeeded:
             text += (f' in {elapsed:.1f} s, final error {result.final_error * 1e3:.2f} mm, '
@@ -239,9 +237,14 @@ class DemoDriver(Node):
             goal.target.pose.position = Point(x=float(x), y=float(y), z=float(z))
         else:
             names = list(self.info.joint_names) if self.info is not None else []
-            goal.joint_target = JointState(name=names,
-                                           position=[float(v) for v in move.joints])
+            goal.joint_target = JointState(name=names, position=self._joint_target(move))
         return goal
+
+    def _joint_target(self, move: Move) -> list[float]:
+        """The move's joints (rad, chain order); the home pose comes from arm_info."""
+        if move.home:
+            return [float(v) for v in self.info.home.position] if self.info is not None else []
+        return [float(v) for v in move.joints]
 
     def _lowest_clearance(self) -> float | None:
         """Lowest link above the floor seen by safety_monitor during the move (floor on)."""

@@ -33,6 +33,8 @@ class Move:
         label: what the step shows, for the log.
         position: Cartesian target (m), or None for a joint target.
         joints: joint target (rad, chain order), or None.
+        home: the joint target is the arm's home pose, as arm_info publishes it (the
+            YAML's home_pose), so the script never restates it.
         motion_law: '' for the executor's default.
         expect: MotionErrorCode name the result should carry.
         detour: the plan must be a floor detour.
@@ -44,6 +46,7 @@ class Move:
     motion_law: str = ''
     expect: str = 'SUCCESS'
     detour: bool = False
+    home: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,8 +63,7 @@ class Scenario:
         return self.arm in PICK_PLACE_ARMS
 
 
-def _home(label: str, joints: tuple[float, ...]) -> Move:
-    return Move(label, joints=joints, motion_law='min_jerk')
+HOME = Move('home', home=True, motion_law='min_jerk')
 
 
 SCENARIOS = {
@@ -75,7 +77,7 @@ SCENARIOS = {
              motion_law='min_jerk'),
         Move('tuck the gripper in: the straight joint path dips below the floor',
              joints=(0.0, 0.5, 1.7, 1.6, 1.4), motion_law='min_jerk', detour=True),
-        _home('home', (0.0, 0.35, 0.7, 0.7, 0.0)),
+        HOME,
     )),
     'manipulator3d': Scenario('manipulator3d', (
         IKQuery('on the desk, 0.6 m out', (0.5, 0.3, 0.3)),
@@ -83,7 +85,7 @@ SCENARIOS = {
     ), (
         Move("reachable target (linear_cartesian, the arm's law)", position=(0.5, 0.3, 0.3)),
         Move('unreachable target, 1.5 m out', position=(1.5, 0.0, 0.3), expect='IK_FAILED'),
-        _home('home', (0.0, 0.7853981633974483, -1.5707963267948966)),
+        HOME,
     ), note='no floor detour: the floor check is off for this arm (z < 0 is refused)'),
     'six_axis': Scenario('six_axis', (
         IKQuery('in front', (1.0, 0.6, 0.5)),
@@ -95,7 +97,7 @@ SCENARIOS = {
         Move('swing over: the straight joint path dips below the floor',
              joints=(0.0, -0.97, -1.65, -1.39, -1.66, -1.02), motion_law='min_jerk',
              detour=True),
-        _home('home', (0.0, 0.35, 0.9, 0.0, 0.6, 0.0)),
+        HOME,
     ), note='no pick and place: sequences exist for ccd5 and manipulator3d'),
     'pointer3': Scenario('pointer3', (
         IKQuery('in front', (1.2, 0.3, 0.9)),
@@ -107,6 +109,6 @@ SCENARIOS = {
         Move('fold in: the straight joint path dips below the floor',
              joints=(0.0, 0.8, -2.7), motion_law='min_jerk', detour=True),
         # From the folded pose the straight way home goes through the floor too.
-        _home('home', (0.0, 0.5235987755982988, -1.0471975511965976)),
+        HOME,
     ), note='no pick and place: sequences exist for ccd5 and manipulator3d'),
 }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 import os
 from pathlib import Path
 import sys
@@ -11,7 +10,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from ros_harness import DomainClaim  # noqa: E402
+# The integration fixtures live in ros_harness, so arm_bringup's tests share them.
+from ros_harness import processes, ros_domain, ros_node  # noqa: E402, F401
 
 ARMS = ('pointer3', 'ccd5', 'six_axis', 'manipulator3d')
 SOURCE_DESCRIPTION = Path(__file__).resolve().parents[2] / 'arm_description'
@@ -53,42 +53,3 @@ def urdf_of():
     """Factory: ``urdf_of('pointer3')`` → expanded URDF text."""
     from arm_ik.kinematics.description import expand_xacro
     return lambda arm, **mappings: expand_xacro(arm, dict(mappings) or None)
-
-
-@pytest.fixture
-def ros_domain() -> Iterator[DomainClaim]:
-    """A ROS domain of this test's own (released afterwards)."""
-    claim = DomainClaim()
-    yield claim
-    claim.release()
-
-
-@pytest.fixture
-def processes(ros_domain):
-    """A ProcessGroup on this test's domain; every process is stopped at teardown."""
-    from arm_ik.process_group import ProcessGroup
-    group = ProcessGroup(env=ros_domain.environment())
-    yield group
-    group.close()
-
-
-@pytest.fixture
-def ros_node(ros_domain):
-    """An rclpy node of the test in its own Context on the test's domain, with a spin helper.
-
-    Yields (node, spin) where ``spin(timeout=0.05)`` runs the node's callbacks once.
-    """
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=ros_domain.domain_id)
-    node = rclpy.create_node('test_client', context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-
-    def spin(timeout: float = 0.05) -> None:
-        executor.spin_once(timeout_sec=timeout)
-    yield node, spin
-    executor.shutdown()
-    node.destroy_node()
-    rclpy.shutdown(context=context)

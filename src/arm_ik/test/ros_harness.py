@@ -1,16 +1,20 @@
 """Integration-test plumbing: one ROS domain per test, discovery on localhost only.
 
 Each test claims a free ROS_DOMAIN_ID with a lock file, so concurrent test runs (Jazzy and
-Kilted side by side, or two developers) never share a DDS domain.
+Kilted side by side, or two developers) never share a DDS domain. The fixtures at the end
+(``ros_domain``, ``processes``, ``ros_node``) are imported by the conftest of arm_ik's and
+arm_bringup's tests.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 import fcntl
 import os
 from pathlib import Path
 import time
+
+import pytest
 
 LOCK_DIR = Path(os.environ.get('ARM_IK_DOMAIN_LOCK_DIR', '/tmp/arm_ik_ros_domains'))
 # Fast DDS maps domains up to 232 to ports; stay well inside and away from 0 (the default).
@@ -83,3 +87,42 @@ def call_service(client, request, spin: Callable[[], None], timeout: float,
         client.remove_pending_request(future)
         if time.monotonic() >= deadline:
             raise AssertionError(f'no reply from {client.srv_name} within {timeout:.1f} s')
+
+
+@pytest.fixture
+def ros_domain() -> Iterator[DomainClaim]:
+    """A ROS domain of this test's own (released afterwards)."""
+    claim = DomainClaim()
+    yield claim
+    claim.release()
+
+
+@pytest.fixture
+def processes(ros_domain: DomainClaim):
+    """A ProcessGroup on this test's domain; every process is stopped at teardown."""
+    from arm_ik.process_group import ProcessGroup
+    group = ProcessGroup(env=ros_domain.environment())
+    yield group
+    group.close()
+
+
+@pytest.fixture
+def ros_node(ros_domain: DomainClaim):
+    """An rclpy node of the test in its own Context on the test's domain, with a spin helper.
+
+    Yields (node, spin) where ``spin(timeout=0.05)`` runs the node's callbacks once.
+    """
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=ros_domain.domain_id)
+    node = rclpy.create_node('test_client', context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+
+    def spin(timeout: float = 0.05) -> None:
+        executor.spin_once(timeout_sec=timeout)
+    yield node, spin
+    executor.shutdown()
+    node.destroy_node()
+    rclpy.shutdown(context=context)

@@ -6,10 +6,12 @@ overrides it (used to work from a source tree without a build).
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from arm_ik.kinematics.model import ArmModel, DescriptionError
@@ -61,3 +63,25 @@ def load_arm_config(arm: str) -> dict[str, Any]:
 def load_model(arm: str, mappings: dict[str, str] | None = None) -> ArmModel:
     """ArmModel of ``arm`` (base_link → tool0) from its expanded xacro."""
     return ArmModel.from_urdf(expand_xacro(arm, mappings))
+
+
+def home_from_config(model: ArmModel, config: dict) -> list[float]:
+    """Home pose (rad) from the arm's defaults YAML, or all zeros clamped into the limits."""
+    home = config.get('home_pose')
+    if isinstance(home, dict):
+        return [float(home.get(name, 0.0)) for name in model.joint_names]
+    if isinstance(home, (list, tuple)):
+        return [float(v) for v in home]
+    return model.clamp(np.zeros(model.dof)).tolist()
+
+
+def check_home(model: ArmModel, values: list[float]) -> str:
+    """'' when ``values`` is a usable home pose, else the reason it is not."""
+    if len(values) != model.dof:
+        return f'home has {len(values)} values, the arm has {model.dof} joints'
+    for name, value, low, high in zip(model.joint_names, values, model.lower, model.upper):
+        if not math.isfinite(value):
+            return f'home value of {name} is {value} (must be finite)'
+        if not low - 1e-9 <= value <= high + 1e-9:
+            return f'home value of {name} = {value:.4f} rad is outside [{low:.4f}, {high:.4f}]'
+    return ''

@@ -16,7 +16,7 @@ import numpy as np
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.result import check_vector, ErrorCode, GoalType, IKResult
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
-from arm_ik.kinematics.safety.rules import choose_above_floor
+from arm_ik.kinematics.safety.rules import apply_floor_rules
 from arm_ik.kinematics.solvers import solver_class, SOLVERS
 from arm_ik.kinematics.solvers.base import (
     MAX_ITERATIONS_CAP,
@@ -271,21 +271,17 @@ class IKDispatcher:
         # The floor rules choose among every labelled solution, so ask for all of them.
         result = solver.solve(position, orientation, goal, seed,
                               options.with_changes(return_all=True))
-        solutions = list(result.solutions)
+        if any(s.label == result.branch for s in result.solutions):
+            result, choice = apply_floor_rules(self.safety, result, position, options.return_all)
+            if choice is None:
+                return IKAnswer(result, name, target=position)
+            shortfall = choice.shortfall if choice.code == ErrorCode.PARTIAL_SOLUTION else 0.0
+            return IKAnswer(result, name, branch_switched=choice.switched, shortfall=shortfall,
+                            target=position)
         if not options.return_all:
             result = replace(result, solutions=[])
         if not result.success or result.q is None:
             return IKAnswer(result, name, target=position)
-        if solutions and any(s.label == result.branch for s in solutions):
-            choice = choose_above_floor(self.safety, solutions, result.branch, position)
-            if choice.code == ErrorCode.OK and not choice.switched:
-                return IKAnswer(result, name, target=position)
-            result = replace(result, code=choice.code, reason=choice.message, q=choice.q,
-                             branch=choice.branch, tip_position=choice.tip,
-                             position_error=choice.shortfall)
-            shortfall = choice.shortfall if choice.code == ErrorCode.PARTIAL_SOLUTION else 0.0
-            return IKAnswer(result, name, branch_switched=choice.switched, shortfall=shortfall,
-                            target=position)
         # Numeric solvers give one answer per seed: one through the floor is retried from
         # other seeds (drawn from clear poses, seeded so the answer stays deterministic).
         deadline = time.perf_counter() + options.timeout

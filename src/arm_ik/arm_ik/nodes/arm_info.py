@@ -7,17 +7,15 @@ Publishes: ``arm_info`` (arm_interfaces/ArmInfo, transient local).
 
 from __future__ import annotations
 
-import math
 import sys
 
 from geometry_msgs.msg import Point
-import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 
-from arm_ik.kinematics.model import ArmModel
+from arm_ik.kinematics.description import check_home, home_from_config
 from arm_ik.kinematics.solvers.base import Workspace, workspace_from_model
 from arm_ik.nodes.common import (
     declare_arm_model,
@@ -28,28 +26,6 @@ from arm_ik.nodes.common import (
     StartupError,
 )
 from arm_interfaces.msg import ArmInfo
-
-
-def home_from_config(model: ArmModel, config: dict) -> list[float]:
-    """Home pose (rad) from the arm's defaults YAML, or all zeros clamped into the limits."""
-    home = config.get('home_pose')
-    if isinstance(home, dict):
-        return [float(home.get(name, 0.0)) for name in model.joint_names]
-    if isinstance(home, (list, tuple)):
-        return [float(v) for v in home]
-    return model.clamp(np.zeros(model.dof)).tolist()
-
-
-def check_home(model: ArmModel, values: list[float]) -> str:
-    """'' when ``values`` is a usable home pose, else the reason it is not."""
-    if len(values) != model.dof:
-        return f'home has {len(values)} values, the arm has {model.dof} joints'
-    for name, value, low, high in zip(model.joint_names, values, model.lower, model.upper):
-        if not math.isfinite(value):
-            return f'home value of {name} is {value} (must be finite)'
-        if not low - 1e-9 <= value <= high + 1e-9:
-            return f'home value of {name} = {value:.4f} rad is outside [{low:.4f}, {high:.4f}]'
-    return ''
 
 
 class ArmInfoNode(Node):

@@ -16,6 +16,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from arm_ik.kinematics.chain_checks import zero_length_reason
 from arm_ik.kinematics.description import ARMS, DescriptionError, load_arm_config
 from arm_ik.kinematics.model import ArmModel
+from arm_ik.kinematics.safety.config import safety_config_of, SafetyConfigError
+from arm_ik.kinematics.safety.geometry import SafetyGeometry
 
 # Latched: late joiners (RViz, viewers, clients) still get the last message.
 LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
@@ -24,6 +26,24 @@ LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 
 class StartupError(RuntimeError):
     """The node cannot start with the description or parameters it was given."""
+
+
+def constant_names(message_type: type) -> dict[int, str]:
+    """{value: name} of a message's integer constants (for logs and readouts)."""
+    return {value: name for name, value in vars(message_type).items()
+            if name.isupper() and isinstance(value, int)}
+
+
+def safety_geometry_of(model: ArmModel, config: dict, arm: str) -> SafetyGeometry:
+    """Capsules, floor and obstacle of ``model`` from the safety section of the arm's YAML.
+
+    Raises:
+        StartupError: that section is invalid or does not fit ``model``.
+    """
+    try:
+        return SafetyGeometry(model, safety_config_of(config, arm))
+    except (SafetyConfigError, ValueError) as error:
+        raise StartupError(f'safety configuration of "{arm}": {error}') from None
 
 
 def describe(description: str, read_only: bool = False, **constraints: Any) -> ParameterDescriptor:

@@ -30,11 +30,10 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
 from arm_ik.client import SERVICE_QOS
+from arm_ik.kinematics.description import home_from_config
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.request import IKAnswer, IKDispatcher, IKRequest
 from arm_ik.kinematics.result import ErrorCode, IKResult
-from arm_ik.kinematics.safety.config import safety_config_of, SafetyConfigError
-from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.solvers import SOLVERS
 from arm_ik.kinematics.solvers.base import (
     MAX_ITERATIONS_CAP,
@@ -43,12 +42,12 @@ from arm_ik.kinematics.solvers.base import (
     Workspace,
     workspace_of_arm,
 )
-from arm_ik.nodes.arm_info import home_from_config
 from arm_ik.nodes.common import (
     declare_arm_model,
     describe,
     DescriptionReload,
     run,
+    safety_geometry_of,
     StartupError,
 )
 from arm_ik.nodes.executors import HandoffExecutor
@@ -160,10 +159,7 @@ class IKServer(Node):
         """
         workspace = workspace_of_arm(model, self._config)
         home = np.array(home_from_config(model, self._config))
-        try:
-            safety = SafetyGeometry(model, safety_config_of(self._config, self.arm))
-        except (SafetyConfigError, ValueError) as error:
-            raise StartupError(f'safety settings of {self.arm}: {error}') from None
+        safety = safety_geometry_of(model, self._config, self.arm)
         try:
             dispatcher = IKDispatcher(model, workspace,
                                       self.get_parameter('default_solver').value, safety)

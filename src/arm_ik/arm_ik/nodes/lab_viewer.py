@@ -51,6 +51,7 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
 from arm_ik.client import SERVICE_QOS
+from arm_ik.kinematics.description import home_from_config
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.motion import laws
 from arm_ik.kinematics.safety.config import safety_config_of, SafetyConfigError
@@ -71,8 +72,14 @@ from arm_ik.lab.layout import LabLayout
 from arm_ik.lab.panel import Outcome
 from arm_ik.lab.scene import LabScene
 from arm_ik.lab.urdf_view import ArmView
-from arm_ik.nodes.arm_info import home_from_config
-from arm_ik.nodes.common import declare_arm_model, describe, LATCHED_QOS, run, StartupError
+from arm_ik.nodes.common import (
+    constant_names,
+    declare_arm_model,
+    describe,
+    LATCHED_QOS,
+    run,
+    StartupError,
+)
 from arm_ik.nodes.executors import HandoffExecutor
 from arm_ik.nodes.lab_moves import LabMoves
 from arm_ik.nodes.lab_remote import ExecutorHop, RemoteParameters
@@ -91,12 +98,9 @@ EXECUTOR_THREADS = 4
 STATUS_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.RELIABLE,
                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
 READOUT_PERIOD = 0.25      # s between readout and error-plot refreshes (each is a message)
-EXECUTOR_STATES = {value: name for name, value in vars(ExecutorStatus).items()
-                   if name.isupper() and isinstance(value, int)}
-SAFETY_VERDICTS = {value: name for name, value in vars(SafetyStatus).items()
-                   if name.isupper() and isinstance(value, int)}
-TARGET_STATES = {value: name for name, value in vars(TargetStatus).items()
-                 if name.isupper() and isinstance(value, int)}
+EXECUTOR_STATES = constant_names(ExecutorStatus)
+SAFETY_VERDICTS = constant_names(SafetyStatus)
+TARGET_STATES = constant_names(TargetStatus)
 
 
 def _range(low: float, high: float) -> FloatingPointRange:

@@ -25,6 +25,7 @@ Sent on change (at most update_rate per second) and as a heartbeat (republish_ra
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 import math
 import sys
@@ -40,7 +41,6 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.result import ErrorCode
-from arm_ik.kinematics.safety.config import safety_config_of, SafetyConfigError
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.solvers.base import Workspace, workspace_from_model
 from arm_ik.kinematics.visual import (
@@ -59,6 +59,7 @@ from arm_ik.nodes.common import (
     DescriptionReload,
     LATCHED_QOS,
     run,
+    safety_geometry_of,
     StartupError,
 )
 from arm_ik.nodes.marker_settings import DESCRIPTIONS, MarkerSettings, NAMES, RANGES
@@ -138,6 +139,7 @@ class MarkersNode(Node):
         self._last_readout = -math.inf
         self._state_shown = False
         self._drawn_q: np.ndarray | None = None
+        self._built: dict[str, tuple[tuple, list[Marker]]] = {}
 
         self.marker_publisher = self.create_publisher(MarkerArray, 'markers', LATCHED_QOS)
         self.readout_publisher = self.create_publisher(ArmReadout, 'readout', 10)
@@ -165,10 +167,7 @@ class MarkersNode(Node):
         Raises:
             StartupError: the arm's safety configuration does not fit ``model``.
         """
-        try:
-            geometry = SafetyGeometry(model, safety_config_of(self._config, self.arm))
-        except (SafetyConfigError, ValueError) as error:
-            raise StartupError(f'safety configuration of "{self.arm}": {error}') from None
+        geometry = safety_geometry_of(model, self._config, self.arm)
         workspace = workspace_from_model(model)
         return ArmShapes(model, geometry, workspace, reach_shell(workspace))
 
@@ -362,15 +361,15 @@ class MarkersNode(Node):
         s, scene, frame = self.settings, self.scene, self.frame
         life = s.marker_lifetime
         markers = [draw.delete_all(frame)]
-        markers += draw.floor_markers(frame, scene.shell, self.geometry.floor_z,
-                                      s.circle_spacing, s.floor_colour, s.circle_colour,
-                                      s.text_size)
-        markers += draw.shell_markers(frame, scene.shell, s.shell_colour, s.hole_colour)
+        markers += self._reuse('scene', (scene.shell, self.geometry, s), lambda: (
+            draw.floor_markers(frame, scene.shell, self.geometry.floor_z, s.circle_spacing,
+                               s.floor_colour, s.circle_colour, s.text_size)
+            + draw.shell_markers(frame, scene.shell, s.shell_colour, s.hole_colour)))
         if scene.target is not None:
             markers += draw.target_markers(frame, scene.target, scene.target_colour,
                                            s.target_size, life)
-        markers += draw.path_markers(frame, scene.tips, s.path_start_colour, s.path_end_colour,
-                                     s.path_width, life)
+        markers += self._reuse('path', (scene.tips, s), lambda: draw.path_markers(
+            frame, scene.tips, s.path_start_colour, s.path_end_colour, s.path_width, life))
         if scene.failure_point is not None:
             markers.append(draw.failure_marker(frame, scene.failure_point, 2.0 * s.contact_size,
                                                life))
@@ -392,6 +391,17 @@ class MarkersNode(Node):
         self._dirty = False
         self._state_shown = fresh
         self._drawn_q = scene.q if fresh else None
+
+    def _reuse(self, part: str, inputs: tuple, build: Callable[[], list[Marker]]
+               ) -> list[Marker]:
+        """The markers of ``part`` as last built while the objects in ``inputs`` are the same
+        (they are replaced, never changed in place): the floor circles and a path of up to
+        20,000 points cost more to build than everything else while the arm moves."""
+        built = self._built.get(part)
+        if built is None or any(old is not new for old, new in zip(built[0], inputs)):
+            built = (inputs, build())
+            self._built[part] = built
+        return built[1]
 
     def _publish_readout(self, now: float) -> None:
         scene = self.scene

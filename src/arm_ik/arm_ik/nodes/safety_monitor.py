@@ -25,7 +25,6 @@ import threading
 import time
 
 from builtin_interfaces.msg import Duration
-from geometry_msgs.msg import Point, Quaternion
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -33,12 +32,11 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
-from std_msgs.msg import ColorRGBA
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
 from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.safety.config import positive_reason, safety_config_of, SafetyConfigError
+from arm_ik.kinematics.safety.config import positive_reason, SafetyConfigError
 from arm_ik.kinematics.safety.geometry import PoseCheck, SafetyGeometry, Verdict
 from arm_ik.kinematics.safety.paths import check_path, MAX_POINT_STEP
 from arm_ik.kinematics.safety.planning import (
@@ -48,14 +46,17 @@ from arm_ik.kinematics.safety.planning import (
     plan_detour,
     PlanCode,
 )
+from arm_ik.nodes import marker_messages as draw
 from arm_ik.nodes.common import (
     declare_arm_model,
     describe,
     DescriptionReload,
     run,
+    safety_geometry_of,
     StartupError,
 )
 from arm_ik.nodes.executors import HandoffExecutor
+from arm_ik.nodes.marker_messages import point
 from arm_interfaces.msg import JointMap as JointMapMsg
 from arm_interfaces.msg import SafetyStatus
 from arm_interfaces.srv import CheckPath, GetJointMap, PlanDetour
@@ -174,15 +175,6 @@ def trajectory_arrays(model: ArmModel, trajectory: JointTrajectory) -> tuple[np.
     return waypoints, times
 
 
-def point(values: np.ndarray) -> Point:
-    return Point(x=float(values[0]), y=float(values[1]), z=float(values[2]))
-
-
-def seconds_duration(seconds: float) -> Duration:
-    whole = int(math.floor(seconds))
-    return Duration(sec=whole, nanosec=min(int(round((seconds - whole) * 1e9)), 999_999_999))
-
-
 def sample_rate_of(value: float, default: float) -> float:
     if not math.isfinite(value) or value < 0.0:
         raise ValueError(f'sample_rate {value} must be finite and >= 0 Hz (0: node default)')
@@ -190,76 +182,42 @@ def sample_rate_of(value: float, default: float) -> float:
 
 
 # ---------------------------------------------------------------------------- markers
-def _colour(r: float, g: float, b: float, a: float) -> ColorRGBA:
-    return ColorRGBA(r=r, g=g, b=b, a=a)
-
-
-def _orientation_z_to(direction: np.ndarray) -> Quaternion:
-    """Quaternion turning +Z onto ``direction`` (a cylinder marker's axis)."""
-    length = float(np.linalg.norm(direction))
-    if length < 1e-12:
-        return Quaternion(w=1.0)
-    d = direction / length
-    axis = np.cross([0.0, 0.0, 1.0], d)
-    sin_angle, cos_angle = float(np.linalg.norm(axis)), float(d[2])
-    if sin_angle < 1e-12:
-        return Quaternion(w=1.0) if cos_angle > 0.0 else Quaternion(x=1.0, w=0.0)
-    half = math.atan2(sin_angle, cos_angle) / 2.0
-    axis = axis / sin_angle * math.sin(half)
-    return Quaternion(x=float(axis[0]), y=float(axis[1]), z=float(axis[2]), w=math.cos(half))
+FLOOR_RGBA = (0.5, 0.5, 0.5, 0.35)
+OBSTACLE_CLEAR_RGBA = (0.1, 0.8, 0.2, 0.6)
+OBSTACLE_CONTACT_RGBA = (0.9, 0.1, 0.1, 0.8)
+CONTACT_RGBA = (1.0, 0.0, 0.0, 1.0)
 
 
 def safety_markers(geometry: SafetyGeometry, check: PoseCheck, q: np.ndarray, frame: str,
                    stamp, lifetime: float) -> MarkerArray:
     """Floor plane, obstacle ball (red on contact), link capsules and contact points."""
     markers = []
-    life = seconds_duration(lifetime)
-
-    def marker(ns: str, ident: int, kind: int) -> Marker:
-        m = Marker(ns=ns, id=ident, type=kind, action=Marker.ADD, lifetime=life)
-        m.header.frame_id, m.header.stamp = frame, stamp
-        m.pose.orientation.w = 1.0
-        return m
-
     if geometry.floor_enabled:
-        floor = marker('floor', 0, Marker.CUBE)
+        floor = draw.marker(frame, 'floor', 0, Marker.CUBE, FLOOR_RGBA, lifetime)
         floor.pose.position = point([geometry.shoulder[0], geometry.shoulder[1],
                                      geometry.floor_z - 0.005])
         floor.scale.x = floor.scale.y = 2.0 * (geometry.model.max_reach() + 0.5)
         floor.scale.z = 0.01
-        floor.color = _colour(0.5, 0.5, 0.5, 0.35)
         markers.append(floor)
-    touching = bool(check.obstacle_contact.any())
     if geometry.obstacle_enabled:
-        ball = marker('obstacle', 0, Marker.SPHERE)
+        touching = bool(check.obstacle_contact.any())
+        ball = draw.marker(frame, 'obstacle', 0, Marker.SPHERE,
+                           OBSTACLE_CONTACT_RGBA if touching else OBSTACLE_CLEAR_RGBA, lifetime)
         ball.pose.position = point(geometry.obstacle_center)
         ball.scale.x = ball.scale.y = ball.scale.z = 2.0 * geometry.config.obstacle.radius
-        ball.color = _colour(0.9, 0.1, 0.1, 0.8) if touching else _colour(0.1, 0.8, 0.2, 0.6)
         markers.append(ball)
-    start, end, _ = geometry.link_segments(q)
-    for k, capsule in enumerate(geometry.capsules):
-        a, b = start[0, k], end[0, k]
-        colour = _colour(0.9, 0.2, 0.1, 0.45) if check.floor_violation[k] else \
-            _colour(0.2, 0.4, 0.9, 0.25)
-        body = marker('link_capsules', 2 * k, Marker.CYLINDER)
-        body.pose.position = point((a + b) / 2.0)
-        body.pose.orientation = _orientation_z_to(b - a)
-        body.scale.x = body.scale.y = 2.0 * capsule.radius
-        body.scale.z = float(np.linalg.norm(b - a))
-        body.color = colour
-        caps = marker('link_capsules', 2 * k + 1, Marker.SPHERE_LIST)
-        caps.scale.x = caps.scale.y = caps.scale.z = 2.0 * capsule.radius
-        caps.points = [point(a), point(b)]
-        caps.color = colour
-        markers += [body, caps]
-    contacts = marker('contacts', 0, Marker.SPHERE_LIST)
+    starts, ends, _ = geometry.link_segments(q)
+    markers += draw.capsule_markers(frame, starts[0], ends[0], geometry.radii,
+                                    check.floor_violation, lifetime)
+    contacts = draw.marker(frame, 'contacts', 0, Marker.SPHERE_LIST, CONTACT_RGBA, lifetime)
     contacts.scale.x = contacts.scale.y = contacts.scale.z = 0.05
-    contacts.color = _colour(1.0, 0.0, 0.0, 1.0)
     contacts.points = [point(check.closest_points[k])
                        for k in np.flatnonzero(check.obstacle_contact)]
     if not contacts.points:
         contacts.action = Marker.DELETE     # no contact now: remove the last ones at once
     markers.append(contacts)
+    for m in markers:
+        m.header.stamp = stamp
     return MarkerArray(markers=markers)
 
 
@@ -312,10 +270,7 @@ class SafetyMonitor(Node):
         Raises:
             StartupError: the configuration does not fit ``model``.
         """
-        try:
-            return SafetyGeometry(model, safety_config_of(self._config, self.arm))
-        except SafetyConfigError as error:
-            raise StartupError(f'safety configuration of "{self.arm}": {error}') from None
+        return safety_geometry_of(model, self._config, self.arm)
 
     def _geometry_now(self, model: ArmModel) -> SafetyGeometry:
         """The geometry of a new ``model`` with the obstacle radius in use now."""
@@ -589,7 +544,7 @@ class SafetyMonitor(Node):
             response.path.joint_names = list(self.model.joint_names)
             response.path.points = [
                 JointTrajectoryPoint(positions=[float(v) for v in q],
-                                     time_from_start=seconds_duration(float(t)))
+                                     time_from_start=draw.duration(float(t)))
                 for q, t in zip(plan.waypoints, plan.times)]
             response.min_floor_clearance = plan.min_floor_clearance
             response.samples_checked = plan.samples_checked

@@ -48,10 +48,10 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import Marker
 
+from arm_ik.kinematics.description import home_from_config
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.request import IKDispatcher
 from arm_ik.kinematics.result import ErrorCode
-from arm_ik.kinematics.safety.config import safety_config_of, SafetyConfigError
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.solvers.base import Workspace, workspace_of_arm
 from arm_ik.kinematics.tasks.console import ask_points
@@ -74,12 +74,13 @@ from arm_ik.kinematics.tasks.sequences import (
 )
 from arm_ik.nodes import target_input_parameters as params
 from arm_ik.nodes import task_messages
-from arm_ik.nodes.arm_info import home_from_config
 from arm_ik.nodes.common import (
+    constant_names,
     declare_arm_model,
     DescriptionReload,
     LATCHED_QOS,
     run,
+    safety_geometry_of,
     StartupError,
 )
 from arm_ik.nodes.target_input_parameters import POINT_PARAMETERS
@@ -90,8 +91,8 @@ STATUS_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.RELIABLE,
                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
 TICK_PERIOD = 0.05   # s, housekeeping: cycle start, waits, result timeouts, ball publishing
 RESULT_RETRY = 2.0   # s past a move's duration between requests for its result
-_STATE_NAMES = {value: name for name, value in vars(TargetStatus).items()
-                if name.isupper() and isinstance(value, int)}
+_STATE_NAMES = constant_names(TargetStatus)
+_MOTION_CODE_NAMES = constant_names(MotionErrorCode)
 
 
 def _fmt(values) -> str:
@@ -202,9 +203,9 @@ class TargetInput(Node):
         home = np.array(home_from_config(model, self._config))
         try:
             dispatcher = IKDispatcher(model, workspace, ik_config.get('default_solver', 'dls'))
-            geometry = SafetyGeometry(model, safety_config_of(self._config, self.arm))
-        except (ValueError, SafetyConfigError) as error:
+        except ValueError as error:
             raise StartupError(f'{self.arm}: {error}') from None
+        geometry = safety_geometry_of(model, self._config, self.arm)
         machine = None
         if self.machine is not None:
             solver = self.settings.clicks.solver
@@ -578,9 +579,7 @@ class TargetInput(Node):
     def _goal_failed(self, active: ActiveGoal, reason: str, code: int, ik_code: int = 0,
                      final_error: float = 0.0) -> None:
         self._active = None
-        names = {v: k for k, v in vars(MotionErrorCode).items()
-                 if k.isupper() and isinstance(v, int)}
-        text = f'{names.get(code, code)}: {reason}'
+        text = f'{_MOTION_CODE_NAMES.get(code, code)}: {reason}'
         if active.step is not None and self.machine.current is active.step:
             self.machine.fail(text)
             self._mark_ball(force=True)

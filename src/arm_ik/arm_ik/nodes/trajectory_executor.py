@@ -88,6 +88,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
+from arm_ik.kinematics.description import check_home, home_from_config
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.motion import laws, worker
 from arm_ik.kinematics.motion.commands import trajectory_from_points
@@ -99,7 +100,6 @@ from arm_ik.kinematics.motion.validation import ValidationSettings
 from arm_ik.kinematics.request import IKRequest
 from arm_ik.kinematics.solvers.base import SolveOptions
 from arm_ik.nodes import motion_messages as messages
-from arm_ik.nodes.arm_info import check_home, home_from_config
 from arm_ik.nodes.common import (
     declare_arm_model,
     describe,

@@ -227,6 +227,35 @@ def _spread_best(cells: np.ndarray, distance: np.ndarray, step: float,
     return chosen
 
 
+def apply_floor_rules(geometry: SafetyGeometry, result: IKResult, position: object,
+                      keep_alternatives: bool) -> tuple[IKResult, FloorChoice | None]:
+    """The floor rules applied to a closed-form answer solved with ``return_all``.
+
+    Args:
+        geometry: the arm's safety geometry; with the floor disabled the answer is unchanged.
+        result: the solver's answer, with every labelled solution in ``solutions``.
+        position: target tip position, m.
+        keep_alternatives: keep ``solutions`` in the returned result (the caller asked for
+            them); otherwise they are dropped once the rules have used them.
+
+    Returns:
+        (result, choice): the result carries the code, reason, q, branch, tip and
+        ``position_error`` (the shortfall for a partial answer) of the choice; choice is
+        None when the solver failed or the floor is disabled.
+    """
+    solutions = list(result.solutions)
+    if not keep_alternatives:
+        result = replace(result, solutions=[])
+    if not result.success or result.q is None or not geometry.floor_enabled:
+        return result, None
+    choice = choose_above_floor(geometry, solutions, result.branch, np.asarray(position, float))
+    if choice.code == ErrorCode.OK and not choice.switched:
+        return result, choice
+    return replace(result, code=choice.code, reason=choice.message, q=choice.q,
+                   branch=choice.branch, tip_position=choice.tip,
+                   position_error=choice.shortfall), choice
+
+
 def solve_above_floor(solver: Solver, geometry: SafetyGeometry, position: object,
                       seed: object = None, options: SolveOptions = SolveOptions()
                       ) -> tuple[IKResult, FloorChoice | None]:
@@ -242,21 +271,9 @@ def solve_above_floor(solver: Solver, geometry: SafetyGeometry, position: object
             alternatives are returned only when the caller asked for them.
 
     Returns:
-        (result, choice): the result carries the code, reason, q, branch, tip and
-        ``position_error`` (the shortfall for a partial answer) of the choice; choice is
-        None when the solver failed or the floor is disabled.
+        As ``apply_floor_rules``, with the solve time of both steps.
     """
     start = perf_counter()
     result = solver.solve(position, seed=seed, options=options.with_changes(return_all=True))
-    solutions = list(result.solutions)
-    if not options.return_all:
-        result = replace(result, solutions=[])
-    if not result.success or not geometry.floor_enabled:
-        return result, None
-    choice = choose_above_floor(geometry, solutions, result.branch, np.asarray(position, float))
-    if choice.code == ErrorCode.OK and not choice.switched:
-        return result, choice
-    reason = choice.message
-    return replace(result, code=choice.code, reason=reason, q=choice.q, branch=choice.branch,
-                   tip_position=choice.tip, position_error=choice.shortfall,
-                   solve_time=perf_counter() - start), choice
+    result, choice = apply_floor_rules(geometry, result, position, options.return_all)
+    return replace(result, solve_time=perf_counter() - start), choice
