@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import math
+import pickle
 
 import numpy as np
 import pytest
 
 from arm_ik.kinematics.experiments import tool_down_configurations
+from arm_ik.kinematics.kernel import ChainKernel
+from arm_ik.kinematics.model import SMALL_BATCH
 from arm_ik.kinematics.result import ErrorCode, GoalType
 from arm_ik.kinematics.solvers.base import SolveOptions, Workspace, workspace_from_model
 from arm_ik.kinematics.solvers.dls import (
-    ChainKernel,
     compile_step,
     damped_least_squares_step,
     DLSSolver,
@@ -60,6 +62,26 @@ def test_kernel_matches_model_fk_and_jacobian(load_arm, arm):
         np.testing.assert_allclose(np.array(frames)[:, :3], origins, atol=1e-12)
         np.testing.assert_allclose(np.array(frames)[:, 3:], axes, atol=1e-12)
         np.testing.assert_allclose(tip, model_tip, atol=1e-12)
+
+
+@pytest.mark.parametrize('arm', ARMS)
+def test_model_kernel_and_batch_paths_agree(load_arm, arm):
+    """ArmModel's single-pose and few-pose answers (its kernel) equal the batch path's."""
+    model = load_arm(arm)
+    q = model.random_configurations(20, np.random.default_rng(4))
+    frames = model.frames_batch(q)
+    points = frames[:, :, :3, 3]
+    assert len(q[:5]) <= SMALL_BATCH < len(q)
+    np.testing.assert_allclose(model.joint_points(q[:5]), points[:5], rtol=0.0, atol=1e-12)
+    np.testing.assert_allclose(model.joint_points(q), points, rtol=0.0, atol=1e-12)
+    for pose, frame in zip(q, frames):
+        np.testing.assert_allclose(model.fk(pose), frame[-1], rtol=0.0, atol=1e-12)
+        np.testing.assert_allclose(model.frames(pose), frame, rtol=0.0, atol=1e-12)
+    with pytest.raises(ValueError):
+        model.fk(q[0][:-1])
+    # A model with its kernel built still pickles (as for a planning process).
+    copy = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(copy.jacobian(q[0]), model.jacobian(q[0]))
 
 
 @pytest.mark.parametrize('arm', ARMS)

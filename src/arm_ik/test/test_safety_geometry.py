@@ -229,9 +229,12 @@ def test_vectorised_check_equals_scalar_check(arm, load_arm):
     for index in range(len(q)):
         single = geometry.check_pose(q[index])
         assert single.verdict == batch.verdict[index]
-        np.testing.assert_array_equal(single.floor_clearance, batch.floor_clearance[index])
-        np.testing.assert_array_equal(single.obstacle_distance,
-                                      batch.obstacle_distance[index])
+        # One pose goes through the model's compiled kernel, 64 through the batch path:
+        # the same numbers up to rounding.
+        np.testing.assert_allclose(single.floor_clearance, batch.floor_clearance[index],
+                                   rtol=0.0, atol=1e-12)
+        np.testing.assert_allclose(single.obstacle_distance, batch.obstacle_distance[index],
+                                   rtol=0.0, atol=1e-12)
         np.testing.assert_array_equal(single.obstacle_contact, batch.obstacle_contact[index])
     assert set(np.unique(batch.verdict)) <= {0, 1, 2}
     np.testing.assert_array_equal(geometry.unsafe(q), batch.verdict != Verdict.SAFE)

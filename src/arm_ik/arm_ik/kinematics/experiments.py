@@ -19,10 +19,10 @@ import sys
 
 import numpy as np
 
+from arm_ik.kinematics.kernel import ChainKernel
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.solvers.base import workspace_from_model
 from arm_ik.kinematics.solvers.dls import (
-    ChainKernel,
     damped_least_squares_step,
     JointLimiter,
     tool_down_angle,
@@ -103,12 +103,12 @@ def plain_dls(model: ArmModel, q0: np.ndarray, target: np.ndarray, damping: floa
         damping: λ, metres.
         max_iterations: iteration limit.
         tolerance: convergence threshold on the position error, metres.
-        kernel: a prebuilt ChainKernel of ``model`` (built here when None).
+        kernel: the kernel to use (default: the model's own).
 
     Returns:
         The SweepRow of this λ.
     """
-    kernel = kernel or ChainKernel(model)
+    kernel = kernel or model.kernel
     q = np.asarray(q0, dtype=float).copy()
     target = np.asarray(target, dtype=float)
     largest = 0.0
@@ -142,7 +142,7 @@ def damping_sweep(model: ArmModel, lambdas: Sequence[float] = DEFAULT_LAMBDAS,
         singularity; large λ a residual error or slow convergence.
     """
     q0, target = sweep_setup(model, bend, reach_fraction, off_vertical_deg)
-    kernel = ChainKernel(model)
+    kernel = model.kernel
     return [plain_dls(model, q0, target, float(damping), max_iterations, tolerance, kernel)
             for damping in lambdas]
 
@@ -180,7 +180,7 @@ def tool_down_configurations(model: ArmModel, count: int, rng: np.random.Generat
         RuntimeError: fewer than ``count`` draws succeeded in 20·count attempts (the arm
             cannot point its tool down).
     """
-    kernel = ChainKernel(model)
+    kernel = model.kernel
     limiter = JointLimiter(model)
     found: list[list[float]] = []
     for _ in range(20 * count):

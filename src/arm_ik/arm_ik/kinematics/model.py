@@ -7,14 +7,19 @@ link offsets, joint axes and limits are read from it, never restated here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 import math
 import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 
-from arm_ik.kinematics.transforms import axis_angle_matrices, make_transform, rpy_to_matrix
+from arm_ik.kinematics.kernel import ChainKernel
+from arm_ik.kinematics.transforms import make_transform, rpy_to_matrix
 
 FULL_TURN = 2.0 * math.pi
+# Up to this many poses, joint_points evaluates each with the kernel (faster than the
+# batch path's broadcasting below about a dozen poses).
+SMALL_BATCH = 8
 
 
 class DescriptionError(ValueError):
@@ -95,9 +100,9 @@ class ArmModel:
         self.urdf = ''      # the URDF text the model was built from ('' when built by hand)
         self._axes = np.array([j.axis for j in joints])
         self._offsets = np.array([j.offset for j in joints])
-        # Rodrigues terms per joint as 4×4 (R = I + sin q·K + (1 − cos q)·K²), so one pose's
-        # frames take a few small products instead of the batched path's broadcasting: the
-        # IK services evaluate single poses several times per request.
+        # Rodrigues terms per joint as 4×4 (R = I + sin q·K + (1 − cos q)·K²), built once:
+        # the IK services evaluate a few poses several times per request, where building
+        # the skew matrices again would cost as much as the products.
         skew = np.zeros((self.dof, 4, 4))
         for index, (x, y, z) in enumerate(self._axes):
             skew[index, :3, :3] = [[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]]
@@ -213,11 +218,13 @@ class ArmModel:
         if count == 1:
             return self._frames_one(q[0])[None]
         frames = np.empty((count, self.dof + 1, 4, 4))
-        current = np.broadcast_to(np.eye(4), (count, 4, 4))
-        rotation = np.zeros((count, 4, 4))
-        rotation[:, 3, 3] = 1.0
+        identity = np.eye(4)
+        current = np.broadcast_to(identity, (count, 4, 4))
+        sin = np.sin(q)[:, :, None, None]
+        one_minus_cos = (1.0 - np.cos(q))[:, :, None, None]
         for index, joint in enumerate(self.joints):
-            rotation[:, :3, :3] = axis_angle_matrices(joint.axis, q[:, index])
+            rotation = (identity + sin[:, index] * self._skew[index]
+                        + one_minus_cos[:, index] * self._skew_sq[index])
             current = current @ joint.offset @ rotation
             frames[:, index] = current
         frames[:, self.dof] = current @ self.tip_offset
@@ -244,28 +251,61 @@ class ArmModel:
         """World frames of every joint and the tip for one configuration, (n + 1, 4, 4)."""
         return self._frames_one(np.asarray(q, dtype=float).reshape(self.dof))
 
+    @cached_property
+    def kernel(self) -> ChainKernel:
+        """This chain's FK and Jacobian compiled into plain-float Python, built on first use:
+        a few microseconds per pose where the 4×4 products above take tens."""
+        return ChainKernel(self)
+
+    def __getstate__(self) -> dict:
+        # The kernel's generated functions do not pickle (a model sent to a planning
+        # process); the copy compiles its own on first use.
+        state = dict(self.__dict__)
+        state.pop('kernel', None)
+        return state
+
+    def _one_pose(self, q: np.ndarray) -> list[float]:
+        """One configuration as n floats (ValueError when it does not have n values)."""
+        return np.asarray(q, dtype=float).reshape(self.dof).tolist()
+
     def fk(self, q: np.ndarray) -> np.ndarray:
         """Tip transform in the base frame for one configuration (4×4)."""
-        return self.frames(q)[-1]
+        return self.kernel.fk(self._one_pose(q))
 
     def joint_origins_and_axes(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """World origins (n, 3) and unit axes (n, 3) of every joint, and the tip position (3,)."""
-        frames = self.frames(q)
-        origins = frames[:-1, :3, 3]
-        axes = np.einsum('nij,nj->ni', frames[:-1, :3, :3], self._axes)
-        return origins, axes, frames[-1, :3, 3]
+        frames, tip = self.kernel.joint_frames(self._one_pose(q))
+        frames = np.array(frames)
+        return frames[:, :3], frames[:, 3:], np.array(tip)
+
+    def joint_points(self, q: np.ndarray) -> np.ndarray:
+        """World origins of every joint and the tip position for N configurations, m.
+
+        Args:
+            q: joint positions, shape (N, n) or (n,), radians.
+
+        Returns:
+            Array (N, n + 1, 3): entries i < n are joint origins (on the joint axes), entry
+            n is the tip. A few poses go through the kernel, many through the batch path.
+        """
+        q = np.atleast_2d(np.asarray(q, dtype=float))
+        if len(q) > SMALL_BATCH:
+            return self.frames_batch(q)[:, :, :3, 3]
+        points = np.empty((len(q), self.dof + 1, 3))
+        for row, values in enumerate(q.tolist()):
+            frames, tip = self.kernel.joint_frames(values)
+            for index, frame in enumerate(frames):
+                points[row, index] = frame[:3]
+            points[row, self.dof] = tip
+        return points
 
     def jacobian(self, q: np.ndarray) -> np.ndarray:
         """Geometric Jacobian (6, n) of the tip: rows vx vy vz wx wy wz.
 
         For revolute joint i with world axis a_i and origin o_i the linear column is
-        a_i × (p − o_i) and the angular column is a_i.
+        a_i × (p − o_i) and the angular column is a_i (written out by the kernel).
         """
-        origins, axes, tip = self.joint_origins_and_axes(q)
-        jacobian = np.empty((6, self.dof))
-        jacobian[:3] = np.cross(axes, tip - origins).T
-        jacobian[3:] = axes.T
-        return jacobian
+        return self.kernel.jacobian(self._one_pose(q))
 
     def shoulder_position(self) -> np.ndarray:
         """World position of the first joint whose axis is not vertical at q = 0 (the shoulder).

@@ -311,7 +311,7 @@ class IKDispatcher:
     def _clear_seed(self, rng: np.random.Generator) -> np.ndarray:
         """A random pose inside the limits that is above the floor (or the last one drawn)."""
         candidates = self.model.random_configurations(16, rng)
-        clear = np.flatnonzero(self.safety.check(candidates).min_floor_clearance >= 0.0)
+        clear = np.flatnonzero(self.safety.floor_clearance(candidates) >= 0.0)
         return candidates[clear[0]] if clear.size else candidates[0]
 
     def measure(self, answer: IKAnswer) -> IKAnswer:

@@ -25,17 +25,6 @@ def make_transform(rotation: np.ndarray, translation: np.ndarray) -> np.ndarray:
     return transform
 
 
-def axis_angle_matrices(axis: np.ndarray, angles: np.ndarray) -> np.ndarray:
-    """Rotation matrices about one unit axis for many angles (Rodrigues), shape (N, 3, 3)."""
-    angles = np.asarray(angles, dtype=float)
-    x, y, z = axis
-    skew = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-    skew_sq = skew @ skew
-    sin = np.sin(angles)[:, None, None]
-    one_minus_cos = (1.0 - np.cos(angles))[:, None, None]
-    return np.eye(3) + sin * skew + one_minus_cos * skew_sq
-
-
 def rotation_error(current: np.ndarray, target: np.ndarray) -> np.ndarray:
     """Angle-axis vector (radians) that rotates `current` onto `target`, both 3×3, world frame."""
     delta = target @ current.T

@@ -285,8 +285,7 @@ class SafetyGeometry:
         Returns:
             (start (N, L, 3), end (N, L, 3), tip (N, 3)), m.
         """
-        frames = self.model.frames_batch(self._joint_array(q))
-        points = frames[:, :, :3, 3]
+        points = self.model.joint_points(self._joint_array(q))
         return points[:, self._start], points[:, self._end], points[:, -1]
 
     def check(self, q: object) -> PoseChecks:
@@ -338,11 +337,18 @@ class SafetyGeometry:
 
     def floor_clearance(self, q: object) -> np.ndarray:
         """(N,) lowest capsule point above the floor for N poses, m (+inf: floor disabled)."""
-        array = self._joint_array(q)
+        return self.floor_clearance_and_tips(q)[0]
+
+    def floor_clearance_and_tips(self, q: object) -> tuple[np.ndarray, np.ndarray]:
+        """(N,) lowest capsule point above the floor (m, +inf: floor disabled) and (N, 3)
+        tip positions (m) of N finite poses: what the floor rules need, without the
+        obstacle distances of ``check``."""
+        start, end, tips = self.link_segments(q)
         if not self.config.floor_enabled:
-            return np.full(len(array), math.inf)
-        start, end, _ = self.link_segments(array)
-        return (np.minimum(start[..., 2], end[..., 2]) - self.radii - self.floor_z).min(axis=1)
+            return np.full(len(tips), math.inf), tips
+        clearance = (np.minimum(start[..., 2], end[..., 2]) - self.radii
+                     - self.floor_z).min(axis=1)
+        return clearance, tips
 
     def clearance(self, q: object, obstacle: bool = True) -> np.ndarray:
         """(N,) how far each pose is from a violation, m: the smaller of the lowest capsule

@@ -104,9 +104,10 @@ def choose_above_floor(geometry: SafetyGeometry, solutions: Sequence[Solution], 
                          f'({", ".join(by_label) or "none"})')
     target = np.asarray(target, dtype=float)
     labels = list(by_label)
-    checks = geometry.check(np.array([by_label[label] for label in labels]))
-    clearance = dict(zip(labels, checks.min_floor_clearance.tolist()))
-    tips = dict(zip(labels, checks.tips))
+    lowest, tip_positions = geometry.floor_clearance_and_tips(
+        np.array([by_label[label] for label in labels]))
+    clearance = dict(zip(labels, lowest.tolist()))
+    tips = dict(zip(labels, tip_positions))
     first = by_label[chosen]
     if not geometry.floor_enabled or clearance[chosen] >= 0.0:
         return FloorChoice(ErrorCode.OK, first, chosen, False, '',

@@ -23,7 +23,7 @@ import numpy as np
 from arm_ik.kinematics.model import ArmModel, FULL_TURN
 from arm_ik.kinematics.result import check_vector, ErrorCode, GoalType, IKResult
 from arm_ik.kinematics.solvers.base import SolveOptions, Solver, Workspace
-from arm_ik.kinematics.solvers.dls import ChainKernel, JointLimiter
+from arm_ik.kinematics.solvers.dls import JointLimiter
 
 _PARALLEL = 1e-9   # tolerance of the yaw + pitch structure test (unit vectors, metres)
 
@@ -109,7 +109,7 @@ class CCDSolver(Solver):
 
     def __init__(self, model: ArmModel, workspace: Workspace) -> None:
         super().__init__(model, workspace)
-        self.kernel = ChainKernel(model)
+        self.kernel = model.kernel
         self.yaw_pitch = yaw_pitch_structure(model)
         self._limiters = {True: JointLimiter(model, True), False: JointLimiter(model, False)}
         self._default_seed = JointLimiter(model).apply([0.0] * model.dof)
