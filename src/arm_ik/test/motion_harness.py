@@ -175,7 +175,33 @@ class MotionClient:
         self.measured_at = time.time()
 
     def wait_for_server(self, timeout: float = 30.0) -> None:
+        """Wait for the action server and prove its reply paths.
+
+        A reply the server sends before it has matched this client's response reader is
+        lost: the request arrives, the answer never does, and a first goal would wait for
+        ever. A goal without joint names moves nothing (the executor aborts it with
+        INVALID_GOAL, case 14), so it is sent, and its result asked for, until both
+        answers arrive.
+        """
+        deadline = time.monotonic() + timeout
         wait_until(lambda: self.action.server_is_ready(), timeout, 'the move_to_target action')
+        probe = self.goal(joints=[0.0] * len(self.names), names=[])
+        handle = self._until_answered(lambda: self.action.send_goal_async(probe), deadline,
+                                      'a goal reply')
+        self._until_answered(handle.get_result_async, deadline, 'a result reply')
+
+    def _until_answered(self, call: Callable[[], Any], deadline: float, what: str) -> Any:
+        """``call()`` (a request) on the spinning thread, made again every 2 s without an
+        answer; the answer."""
+        while True:
+            future = self._in_spin(call)
+            attempt_end = min(deadline, time.monotonic() + 2.0)
+            while not future.done() and time.monotonic() < attempt_end:
+                time.sleep(0.01)
+            if future.done():
+                return future.result()
+            if time.monotonic() >= deadline:
+                raise AssertionError(f'no {what} from the move_to_target action')
 
     def _result(self, future: Any, timeout: float) -> Any:
         wait_until(future.done, timeout, 'a reply')
