@@ -98,13 +98,10 @@ class ArmModel:
         self.wraps = np.array([j.wraps for j in joints])
         self.tip_offset = tip_offset
         self.urdf = ''      # the URDF text the model was built from ('' when built by hand)
-        self._axes = np.array([j.axis for j in joints])
-        self._offsets = np.array([j.offset for j in joints])
-        # Rodrigues terms per joint as 4×4 (R = I + sin q·K + (1 − cos q)·K²), built once:
-        # the IK services evaluate a few poses several times per request, where building
-        # the skew matrices again would cost as much as the products.
+        # Rodrigues terms per joint as 4×4 (R = I + sin q·K + (1 − cos q)·K²), built once for
+        # frames() and frames_batch(): building them per call costs as much as the products.
         skew = np.zeros((self.dof, 4, 4))
-        for index, (x, y, z) in enumerate(self._axes):
+        for index, (x, y, z) in enumerate(j.axis for j in joints):
             skew[index, :3, :3] = [[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]]
         self._skew = skew
         self._skew_sq = skew @ skew

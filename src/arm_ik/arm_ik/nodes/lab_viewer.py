@@ -54,7 +54,6 @@ from arm_ik.client import SERVICE_QOS
 from arm_ik.kinematics.description import home_from_config
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.motion import laws
-from arm_ik.kinematics.safety.config import safety_config_of, SafetyConfigError
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.safety.planning import default_search_joints
 from arm_ik.kinematics.solvers.base import workspace_from_model
@@ -78,6 +77,7 @@ from arm_ik.nodes.common import (
     describe,
     LATCHED_QOS,
     run,
+    safety_geometry_of,
     StartupError,
 )
 from arm_ik.nodes.executors import HandoffExecutor
@@ -607,8 +607,8 @@ def _check_listen(host: str) -> None:
 def _safety_geometry(model: ArmModel, config: dict, arm: str) -> SafetyGeometry | None:
     """Floor and obstacle of the arm's YAML (None when it has no usable safety section)."""
     try:
-        return SafetyGeometry(model, safety_config_of(config, arm))
-    except (SafetyConfigError, ValueError):
+        return safety_geometry_of(model, config, arm)
+    except StartupError:
         return None
 
 

@@ -337,6 +337,8 @@ class SafetyGeometry:
 
     def floor_clearance(self, q: object) -> np.ndarray:
         """(N,) lowest capsule point above the floor for N poses, m (+inf: floor disabled)."""
+        if not self.config.floor_enabled:
+            return np.full(len(self._joint_array(q)), math.inf)
         return self.floor_clearance_and_tips(q)[0]
 
     def floor_clearance_and_tips(self, q: object) -> tuple[np.ndarray, np.ndarray]:
