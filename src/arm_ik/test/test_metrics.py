@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from arm_ik.kinematics.metrics import (
+    _symmetric3_extreme_eigenvalues,
     condition_number,
+    dexterity,
     elbow_sensitivity,
     manipulability,
     reach_fraction,
@@ -112,3 +114,79 @@ def test_elbow_sensitivity():
             return math.acos((dist ** 2 - L1 ** 2 - L2 ** 2) / (2 * L1 * L2))
         numeric = abs(elbow(radius + h) - elbow(radius - h)) / (2 * h)
         assert elbow_sensitivity(L1, L2, radius, q2) == pytest.approx(numeric, rel=1e-6)
+
+
+def _reference(rows: np.ndarray) -> tuple[float, float]:
+    """Manipulability and condition number straight from LAPACK (det, eigvalsh)."""
+    gram = rows @ rows.T
+    determinant = float(np.linalg.det(gram))
+    eigenvalues = np.linalg.eigvalsh(gram)
+    condition = math.sqrt(eigenvalues[-1] / eigenvalues[0]) if eigenvalues[0] > 0.0 \
+        else math.inf
+    return math.sqrt(max(determinant, 0.0)), condition
+
+
+@pytest.mark.parametrize('rows', [2, 3])
+@pytest.mark.parametrize('columns', [2, 3, 4, 6])
+def test_closed_form_dexterity_matches_lapack(rows, columns):
+    # dexterity's closed-form eigenvalues (and its eigvalsh fallback below 1e-6·λmax)
+    # against LAPACK, over conditioning from 1 to 1e7 (σ ratio) and random bases.
+    if columns < rows:
+        pytest.skip('fewer joints than rows is singular (tested above)')
+    rng = np.random.default_rng(rows * 10 + columns)
+    for _ in range(300):
+        left = np.linalg.qr(rng.normal(size=(rows, rows)))[0]
+        right = np.linalg.qr(rng.normal(size=(columns, columns)))[0][:rows]
+        sigma = np.sort(10.0 ** rng.uniform(-7.0, 0.0, size=rows))[::-1] * rng.uniform(0.1, 3.0)
+        jacobian = left @ np.diag(sigma) @ right
+        volume, condition = dexterity(jacobian.tolist())
+        expected_volume, expected_condition = _reference(jacobian)
+        # sqrt(det G) of a near-singular G is rounding-limited in any method (LAPACK's det
+        # too): absolute 1e-7 of the scale is what both reach.
+        scale = sigma[0] ** rows
+        assert volume == pytest.approx(float(np.prod(sigma)), rel=1e-6, abs=1e-7 * scale)
+        assert volume == pytest.approx(expected_volume, rel=1e-6, abs=1e-7 * scale)
+        # Through the Gram matrix λmin carries an error of about eps·λmax, so the
+        # condition number κ is good to about eps·κ² whichever way G's eigenvalues are
+        # found; the closed form is used only where it is good to 1e-9.
+        kappa = sigma[0] / sigma[-1]
+        if kappa > 5e6:
+            continue    # λmin within rounding of zero: infinite or rounding (tested above)
+        tolerance = max(1e-9, 1e-14 * kappa * kappa)
+        assert condition == pytest.approx(kappa, rel=tolerance)
+        assert condition == pytest.approx(expected_condition, rel=tolerance)
+
+
+def test_closed_form_dexterity_of_repeated_singular_values():
+    # Equal eigenvalues are where the trigonometric solution's arccos is at ±1 and loses
+    # half its digits: these must still come out exact (the LAPACK fallback).
+    for sigma in ([1.0, 1.0, 1.0], [2.0, 1.0, 1.0], [2.0, 2.0, 1.0], [3.0, 3.0, 1e-4]):
+        rotation = np.linalg.qr(np.random.default_rng(3).normal(size=(3, 3)))[0]
+        volume, condition = dexterity((rotation @ np.diag(sigma)).tolist())
+        kappa = max(sigma) / min(sigma)
+        assert condition == pytest.approx(kappa, rel=max(1e-9, 1e-14 * kappa * kappa))
+        # det G of a near-singular G: rounding-limited, as in the general test above.
+        assert volume == pytest.approx(float(np.prod(sigma)), rel=1e-6)
+    assert dexterity([[2.0, 0.0], [0.0, 2.0]]) == (pytest.approx(4.0), pytest.approx(1.0))
+
+
+def test_closed_form_eigenvalue_bound_holds():
+    # The bound that decides between the closed form and LAPACK must cover the closed
+    # form's real error, nearly double eigenvalues included.
+    rng = np.random.default_rng(17)
+    eps = np.finfo(float).eps
+    for index in range(3000):
+        rotation = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+        values = np.sort(10.0 ** rng.uniform(-7.0, 0.0, size=3))[::-1]
+        if index % 3 == 0:
+            values[2] = values[1] * (1.0 + 10.0 ** rng.uniform(-12.0, -2.0))
+        elif index % 3 == 1:
+            values[1] = values[0] * (1.0 - 10.0 ** rng.uniform(-12.0, -2.0))
+        gram = rotation @ np.diag(values) @ rotation.T
+        gram = 0.5 * (gram + gram.T)
+        reference = np.linalg.eigvalsh(gram)
+        largest, smallest, bound = _symmetric3_extreme_eigenvalues(
+            gram[0, 0], gram[0, 1], gram[0, 2], gram[1, 1], gram[1, 2], gram[2, 2])
+        slack = 4.0 * eps * reference[-1]    # LAPACK's own rounding
+        assert abs(largest - reference[-1]) <= bound + slack
+        assert abs(smallest - reference[0]) <= bound + slack

@@ -240,6 +240,34 @@ def test_vectorised_check_equals_scalar_check(arm, load_arm):
     np.testing.assert_array_equal(geometry.unsafe(q), batch.verdict != Verdict.SAFE)
 
 
+@pytest.mark.parametrize('arm', ARMS)
+def test_one_pose_floor_clearance_equals_the_batch(arm, load_arm):
+    # pose_floor_clearance (plain floats, what the floor rules use per IK request) against
+    # floor_clearance_and_tips of the same poses in one batch (the numpy path).
+    model = load_arm(arm)
+    config = replace(load_safety_config(arm), floor_enabled=True)
+    geometry = SafetyGeometry(model, config)
+    q = model.random_configurations(64, np.random.default_rng(11))
+    clearance, tips = geometry.floor_clearance_and_tips(q)
+    for index in range(len(q)):
+        lowest, tip = geometry.pose_floor_clearance(q[index].tolist())
+        assert lowest == pytest.approx(clearance[index], abs=1e-12)
+        np.testing.assert_allclose(tip, tips[index], rtol=0.0, atol=1e-12)
+    assert np.isfinite(clearance).all()
+    off = SafetyGeometry(model, replace(config, floor_enabled=False))
+    lowest, tip = off.pose_floor_clearance(q[0].tolist())
+    assert lowest == math.inf
+    np.testing.assert_allclose(tip, tips[0], rtol=0.0, atol=1e-12)
+
+
+def test_one_pose_floor_clearance_by_hand(geometry):
+    # Forearm hanging straight down from a horizontal upper arm: its lower end (the tip) is
+    # 0.85 m under the shoulder, so the forearm capsule is 0.85 + 0.19 − 0.405 m too low.
+    lowest, tip = geometry.pose_floor_clearance([0.0, 0.0, -90.0 * DEG])
+    assert lowest == pytest.approx(SHOULDER_Z - L2 - FORE_R, abs=1e-12)
+    assert tip == pytest.approx((L1, 0.0, SHOULDER_Z - L2), abs=1e-12)
+
+
 def test_non_finite_poses_are_never_judged_safe(geometry):
     q = np.array([[0.0, 0.0, 0.0], [math.nan, 0.0, 0.0], [0.0, math.inf, 0.0]])
     checks = geometry.check(q)

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 import math
+import operator
 
 import numpy as np
 
+from arm_ik.kinematics.result import fast_vector
 from arm_ik.kinematics.solvers.base import Workspace
 
 # Eigenvalues of Jv·Jvᵀ below this fraction of the largest are rounding noise: eigvalsh
 # is accurate to about n·eps·λmax, so the matrix counts as singular (condition ∞).
 _SINGULAR_EIGENVALUE_RATIO = 64.0 * np.finfo(float).eps
+# The closed-form eigenvalues are used when their rounding bound is below this fraction of
+# λmin; otherwise (ill-conditioned, or a nearly double eigenvalue) LAPACK recomputes them.
+_CLOSED_FORM_RELATIVE_ERROR = 1e-9
+_EPS = float(np.finfo(float).eps)
+_TWO_THIRDS_PI = 2.0 * math.pi / 3.0
 # |sin q2| below this is a straight or folded elbow (sin π is 1.2e-16, not 0).
 _STRAIGHT_ELBOW = 1e-12
 
@@ -43,10 +51,7 @@ def manipulability(jv: object) -> float:
     Raises:
         ValueError: wrong shape or non-finite entries.
     """
-    rows = _position_rows(jv)
-    determinant = float(np.linalg.det(rows @ rows.T))
-    # A singular product can come out a hair below zero; that is still "no volume".
-    return math.sqrt(determinant) if determinant > 0.0 else 0.0
+    return dexterity(_position_rows(jv).tolist())[0]
 
 
 def condition_number(jv: object) -> float:
@@ -62,12 +67,80 @@ def condition_number(jv: object) -> float:
     Raises:
         ValueError: wrong shape or non-finite entries.
     """
-    rows = _position_rows(jv)
-    eigenvalues = np.linalg.eigvalsh(rows @ rows.T)   # ascending, real (symmetric)
-    largest, smallest = float(eigenvalues[-1]), float(eigenvalues[0])
+    return dexterity(_position_rows(jv).tolist())[1]
+
+
+def dexterity(rows: Sequence[Sequence[float]]) -> tuple[float, float]:
+    """(manipulability, condition number) of 2 or 3 finite position rows of a Jacobian.
+
+    One Gram matrix G = Jv·Jvᵀ serves both: manipulability sqrt(det G), condition number
+    sqrt(λmax/λmin) of G's eigenvalues. In plain floats, because the IK services report
+    both on every answer, where numpy's per-call cost would exceed the arithmetic: the
+    eigenvalues come in closed form (the quadratic for two rows, Smith's trigonometric
+    solution of the characteristic cubic for three), with a rounding bound; where that
+    bound is not below 1e-9 of λmin (an ill-conditioned G, or a nearly double eigenvalue,
+    where the cubic loses half the digits) LAPACK's eigvalsh is used instead.
+
+    Args:
+        rows: the position rows (m/rad), each with one entry per joint; the caller
+            guarantees they are finite (``manipulability`` / ``condition_number`` check).
+
+    Returns:
+        (m^k/rad^k, dimensionless ≥ 1 or math.inf), as the two functions above.
+    """
+    mul = operator.mul
+    if len(rows) == 2:
+        a, b = rows
+        g00, g01, g11 = sum(map(mul, a, a)), sum(map(mul, a, b)), sum(map(mul, b, b))
+        gram = ((g00, g01), (g01, g11))
+        determinant = g00 * g11 - g01 * g01
+        mean = 0.5 * (g00 + g11)
+        spread = math.hypot(0.5 * (g00 - g11), g01)
+        largest, smallest = mean + spread, mean - spread
+        bound = 4.0 * _EPS * (abs(mean) + spread)
+    else:
+        a, b, c = rows
+        g00, g01, g02 = sum(map(mul, a, a)), sum(map(mul, a, b)), sum(map(mul, a, c))
+        g11, g12, g22 = sum(map(mul, b, b)), sum(map(mul, b, c)), sum(map(mul, c, c))
+        gram = ((g00, g01, g02), (g01, g11, g12), (g02, g12, g22))
+        determinant = (g00 * (g11 * g22 - g12 * g12) - g01 * (g01 * g22 - g12 * g02)
+                       + g02 * (g01 * g12 - g11 * g02))
+        largest, smallest, bound = _symmetric3_extreme_eigenvalues(g00, g01, g02, g11, g12,
+                                                                   g22)
+    # A singular product can come out a hair below zero; that is still "no volume".
+    volume = math.sqrt(determinant) if determinant > 0.0 else 0.0
+    if not bound < _CLOSED_FORM_RELATIVE_ERROR * smallest:
+        eigenvalues = np.linalg.eigvalsh(np.array(gram))   # ascending, real (symmetric)
+        largest, smallest = float(eigenvalues[-1]), float(eigenvalues[0])
     if largest <= 0.0 or smallest <= _SINGULAR_EIGENVALUE_RATIO * largest:
-        return math.inf
-    return math.sqrt(largest / smallest)
+        return volume, math.inf
+    return volume, math.sqrt(largest / smallest)
+
+
+def _symmetric3_extreme_eigenvalues(g00: float, g01: float, g02: float, g11: float,
+                                    g12: float, g22: float) -> tuple[float, float, float]:
+    """Largest and smallest eigenvalue of a symmetric 3×3 matrix (Smith, CACM 1961), and a
+    bound of their rounding error.
+
+    The angle comes from arccos(r), whose error grows as 1/sqrt(1 − r²) where two
+    eigenvalues meet (r = ±1); the bound says so (checked against LAPACK in the tests).
+    """
+    off = g01 * g01 + g02 * g02 + g12 * g12
+    mean = (g00 + g11 + g22) / 3.0
+    d0, d1, d2 = g00 - mean, g11 - mean, g22 - mean
+    p = math.sqrt((d0 * d0 + d1 * d1 + d2 * d2 + 2.0 * off) / 6.0)
+    if p == 0.0:      # a multiple of the identity
+        return mean, mean, 4.0 * _EPS * abs(mean)
+    # det((G − mean·I) / p) / 2, the cosine of three times the angle below.
+    r = (d0 * (d1 * d2 - g12 * g12) - g01 * (g01 * d2 - g12 * g02)
+         + g02 * (g01 * g12 - d1 * g02)) / (2.0 * p * p * p)
+    r = -1.0 if r < -1.0 else 1.0 if r > 1.0 else r
+    angle = math.acos(r) / 3.0
+    apart = 1.0 - r * r
+    bound = 8.0 * _EPS * (abs(mean) + 2.0 * p) * (
+        1.0 + (1.0 / math.sqrt(apart) if apart > 0.0 else math.inf))
+    return (mean + 2.0 * p * math.cos(angle),
+            mean + 2.0 * p * math.cos(angle + _TWO_THIRDS_PI), bound)
 
 
 def reach_fraction(workspace: Workspace, position: object) -> float:
@@ -83,14 +156,18 @@ def reach_fraction(workspace: Workspace, position: object) -> float:
         0 at the shoulder, 1 on the outer shell, > 1 outside (dimensionless); math.inf
         for a zero maximum reach; NaN when ``position`` is not 3 finite numbers.
     """
-    try:
-        point = np.asarray(position, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        return math.nan
-    if point.shape != (3,) or not np.all(np.isfinite(point)):
-        return math.nan
+    point = fast_vector(position, 3)
+    if point is None:
+        try:
+            array = np.asarray(position, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            return math.nan
+        if array.shape != (3,) or not np.all(np.isfinite(array)):
+            return math.nan
+        point = array.tolist()
+    sx, sy, sz = workspace.shoulder.tolist()
     # hypot does not overflow for 1e308 coordinates.
-    distance = math.hypot(*(point - workspace.shoulder).tolist())
+    distance = math.hypot(point[0] - sx, point[1] - sy, point[2] - sz)
     if workspace.max_reach <= 0.0:
         return math.inf
     return distance / workspace.max_reach

@@ -13,10 +13,11 @@ import time
 
 import numpy as np
 
+from arm_ik.kinematics import metrics
 from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.result import check_vector, ErrorCode, GoalType, IKResult
+from arm_ik.kinematics.result import check_vector, ErrorCode, fast_vector, GoalType, IKResult
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
-from arm_ik.kinematics.safety.rules import apply_floor_rules
+from arm_ik.kinematics.safety.rules import solve_above_floor
 from arm_ik.kinematics.solvers import solver_class, SOLVERS
 from arm_ik.kinematics.solvers.base import (
     MAX_ITERATIONS_CAP,
@@ -129,10 +130,25 @@ def resolve_seed(model: ArmModel, names: Sequence[str], positions: Sequence[floa
     return seed, None
 
 
+def _finite_vector(value: object, size: int, field_name: str
+                   ) -> tuple[tuple[float, ...] | None, str]:
+    """``check_vector`` with its passing case in plain floats (every request takes it)."""
+    floats = fast_vector(value, size)
+    if floats is not None:
+        return floats, ''
+    vector, reason = check_vector(value, size, field_name)
+    return (None, reason) if vector is None else (tuple(vector.tolist()), '')
+
+
 def resolve_options(request: IKRequest, defaults: SolveOptions) -> tuple[SolveOptions | None, str]:
     """The request's overrides applied to the node defaults; (None, reason) when invalid."""
-    changes: dict[str, object] = {'branch': request.branch.strip(),
-                                  'return_all': bool(request.return_all)}
+    branch = request.branch.strip()
+    if (branch == defaults.branch and bool(request.return_all) == defaults.return_all
+            and not (request.timeout_sec or request.timeout_nanosec or request.max_iterations
+                     or request.damping or request.tolerance or request.joint_limits)):
+        # Nothing overridden (most requests): the defaults as they are.
+        return defaults.validated()
+    changes: dict[str, object] = {'branch': branch, 'return_all': bool(request.return_all)}
     if request.timeout_sec < 0:
         return None, f'timeout is negative ({request.timeout_sec} s)'
     if not 0 <= request.timeout_nanosec < 1_000_000_000:
@@ -182,6 +198,7 @@ class IKDispatcher:
             raise ValueError(f'default solver "{default_solver}" does not apply to this arm: '
                              f'{self.not_applicable.get(default_solver, "unknown name")}')
         self.default_solver = default_solver
+        self._all_solutions_memo: tuple[SolveOptions, SolveOptions] | None = None
 
     def solver_reason(self, name: str) -> str:
         """'' when ``name`` can serve this arm, else why not (unknown or not applicable)."""
@@ -218,13 +235,13 @@ class IKDispatcher:
             return _fail(ErrorCode.INVALID_INPUT,
                          f'goal_type {request.goal} is not one of 0 (position), 1 (tool down), '
                          '2 (full pose)', name)
-        position, reason = check_vector(request.position, 3, 'target.pose.position')
+        position, reason = _finite_vector(request.position, 3, 'target.pose.position')
         if position is None:
             return _fail(ErrorCode.INVALID_INPUT, reason, name)
         orientation = None
         # Checked for every goal type, though read only for FULL_POSE: a NaN or inf anywhere
         # in the target means a broken caller, and the answer should say so.
-        quaternion, reason = check_vector(request.orientation, 4, 'target.pose.orientation')
+        quaternion, reason = _finite_vector(request.orientation, 4, 'target.pose.orientation')
         if quaternion is None:
             return _fail(ErrorCode.INVALID_INPUT, reason, name)
         if goal == GoalType.FULL_POSE:
@@ -241,7 +258,7 @@ class IKDispatcher:
         options, reason = resolve_options(request, defaults)
         if options is None:
             return _fail(ErrorCode.INVALID_INPUT, reason, name)
-        return PreparedRequest(name, position, orientation, goal, seed, options)
+        return PreparedRequest(name, np.array(position), orientation, goal, seed, options)
 
     def run(self, prepared: PreparedRequest) -> IKAnswer:
         """Solve a prepared request; never raises (a solver exception becomes INTERNAL_ERROR)."""
@@ -268,18 +285,16 @@ class IKDispatcher:
         if self.safety is None:
             return IKAnswer(solver.solve(position, orientation, goal, seed, options), name,
                             target=position)
-        # The floor rules choose among every labelled solution, so ask for all of them.
-        result = solver.solve(position, orientation, goal, seed,
-                              options.with_changes(return_all=True))
-        if any(s.label == result.branch for s in result.solutions):
-            result, choice = apply_floor_rules(self.safety, result, position, options.return_all)
-            if choice is None:
+        if solver.labelled:
+            result, choice = solve_above_floor(solver, self.safety, position, seed, options,
+                                               orientation=orientation, goal=goal,
+                                               every_options=self._all_solutions(options))
+            if choice is None or not choice.switched:
                 return IKAnswer(result, name, target=position)
             shortfall = choice.shortfall if choice.code == ErrorCode.PARTIAL_SOLUTION else 0.0
-            return IKAnswer(result, name, branch_switched=choice.switched, shortfall=shortfall,
+            return IKAnswer(result, name, branch_switched=True, shortfall=shortfall,
                             target=position)
-        if not options.return_all:
-            result = replace(result, solutions=[])
+        result = solver.solve(position, orientation, goal, seed, options)
         if not result.success or result.q is None:
             return IKAnswer(result, name, target=position)
         # Numeric solvers give one answer per seed: one through the floor is retried from
@@ -302,6 +317,17 @@ class IKDispatcher:
                 'try another seed or a closed-form solver'))
         return IKAnswer(result, name, target=position)
 
+    def _all_solutions(self, options: SolveOptions) -> SolveOptions:
+        """``options`` with return_all set; the same object for the same options, so a
+        solver that validated them once (as the closed forms do) need not again."""
+        if options.return_all:
+            return options
+        memo = self._all_solutions_memo
+        if memo is None or memo[0] is not options:
+            memo = (options, options.with_changes(return_all=True))
+            self._all_solutions_memo = memo   # one tuple swap: safe for concurrent requests
+        return memo[1]
+
     def _floor_clearance(self, q: np.ndarray) -> tuple[float, str]:
         """Lowest capsule clearance above the floor (m) of pose ``q`` and its link."""
         checks = self.safety.check(q)
@@ -316,11 +342,13 @@ class IKDispatcher:
 
     def measure(self, answer: IKAnswer) -> IKAnswer:
         """Fill manipulability, condition number and reach fraction for the answer."""
-        from arm_ik.kinematics import metrics
         answer.reach_fraction = metrics.reach_fraction(self.workspace, answer.target)
         q = answer.result.q
-        if q is not None and np.all(np.isfinite(q)):
-            linear = self.model.jacobian(q)[:3]
-            answer.manipulability = metrics.manipulability(linear)
-            answer.condition_number = metrics.condition_number(linear)
+        values = None if q is None else fast_vector(q, self.model.dof)
+        if values is not None:
+            # The kernel's Jacobian in plain floats: rows vx, vy, vz first.
+            jacobian = self.model.kernel.pose_jacobian(list(values))[1]
+            n = self.model.dof
+            answer.manipulability, answer.condition_number = metrics.dexterity(
+                (jacobian[:n], jacobian[n:2 * n], jacobian[2 * n:3 * n]))
         return answer

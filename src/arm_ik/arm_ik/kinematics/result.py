@@ -104,3 +104,29 @@ def check_vector(value: object, size: int, field_name: str) -> tuple[np.ndarray 
         index = int(bad[0])
         return None, f'{field_name}[{index}] is {vector[index]} (must be finite)'
     return vector, ''
+
+
+def fast_vector(value: object, size: int) -> tuple[float, ...] | None:
+    """Plain floats of a finite ``size``-vector given as list, tuple or 1-D float array.
+
+    The common inputs take this path without numpy calls; anything else (or anything
+    invalid) returns None and should go through ``check_vector`` for a precise reason.
+    """
+    kind = type(value)
+    if kind is np.ndarray:
+        if value.shape != (size,) or value.dtype.kind != 'f':
+            return None
+        floats = tuple(value.tolist())
+    elif (kind is list or kind is tuple) and len(value) == size:
+        try:
+            floats = tuple(map(float, value))
+        except (TypeError, ValueError):
+            return None
+    else:
+        return None
+    total = sum(floats)
+    if total - total != 0.0:   # some component is NaN or ±inf (or the sum overflowed)
+        for v in floats:
+            if v - v != 0.0:
+                return None
+    return floats

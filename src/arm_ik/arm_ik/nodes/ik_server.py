@@ -330,14 +330,13 @@ class IKServer(Node):
         if result.q is not None and result.code in (ErrorCode.OK, ErrorCode.PARTIAL_SOLUTION):
             response.solution.header.stamp = self.get_clock().now().to_msg()
             response.solution.name = list(self.model.joint_names)
-            response.solution.position = [float(v) for v in result.q]
+            response.solution.position = result.q.tolist()
         if result.tip_position is not None:
-            tip = result.tip_position
-            response.achieved_position = Point(x=float(tip[0]), y=float(tip[1]),
-                                               z=float(tip[2]))
-        response.alternatives = [LabelledSolution(label=s.label,
-                                                  positions=[float(v) for v in s.q])
-                                 for s in result.solutions]
+            achieved = response.achieved_position
+            achieved.x, achieved.y, achieved.z = result.tip_position.tolist()
+        if result.solutions:
+            response.alternatives = [LabelledSolution(label=s.label, positions=s.q.tolist())
+                                     for s in result.solutions]
         if not result.success:
             self.get_logger().debug(f'{answer.solver or "?"}: {result.code.name}: '
                                     f'{response.message}')

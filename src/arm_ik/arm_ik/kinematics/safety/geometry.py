@@ -15,6 +15,7 @@ Units: metres and radians; positions in the arm's base frame (REP-103, z up).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 import enum
 import math
@@ -239,6 +240,9 @@ class SafetyGeometry:
         self.radii = np.array([c.radius for c in self.capsules])
         self._start = np.array([c.start for c in self.capsules])
         self._end = np.array([c.end for c in self.capsules])
+        # (start point, end point, floor height a capsule's segment must stay above), for
+        # the plain-float check of one pose (pose_floor_clearance).
+        self._floor_terms = tuple((c.start, c.end, c.radius) for c in self.capsules)
         self.shoulder = model.shoulder_position().copy()
         self.floor_z = float(self.shoulder[2] - config.floor_below_shoulder)
         obstacle = config.obstacle
@@ -351,6 +355,27 @@ class SafetyGeometry:
         clearance = (np.minimum(start[..., 2], end[..., 2]) - self.radii
                      - self.floor_z).min(axis=1)
         return clearance, tips
+
+    def pose_floor_clearance(self, q: Sequence[float]
+                             ) -> tuple[float, tuple[float, float, float]]:
+        """``floor_clearance_and_tips`` of one finite pose (n floats, rad) in plain floats:
+        (lowest capsule point above the floor, m, +inf with the floor disabled; tip, m).
+
+        The floor rules judge a closed-form answer with this on every IK request, where the
+        numpy path's per-call overhead would cost more than the arithmetic.
+        """
+        frames, tip = self.model.kernel.joint_frames(list(q))
+        if not self.config.floor_enabled:
+            return math.inf, tip
+        heights = [frame[2] for frame in frames]
+        heights.append(tip[2])
+        lowest = math.inf
+        for start, end, radius in self._floor_terms:
+            low = heights[start] if heights[start] < heights[end] else heights[end]
+            low -= radius
+            if low < lowest:
+                lowest = low
+        return lowest - self.floor_z, tip
 
     def clearance(self, q: object, obstacle: bool = True) -> np.ndarray:
         """(N,) how far each pose is from a violation, m: the smaller of the lowest capsule

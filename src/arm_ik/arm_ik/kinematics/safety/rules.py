@@ -20,7 +20,7 @@ from time import perf_counter
 
 import numpy as np
 
-from arm_ik.kinematics.result import ErrorCode, IKResult, Solution
+from arm_ik.kinematics.result import ErrorCode, GoalType, IKResult, Solution
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.solvers.base import SolveOptions, Solver
 
@@ -77,6 +77,17 @@ def elbow_partner(label: str) -> str:
     return ''
 
 
+def keep_if_clear(geometry: SafetyGeometry, q: np.ndarray, label: str,
+                  target: np.ndarray) -> FloorChoice | None:
+    """The first rule: a solution clear of the floor is kept as it is (None: blocked)."""
+    lowest, tip = geometry.pose_floor_clearance(q.tolist())
+    if lowest < 0.0:
+        return None
+    tx, ty, tz = target.tolist()
+    return FloorChoice(ErrorCode.OK, q, label, False, '',
+                       math.hypot(tip[0] - tx, tip[1] - ty, tip[2] - tz), np.array(tip), lowest)
+
+
 def choose_above_floor(geometry: SafetyGeometry, solutions: Sequence[Solution], chosen: str,
                        target: Sequence[float], search_joints: tuple[int, int] = (1, 2),
                        margin: float = PARTIAL_MARGIN) -> FloorChoice:
@@ -103,16 +114,15 @@ def choose_above_floor(geometry: SafetyGeometry, solutions: Sequence[Solution], 
         raise ValueError(f'chosen branch "{chosen}" is not among the solutions '
                          f'({", ".join(by_label) or "none"})')
     target = np.asarray(target, dtype=float)
+    first = by_label[chosen]
+    kept = keep_if_clear(geometry, first, chosen, target)
+    if kept is not None:
+        return kept
     labels = list(by_label)
     lowest, tip_positions = geometry.floor_clearance_and_tips(
         np.array([by_label[label] for label in labels]))
     clearance = dict(zip(labels, lowest.tolist()))
     tips = dict(zip(labels, tip_positions))
-    first = by_label[chosen]
-    if not geometry.floor_enabled or clearance[chosen] >= 0.0:
-        return FloorChoice(ErrorCode.OK, first, chosen, False, '',
-                           float(np.linalg.norm(tips[chosen] - target)), tips[chosen],
-                           clearance[chosen])
     partner = elbow_partner(chosen)
     others = sorted((label for label in labels if label not in (chosen, partner)),
                     key=lambda label: float(np.abs(by_label[label] - first).max()))
@@ -258,23 +268,41 @@ def apply_floor_rules(geometry: SafetyGeometry, result: IKResult, position: obje
 
 
 def solve_above_floor(solver: Solver, geometry: SafetyGeometry, position: object,
-                      seed: object = None, options: SolveOptions = SolveOptions()
+                      seed: object = None, options: SolveOptions = SolveOptions(), *,
+                      orientation: object = None, goal: GoalType = GoalType.POSITION,
+                      every_options: SolveOptions | None = None
                       ) -> tuple[IKResult, FloorChoice | None]:
-    """Solve a position target and apply the floor rules to the answer.
+    """Solve a target with a closed-form solver and apply the floor rules to the answer.
+
+    The solver's chosen solution is judged first; only when it is blocked is the target
+    solved again for every labelled solution to choose among (most answers are clear,
+    and this runs on every closed-form request of the IK services).
 
     Args:
         solver: a closed-form solver that returns every labelled solution with
-            ``return_all`` (the analytic solver of yaw + two-pitch arms).
+            ``return_all`` (``Solver.labelled``).
         geometry: the arm's safety geometry; with the floor disabled the answer is unchanged.
         position: target tip position, m.
         seed: reference joint positions (rad), as for ``solver.solve``.
-        options: solver options; ``return_all`` is forced on internally and the
-            alternatives are returned only when the caller asked for them.
+        options: solver options; the alternatives are returned only when they ask for them.
+        orientation, goal: as for ``solver.solve``.
+        every_options: ``options`` with ``return_all`` set, if the caller keeps one;
+            built here when needed otherwise.
 
     Returns:
-        As ``apply_floor_rules``, with the solve time of both steps.
+        As ``apply_floor_rules``, with the solve time of both steps; the choice is None
+        when the solver failed or the floor is disabled.
     """
     start = perf_counter()
-    result = solver.solve(position, seed=seed, options=options.with_changes(return_all=True))
-    result, choice = apply_floor_rules(geometry, result, position, options.return_all)
+    result = solver.solve(position, orientation, goal, seed, options)
+    if not result.success or result.q is None or not geometry.floor_enabled:
+        return result, None
+    target = np.asarray(position, dtype=float)
+    kept = keep_if_clear(geometry, result.q, result.branch, target)
+    if kept is not None:
+        result.solve_time = perf_counter() - start   # a fresh result of ours
+        return result, kept
+    every = solver.solve(position, orientation, goal, seed,
+                         every_options or options.with_changes(return_all=True))
+    result, choice = apply_floor_rules(geometry, every, target, options.return_all)
     return replace(result, solve_time=perf_counter() - start), choice

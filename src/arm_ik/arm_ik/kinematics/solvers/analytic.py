@@ -21,7 +21,14 @@ from time import perf_counter
 import numpy as np
 
 from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.result import check_vector, ErrorCode, GoalType, IKResult, Solution
+from arm_ik.kinematics.result import (
+    check_vector,
+    ErrorCode,
+    fast_vector,
+    GoalType,
+    IKResult,
+    Solution,
+)
 from arm_ik.kinematics.solvers.base import SolveOptions, Solver, Workspace
 
 TWO_PI = 2.0 * math.pi
@@ -275,32 +282,6 @@ class JointRanges:
         return f'{label}: within limits'
 
 
-def fast_vector(value: object, size: int) -> tuple[float, ...] | None:
-    """Plain floats of a finite ``size``-vector given as list, tuple or 1-D float array.
-
-    The common inputs take this path without numpy calls; anything else (or anything
-    invalid) returns None and should go through ``check_vector`` for a precise reason.
-    """
-    kind = type(value)
-    if kind is np.ndarray:
-        if value.shape != (size,) or value.dtype.kind != 'f':
-            return None
-        floats = tuple(value.tolist())
-    elif (kind is list or kind is tuple) and len(value) == size:
-        try:
-            floats = tuple(map(float, value))
-        except (TypeError, ValueError):
-            return None
-    else:
-        return None
-    total = sum(floats)
-    if total - total != 0.0:   # some component is NaN or ±inf (or the sum overflowed)
-        for v in floats:
-            if v - v != 0.0:
-                return None
-    return floats
-
-
 class PositionGate:
     """``Workspace.check_position`` with its passing case in plain math (hot path).
 
@@ -342,6 +323,7 @@ class AnalyticSolver(Solver):
     """
 
     name = 'analytic'
+    labelled = True
 
     def __init__(self, model: ArmModel, workspace: Workspace,
                  home: Sequence[float] | None = None) -> None:

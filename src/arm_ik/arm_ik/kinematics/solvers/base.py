@@ -117,6 +117,9 @@ class Solver:
     """Interface of every IK solver: built once per model, then ``solve`` per request."""
 
     name = ''
+    # True for closed forms whose ``return_all`` lists every labelled solution (branch),
+    # among which the floor rules may switch.
+    labelled = False
 
     def __init__(self, model: ArmModel, workspace: Workspace) -> None:
         self.model = model

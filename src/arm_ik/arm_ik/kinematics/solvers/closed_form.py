@@ -22,10 +22,16 @@ from time import perf_counter
 import numpy as np
 
 from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.result import check_vector, ErrorCode, GoalType, IKResult, Solution
+from arm_ik.kinematics.result import (
+    check_vector,
+    ErrorCode,
+    fast_vector,
+    GoalType,
+    IKResult,
+    Solution,
+)
 from arm_ik.kinematics.solvers.analytic import (
     arm_triangle,
-    fast_vector,
     GEOMETRY_TOLERANCE,
     JointRanges,
     NEAREST,
@@ -203,6 +209,7 @@ class SphericalWristSolver(Solver):
     """
 
     name = 'closed_form'
+    labelled = True
 
     def __init__(self, model: ArmModel, workspace: Workspace,
                  home: Sequence[float] | None = None) -> None:

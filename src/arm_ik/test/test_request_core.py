@@ -1,0 +1,155 @@
+"""The request pipeline without ROS: vector checks, option overrides, the floor rules on the
+closed-form path (judging the chosen solution first), and the metrics it reports."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from arm_ik.kinematics import metrics
+from arm_ik.kinematics.description import load_arm_config
+from arm_ik.kinematics.request import IKDispatcher, IKRequest, resolve_options
+from arm_ik.kinematics.result import check_vector, ErrorCode, fast_vector
+from arm_ik.kinematics.safety.config import safety_config_of
+from arm_ik.kinematics.safety.geometry import SafetyGeometry
+from arm_ik.kinematics.safety.rules import apply_floor_rules
+from arm_ik.kinematics.solvers.base import SolveOptions, workspace_of_arm
+
+
+@pytest.mark.parametrize('value, expected', [
+    ([1.0, 2.0, 3.0], (1.0, 2.0, 3.0)),
+    ((1, 2, 3), (1.0, 2.0, 3.0)),
+    (np.array([1.0, -2.0, 3.5]), (1.0, -2.0, 3.5)),
+    ([1e308, -1e308, 0.0], (1e308, -1e308, 0.0)),    # the sum overflows; each is finite
+])
+def test_fast_vector_accepts_finite_vectors(value, expected):
+    assert fast_vector(value, 3) == expected
+    assert all(type(v) is float for v in fast_vector(value, 3))
+
+
+@pytest.mark.parametrize('value', [
+    [1.0, math.nan, 3.0], [math.inf, 0.0, 0.0], [1.0, 2.0], [1.0, 2.0, 3.0, 4.0],
+    np.array([1, 2, 3]), np.array([[1.0, 2.0, 3.0]]), 'abc', None, ['a', 'b', 'c'],
+])
+def test_fast_vector_leaves_everything_else_to_check_vector(value):
+    # None means "take the precise path": check_vector then names what is wrong, or
+    # accepts what fast_vector does not handle (an integer array).
+    assert fast_vector(value, 3) is None
+    vector, reason = check_vector(value, 3, 'target')
+    assert (vector is None) == bool(reason)
+
+
+def test_request_without_overrides_runs_with_the_defaults_object():
+    # The closed forms validate an options object once; most requests override nothing
+    # and must hand the node's defaults on as they are.
+    defaults = SolveOptions(timeout=0.5)
+    options, reason = resolve_options(IKRequest(position=(1.0, 0.0, 0.5)), defaults)
+    assert options is defaults and reason == ''
+    options, reason = resolve_options(IKRequest(position=(1.0, 0.0, 0.5), damping=0.2),
+                                      defaults)
+    assert options.damping == 0.2 and options.timeout == 0.5 and reason == ''
+    options, reason = resolve_options(IKRequest(position=(1.0, 0.0, 0.5), damping=math.nan),
+                                      defaults)
+    assert options is None and 'damping' in reason
+
+
+class CountingSolver:
+    """Wraps a solver and counts its solves (and whether each asked for every solution)."""
+
+    def __init__(self, solver):
+        self.solver = solver
+        self.labelled = solver.labelled
+        self.calls: list[bool] = []
+
+    def solve(self, position, orientation=None, goal=0, seed=None, options=SolveOptions()):
+        self.calls.append(options.return_all)
+        return self.solver.solve(position, orientation, goal, seed, options)
+
+
+def _dispatcher(load_arm, arm: str, solver: str = 'analytic') -> IKDispatcher:
+    model = load_arm(arm)
+    config = load_arm_config(arm)
+    geometry = SafetyGeometry(model, safety_config_of(config, arm))
+    return IKDispatcher(model, workspace_of_arm(model, config), solver, geometry)
+
+
+def _targets(model, count: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    tips = np.array([model.fk(q)[:3, 3] for q in model.random_configurations(count, rng)])
+    # Half of them pushed down, so that many chosen solutions go through the floor.
+    tips[::2, 2] -= rng.uniform(0.0, 0.8, size=len(tips[::2]))
+    return tips
+
+
+def test_closed_form_answers_equal_the_rules_applied_to_every_solution(load_arm):
+    # The dispatcher judges the chosen solution first and solves for every solution only
+    # when it is blocked; its answers must be those of the rules applied to all of them.
+    outcomes = set()
+    for arm, name, branches, count in (('pointer3', 'analytic', ('', 'elbow_up', 'elbow_down'),
+                                        200),
+                                       ('six_axis', 'closed_form', ('',), 60)):
+        dispatcher = _dispatcher(load_arm, arm, name)
+        solver = dispatcher.solvers[name]
+        counting = CountingSolver(solver)
+        dispatcher.solvers[name] = counting
+        seed = np.zeros(dispatcher.model.dof)
+        for branch in branches:
+            options = SolveOptions(branch=branch)
+            for target in _targets(dispatcher.model, count, 4):
+                counting.calls.clear()
+                answer = dispatcher.solve(IKRequest(position=target.tolist(), branch=branch),
+                                          options, seed.copy(), name)
+                every = solver.solve(target, seed=seed,
+                                     options=SolveOptions(branch=branch, return_all=True))
+                expected, choice = apply_floor_rules(dispatcher.safety, every, target, False)
+                result = answer.result
+                assert (result.code, result.branch, result.reason) == \
+                    (expected.code, expected.branch, expected.reason)
+                if expected.q is not None:
+                    np.testing.assert_allclose(result.q, expected.q, rtol=0.0, atol=1e-12)
+                    assert result.position_error == pytest.approx(expected.position_error,
+                                                                  abs=1e-12)
+                assert result.solutions == []
+                switched = choice is not None and choice.switched
+                assert answer.branch_switched == switched
+                # One solve when the chosen solution is clear (or the solver failed); a
+                # second one, for every solution, only when it is blocked.
+                assert counting.calls == ([False, True] if switched else [False])
+                outcomes.add((result.code, switched))
+    # The targets reach every path: clear, switched, partial, and refused by the solver.
+    assert {(ErrorCode.OK, False), (ErrorCode.OK, True),
+            (ErrorCode.PARTIAL_SOLUTION, True)} <= outcomes
+    assert any(code not in (ErrorCode.OK, ErrorCode.PARTIAL_SOLUTION)
+               for code, _ in outcomes)
+
+
+def test_alternatives_are_returned_only_when_asked(load_arm):
+    dispatcher = _dispatcher(load_arm, 'pointer3')
+    request = IKRequest(position=(1.2, 0.3, 0.6), return_all=True)
+    answer = dispatcher.solve(request, SolveOptions(), np.zeros(3), 'analytic')
+    assert answer.result.success and len(answer.result.solutions) >= 2
+    assert answer.result.branch in {s.label for s in answer.result.solutions}
+
+
+@pytest.mark.parametrize('arm, solver', [('pointer3', 'analytic'), ('six_axis', 'dls'),
+                                         ('ccd5', 'ccd'), ('six_axis', 'closed_form')])
+def test_reported_metrics_equal_the_numpy_path(load_arm, arm, solver):
+    # measure() takes the kernel's Jacobian in plain floats; the public metrics functions
+    # take the model's numpy Jacobian: the same numbers.
+    model = load_arm(arm)
+    config = load_arm_config(arm)
+    dispatcher = IKDispatcher(model, workspace_of_arm(model, config), solver)
+    for target in _targets(model, 40, 9)[1::2]:
+        answer = dispatcher.solve(IKRequest(position=target.tolist()), SolveOptions(),
+                                  np.zeros(model.dof), solver)
+        if answer.result.q is None:
+            continue
+        linear = model.jacobian(answer.result.q)[:3]
+        assert answer.manipulability == pytest.approx(metrics.manipulability(linear),
+                                                      rel=1e-9, abs=1e-12)
+        assert answer.condition_number == pytest.approx(metrics.condition_number(linear),
+                                                        rel=1e-9)
+        assert answer.reach_fraction == pytest.approx(
+            metrics.reach_fraction(dispatcher.workspace, target), rel=1e-12)
