@@ -63,6 +63,7 @@ class Monitor:
         self.node.create_subscription(MarkerArray, '/pointer3/safety_markers',
                                       self.markers.append, 50)
         self.publisher = self.node.create_publisher(JointState, '/pointer3/joint_states', 10)
+        self._heard = False     # the monitor has read one of our joint_states
 
     def client(self, kind, name: str):
         client = self.node.create_client(kind, f'/pointer3/safety_monitor/{name}')
@@ -75,13 +76,26 @@ class Monitor:
     def publish(self, q, names=NAMES, count: int = 1, period: float = 0.05) -> None:
         wait_for(lambda: self.publisher.get_subscription_count() > 0, 20.0, self.spin,
                  'the monitor subscribing to joint_states')
+        if not self._heard:
+            # Our publisher matches the monitor's subscription before that subscription
+            # has matched our publisher, and the monitor reads joint_states best-effort:
+            # the first samples can be dropped and are never resent. Repeat the first pose
+            # until the monitor has read one (any status but "no joint_states received").
+            def heard() -> bool:
+                self._send(q, names, period)
+                return any('no joint_states received' not in s.message for s in self.statuses)
+            wait_for(heard, 20.0, self.spin, 'the monitor reading joint_states')
+            self._heard = True
         for _ in range(count):
-            message = JointState(name=list(names), position=[float(v) for v in q])
-            message.header.stamp = self.node.get_clock().now().to_msg()
-            self.publisher.publish(message)
-            end = time.monotonic() + period
-            while time.monotonic() < end:
-                self.spin(0.01)
+            self._send(q, names, period)
+
+    def _send(self, q, names, period: float) -> None:
+        message = JointState(name=list(names), position=[float(v) for v in q])
+        message.header.stamp = self.node.get_clock().now().to_msg()
+        self.publisher.publish(message)
+        end = time.monotonic() + period
+        while time.monotonic() < end:
+            self.spin(0.01)
 
     def mark(self) -> int:
         """Index of the next status to arrive (to wait only for later ones)."""
