@@ -68,7 +68,7 @@ class CheapServices:
     """The closed-form services (``~/ik/analytic``, ``~/ik/closed_form``) on a
     SingleThreadedExecutor in a thread of their own.
 
-    Their answers take about 0.1 ms; on the node's multi-threaded executor, whose wait set
+    Their answers take 30–50 µs; on the node's multi-threaded executor, whose wait set
     also holds the numeric services, the subscription and the parameter services, the
     executor's own bookkeeping cost more than the solve. rclpy cannot give one callback
     group its own executor (rclcpp can), so they live on a helper node
