@@ -17,25 +17,6 @@ from arm_ik.lab.panel import Outcome
 NAMES = ('a', 'b', 'c')
 
 
-@pytest.mark.parametrize('names, positions, reason', [
-    (['a', 'b', 'c'], [0.0, math.nan, 0.0], 'non-finite position of b'),
-    (['a', 'b', 'c'], [0.0, 0.0, -math.inf], 'non-finite position of c'),
-    (['a', 'b', 'c'], [0.0, 0.0], '3 names but 2 positions'),
-    (['a', 'b'], [0.0, 0.0], 'missing joints c'),
-    (['a', 'b', 'c', 'a'], [0.0, 0.0, 0.0, 1.0], 'joint a appears twice'),
-    ([], [], 'missing joints a, b, c'),
-])
-def test_bad_joint_states_are_refused_with_the_reason(names, positions, reason):
-    q, why = checks.joint_positions(names, positions, NAMES)
-    assert q is None and why == reason
-
-
-def test_joint_states_in_any_order_with_extra_joints():
-    q, why = checks.joint_positions(['gripper', 'c', 'a', 'b', 'gripper'],
-                                    [math.nan, 3.0, 1.0, 2.0, 5.0], NAMES)
-    assert why == '' and q.tolist() == [1.0, 2.0, 3.0]
-
-
 @pytest.mark.parametrize('host, reason, loopback', [
     ('127.0.0.1', '', True), ('localhost', '', True), ('::1', '', True),
     ('0.0.0.0', '', False), ('192.168.1.5', '', False),

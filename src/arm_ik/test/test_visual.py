@@ -23,7 +23,6 @@ from arm_ik.kinematics.visual import (
     PATH_START,
     polyline_segments,
     pose_metrics,
-    positions_in_order,
     reach_circle_radii,
     reach_shell,
     Readout,
@@ -161,21 +160,6 @@ def test_skeleton_runs_from_base_to_tip(arm, load_arm):
     assert points.shape == (model.dof + 2, 3)
     assert np.allclose(points[0], 0.0)
     assert np.allclose(points[-1], model.fk(q)[:3, 3])
-
-
-# ---------------------------------------------------------------------------- joint states
-def test_positions_in_order():
-    wanted = ('a', 'b')
-    q, reason = positions_in_order(wanted, ['b', 'x', 'a'], [2.0, 9.0, 1.0])
-    assert reason == '' and q.tolist() == [1.0, 2.0]
-    for names, positions, fragment in (
-            (['a', 'b'], [1.0], '2 names but 1 positions'),
-            (['a', 'a', 'b'], [1.0, 1.0, 2.0], 'repeated'),
-            (['a'], [1.0], 'missing joints b'),
-            (['a', 'b'], [1.0, math.nan], 'non-finite positions of b'),
-            (['a', 'b'], [math.inf, 0.0], 'non-finite positions of a')):
-        q, reason = positions_in_order(wanted, names, positions)
-        assert q is None and fragment in reason
 
 
 # ---------------------------------------------------------------------------- readout

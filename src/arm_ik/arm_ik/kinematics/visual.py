@@ -208,26 +208,6 @@ def z_to_direction(direction: Sequence[float]) -> tuple[float, float, float, flo
     return x, y, z, math.cos(half)
 
 
-def positions_in_order(wanted: Sequence[str], names: Sequence[str],
-                       positions: Sequence[float]) -> tuple[np.ndarray | None, str]:
-    """Positions of the ``wanted`` joints from a joint state (names in any order, extra
-    joints allowed), or (None, why not): sizes differ, a joint is missing or repeated, or
-    a value is NaN or inf."""
-    if len(names) != len(positions):
-        return None, f'{len(names)} names but {len(positions)} positions'
-    if len(set(names)) != len(names):
-        return None, 'repeated joint names'
-    index = {name: k for k, name in enumerate(names)}
-    missing = [name for name in wanted if name not in index]
-    if missing:
-        return None, f'missing joints {", ".join(missing)}'
-    q = np.array([float(positions[index[name]]) for name in wanted])
-    bad = [name for name, value in zip(wanted, q) if not math.isfinite(value)]
-    if bad:
-        return None, f'non-finite positions of {", ".join(bad)}'
-    return q, ''
-
-
 def skeleton_points(model: ArmModel, q: Sequence[float]) -> np.ndarray:
     """The arm as a polyline (n + 2, 3): base origin, every joint origin, the tip, m."""
     frames = model.frames(np.asarray(q, dtype=float))

@@ -11,37 +11,6 @@ import numpy as np
 LOOPBACK_NAMES = ('localhost',)
 
 
-def joint_positions(names: Sequence[str], positions: Sequence[float],
-                    joint_names: Sequence[str]) -> tuple[np.ndarray | None, str]:
-    """The arm's joint positions (chain order) from a JointState's names and positions.
-
-    Extra joints (a gripper, another arm) are ignored; the arm's own must each appear once
-    with a finite value.
-
-    Returns:
-        (q (n,) rad, '') when usable, else (None, the reason in words).
-    """
-    names, positions = list(names), list(positions)
-    if len(names) != len(positions):
-        return None, f'{len(names)} names but {len(positions)} positions'
-    index: dict[str, int] = {}
-    for k, name in enumerate(names):
-        if name in index and name in joint_names:
-            return None, f'joint {name} appears twice'
-        index[name] = k
-    missing = [name for name in joint_names if name not in index]
-    if missing:
-        return None, f'missing joints {", ".join(missing)}'
-    try:
-        q = np.array([float(positions[index[name]]) for name in joint_names])
-    except (TypeError, ValueError) as error:
-        return None, f'positions are not numbers ({error})'
-    bad = [name for name, value in zip(joint_names, q) if not math.isfinite(value)]
-    if bad:
-        return None, f'non-finite position of {", ".join(bad)}'
-    return q, ''
-
-
 def finite_vector(values: Sequence[float], size: int, what: str) -> tuple[np.ndarray | None,
                                                                           str]:
     """``values`` as a float vector of ``size`` finite entries, or (None, the reason)."""

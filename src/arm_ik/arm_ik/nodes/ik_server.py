@@ -31,6 +31,7 @@ from sensor_msgs.msg import JointState
 
 from arm_ik.client import SERVICE_QOS
 from arm_ik.kinematics.description import home_from_config
+from arm_ik.kinematics.joint_state import positions_by_name
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.request import IKAnswer, IKDispatcher, IKRequest
 from arm_ik.kinematics.result import ErrorCode, IKResult
@@ -244,13 +245,9 @@ class IKServer(Node):
 
     # ------------------------------------------------------------------ serving
     def _on_joint_states(self, message: JointState) -> None:
-        if len(message.name) != len(message.position):
-            return
-        positions = dict(zip(message.name, message.position))
-        if all(name in positions for name in self.model.joint_names):
-            q = np.array([positions[name] for name in self.model.joint_names])
-            if np.all(np.isfinite(q)):
-                self._current_q = q
+        q, _ = positions_by_name(self.model.joint_names, message.name, message.position)
+        if q is not None:       # an unusable state keeps the last good seed
+            self._current_q = q
 
     def _serve(self, solver_name: str | None):
         def callback(request: SolveIK.Request, response: SolveIK.Response) -> SolveIK.Response:

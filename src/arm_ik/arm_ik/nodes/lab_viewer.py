@@ -52,6 +52,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from arm_ik.client import SERVICE_QOS
 from arm_ik.kinematics.description import home_from_config
+from arm_ik.kinematics.joint_state import positions_by_name
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.motion import laws
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
@@ -348,7 +349,7 @@ class LabViewer(LabMoves, Node):
 
     # ------------------------------------------------------------------ subscriptions
     def _on_joint_states(self, message: JointState) -> None:
-        q, reason = checks.joint_positions(message.name, message.position, self.names)
+        q, reason = positions_by_name(self.names, message.name, message.position)
         with self._lock:
             if q is None:
                 self._rejected += 1
@@ -361,7 +362,7 @@ class LabViewer(LabMoves, Node):
 
     def _on_arm_info(self, message: ArmInfo) -> None:
         names = list(message.home.name) or list(self.names)
-        home, reason = checks.joint_positions(names, message.home.position, self.names)
+        home, reason = positions_by_name(self.names, names, message.home.position)
         if home is not None:
             self.home = home
 

@@ -39,6 +39,7 @@ from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, Rel
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
+from arm_ik.kinematics.joint_state import positions_by_name
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.result import ErrorCode
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
@@ -47,7 +48,6 @@ from arm_ik.kinematics.visual import (
     format_readout,
     pose_metrics,
     PoseMetrics,
-    positions_in_order,
     reach_shell,
     ReachShell,
     Readout,
@@ -221,8 +221,7 @@ class MarkersNode(Node):
 
     # ------------------------------------------------------------------ inputs
     def _on_joint_states(self, message: JointState) -> None:
-        q, reason = positions_in_order(self.model.joint_names, list(message.name),
-                                       list(message.position))
+        q, reason = positions_by_name(self.model.joint_names, message.name, message.position)
         if q is None:
             # Checked before anything reaches a viewer: the last good pose stays on screen.
             self.scene.ignored_states += 1

@@ -49,6 +49,7 @@ from std_srvs.srv import Trigger
 from visualization_msgs.msg import Marker
 
 from arm_ik.kinematics.description import home_from_config
+from arm_ik.kinematics.joint_state import positions_by_name
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.request import IKDispatcher
 from arm_ik.kinematics.result import ErrorCode
@@ -622,13 +623,8 @@ class TargetInput(Node):
         self._stop_cycle(f'{source} took over')
 
     def _on_joint_states(self, message: JointState) -> None:
-        if len(message.name) != len(message.position):
-            return
-        positions = dict(zip(message.name, message.position))
-        if not all(name in positions for name in self.model.joint_names):
-            return
-        q = np.array([positions[name] for name in self.model.joint_names])
-        if not np.all(np.isfinite(q)):
+        q, _ = positions_by_name(self.model.joint_names, message.name, message.position)
+        if q is None:           # an unusable state keeps the last good tip
             return
         self._joint_tip = self.model.fk(q)[:3, 3].copy()
         self._follow(self._joint_tip)

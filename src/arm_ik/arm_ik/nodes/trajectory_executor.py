@@ -89,6 +89,7 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
 from arm_ik.kinematics.description import check_home, home_from_config
+from arm_ik.kinematics.joint_state import positions_by_name
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.motion import laws, worker
 from arm_ik.kinematics.motion.commands import trajectory_from_points
@@ -517,17 +518,10 @@ class TrajectoryExecutor(Node):
 
     # ------------------------------------------------------------------ feedback
     def _on_feedback(self, message: JointState) -> None:
-        if len(message.name) != len(message.position):
-            return
-        positions = dict(zip(message.name, message.position))
-        if not all(name in positions for name in self.names):
-            self.get_logger().warn(f'{self.feedback_topic}: message lacks some of '
-                                   f'{", ".join(self.names)}', throttle_duration_sec=5.0)
-            return
-        q = np.array([positions[name] for name in self.names], dtype=float)
-        if not np.all(np.isfinite(q)):
+        q, reason = positions_by_name(self.names, message.name, message.position)
+        if q is None:
             # A NaN is not a measurement: the state goes stale rather than wrong.
-            self.get_logger().warn(f'{self.feedback_topic}: non-finite joint state ignored',
+            self.get_logger().warn(f'{self.feedback_topic}: joint state ignored: {reason}',
                                    throttle_duration_sec=5.0)
             return
         now = time.monotonic()

@@ -1,0 +1,35 @@
+"""Reading the arm's joints out of a joint state (every subscriber of joint_states)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from arm_ik.kinematics.joint_state import positions_by_name
+
+NAMES = ('a', 'b', 'c')
+
+
+@pytest.mark.parametrize('names, positions, reason', [
+    (['a', 'b', 'c'], [0.0, math.nan, 0.0], 'non-finite position of b'),
+    (['a', 'b', 'c'], [math.inf, 0.0, -math.inf], 'non-finite position of a, c'),
+    (['a', 'b', 'c'], [0.0, 0.0], '3 names but 2 positions'),
+    (['a', 'b'], [0.0, 0.0], 'missing joints c'),
+    (['a', 'b', 'c', 'a'], [0.0, 0.0, 0.0, 1.0], 'joint a appears twice'),
+    ([], [], 'missing joints a, b, c'),
+    (['a', 'b', 'c'], [0.0, 'x', 0.0], "positions are not numbers (could not convert string "
+                                       "to float: 'x')"),
+])
+def test_bad_joint_states_are_refused_with_the_reason(names, positions, reason):
+    q, why = positions_by_name(NAMES, names, positions)
+    assert q is None and why == reason
+
+
+def test_joint_states_in_any_order_with_other_joints():
+    # Another device's joints may repeat or be NaN: they are not read.
+    q, why = positions_by_name(NAMES, ['gripper', 'c', 'a', 'b', 'gripper'],
+                               [math.nan, 3.0, 1.0, 2.0, 5.0])
+    assert why == '' and q.tolist() == [1.0, 2.0, 3.0]
+    q, why = positions_by_name(NAMES, ('c', 'b', 'a'), (3, 2, 1))    # tuples, integers
+    assert why == '' and q.tolist() == [1.0, 2.0, 3.0] and q.dtype == float
