@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from arm_ik.kinematics.joint_state import positions_by_name
+from arm_ik.kinematics.joint_state import joint_order, positions_by_name
 
 NAMES = ('a', 'b', 'c')
 
@@ -33,3 +33,19 @@ def test_joint_states_in_any_order_with_other_joints():
     assert why == '' and q.tolist() == [1.0, 2.0, 3.0]
     q, why = positions_by_name(NAMES, ('c', 'b', 'a'), (3, 2, 1))    # tuples, integers
     assert why == '' and q.tolist() == [1.0, 2.0, 3.0] and q.dtype == float
+
+
+@pytest.mark.parametrize('names, reason', [
+    (['a', 'b', 'a'], "seed repeats joint name(s) 'a'"),
+    (['', 'b', 'c', ''], "seed repeats joint name(s) ''"),
+    (['a', 'b', 'x'], "seed joint names: unknown 'x'; missing c (the arm's joints: a, b, c)"),
+    (['a', 'b'], "seed joint names: missing c (the arm's joints: a, b, c)"),
+    (['a', 'b', 'c', 'gripper'], "seed joint names: unknown 'gripper' (the arm's joints: "
+                                 "a, b, c)"),
+])
+def test_commands_must_name_exactly_the_arms_joints(names, reason):
+    assert joint_order(NAMES, names, 'seed') == (None, reason)
+
+
+def test_command_names_in_any_order_give_the_chain_order():
+    assert joint_order(NAMES, ['c', 'a', 'b'], 'goal') == ([1, 2, 0], '')

@@ -63,7 +63,7 @@ def arm(shared):
 @pytest.mark.parametrize('names, positions, words', [
     ([], list(HOME), 'has no joint names'),
     (list(SIX), list(HOME[:5]), 'has 5 values for 6'),
-    (list(SIX[:5]) + ['base_yaw'], list(HOME), 'repeats joint name(s) base_yaw'),
+    (list(SIX[:5]) + ['base_yaw'], list(HOME), "repeats joint name(s) 'base_yaw'"),
     (list(SIX[:5]) + ['gripper'], list(HOME), "unknown 'gripper'"),
     (list(SIX[:5]), list(HOME[:5]), 'missing tool_roll'),
 ])

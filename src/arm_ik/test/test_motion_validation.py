@@ -161,7 +161,7 @@ def test_a_floor_dip_is_found_by_the_safety_check(load_arm):
     ([], [0.1, 0.2, 0.3], 'has no joint names'),
     (['base_yaw', 'shoulder_pitch'], [0.1, 0.2], 'missing elbow_pitch'),
     (['base_yaw', 'shoulder_pitch', 'elbow_pitch'], [0.1, 0.2], 'has 2 values for 3'),
-    (['base_yaw', 'base_yaw', 'elbow_pitch'], [0.1, 0.2, 0.3], 'repeats joint name(s) base_yaw'),
+    (['base_yaw', 'base_yaw', 'elbow_pitch'], [0.1, 0.2, 0.3], "repeats joint name(s) 'base_yaw'"),
     (['base_yaw', 'shoulder', 'elbow_pitch'], [0.1, 0.2, 0.3], "unknown 'shoulder'"),
     (['base_yaw', 'shoulder_pitch', 'elbow_pitch '], [0.1, 0.2, 0.3], "unknown 'elbow_pitch '"),
     (['base_yaw', 'shoulder_pitch', 'elbow_pitch'], [0.1, math.nan, 0.3],

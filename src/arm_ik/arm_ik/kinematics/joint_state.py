@@ -46,3 +46,31 @@ def positions_by_name(joint_names: Sequence[str], names: Sequence[str],
     if bad:
         return None, f'non-finite position of {", ".join(bad)}'
     return q, ''
+
+
+def joint_order(joint_names: Sequence[str], names: Sequence[str], what: str
+                ) -> tuple[list[int] | None, str]:
+    """Where each of the arm's joints is in ``names``, for commands and requests that must
+    name exactly the arm's joints (in any order): an IK seed, a motion goal, a checked path.
+
+    Args:
+        joint_names: the arm's joints, in chain order.
+        names: the names as received (non-empty; each caller words its own empty case).
+        what: the field, for the reason.
+
+    Returns:
+        (indices into ``names`` in chain order, '') or (None, the reason: names repeated,
+        unknown or missing, with the arm's joints listed).
+    """
+    names = list(names)
+    if len(set(names)) != len(names):
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        return None, f'{what} repeats joint name(s) {", ".join(map(repr, repeated))}'
+    unknown = [name for name in names if name not in joint_names]
+    missing = [name for name in joint_names if name not in names]
+    if unknown or missing:
+        parts = ([f'unknown {", ".join(map(repr, unknown))}'] if unknown else []) + \
+            ([f'missing {", ".join(missing)}'] if missing else [])
+        return None, (f'{what} joint names: {"; ".join(parts)} (the arm\'s joints: '
+                      f'{", ".join(joint_names)})')
+    return [names.index(name) for name in joint_names], ''

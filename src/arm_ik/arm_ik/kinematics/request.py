@@ -15,6 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from arm_ik.kinematics import metrics
+from arm_ik.kinematics.joint_state import joint_order
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.result import check_vector, ErrorCode, fast_vector, GoalType, IKResult
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
@@ -109,25 +110,12 @@ def resolve_seed(model: ArmModel, names: Sequence[str], positions: Sequence[floa
         return None, IKResult(ErrorCode.UNKNOWN_JOINT_NAMES,
                               f'seed has {len(positions)} positions but no joint names; name '
                               f'them (the arm\'s joints: {", ".join(model.joint_names)})')
-    if len(set(names)) != len(names):
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        return None, IKResult(ErrorCode.UNKNOWN_JOINT_NAMES,
-                              f'seed names repeat {", ".join(repr(n) for n in duplicates)}')
-    unknown = [n for n in names if n not in model.joint_names]
-    missing = [n for n in model.joint_names if n not in names]
-    if unknown or missing:
-        parts = []
-        if unknown:
-            parts.append(f'unknown {", ".join(repr(n) for n in unknown)}')
-        if missing:
-            parts.append(f'missing {", ".join(missing)}')
-        return None, IKResult(ErrorCode.UNKNOWN_JOINT_NAMES,
-                              f'seed joint names: {"; ".join(parts)} (the arm\'s joints: '
-                              f'{", ".join(model.joint_names)})')
+    order, reason = joint_order(model.joint_names, names, 'seed')
+    if order is None:
+        return None, IKResult(ErrorCode.UNKNOWN_JOINT_NAMES, reason)
     if len(positions) != len(names):
         return None, IKResult(ErrorCode.INVALID_INPUT,
                               f'seed has {len(names)} names but {len(positions)} positions')
-    order = [names.index(n) for n in model.joint_names]
     positions = [positions[i] for i in order]
     seed, reason = check_vector(positions, model.dof, 'seed positions')
     if seed is None:

@@ -35,6 +35,7 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
+from arm_ik.kinematics.joint_state import joint_order, positions_by_name
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.safety.config import positive_reason, SafetyConfigError
 from arm_ik.kinematics.safety.geometry import PoseCheck, SafetyGeometry, Verdict
@@ -105,12 +106,13 @@ def parameter_reason(name: str, value: object) -> str:
 
 # ---------------------------------------------------------------------------- conversions
 def joint_state_positions(model: ArmModel, names: list[str], positions: list[float],
-                          what: str, extra_names: bool = False) -> np.ndarray:
-    """Positions in chain order from names + positions (any order; no names: chain order).
+                          what: str) -> np.ndarray:
+    """Positions in chain order from a request's names + positions (exactly the arm's joints
+    in any order; no names: chain order).
 
     Raises:
-        ValueError: sizes, duplicate, missing or (unless ``extra_names``) unknown names,
-            non-finite values; the message names them.
+        ValueError: sizes, repeated, missing or unknown names, non-finite values; the message
+            names them.
     """
     if not names:
         if len(positions) != model.dof:
@@ -120,19 +122,10 @@ def joint_state_positions(model: ArmModel, names: list[str], positions: list[flo
     else:
         if len(names) != len(positions):
             raise ValueError(f'{what} has {len(names)} names but {len(positions)} positions')
-        if len(set(names)) != len(names):
-            repeated = sorted({n for n in names if names.count(n) > 1})
-            raise ValueError(f'{what} repeats joint names {", ".join(repeated)}')
-        missing = [n for n in model.joint_names if n not in names]
-        unknown = [n for n in names if n not in model.joint_names]
-        if missing or (unknown and not extra_names):
-            parts = ([f'missing {", ".join(missing)}'] if missing else []) + \
-                ([f'unknown {", ".join(map(repr, unknown))}'] if unknown and not extra_names
-                 else [])
-            raise ValueError(f'{what} joint names: {"; ".join(parts)} (the arm\'s joints: '
-                             f'{", ".join(model.joint_names)})')
-        index = {name: k for k, name in enumerate(names)}
-        q = np.array([float(positions[index[name]]) for name in model.joint_names])
+        order, reason = joint_order(model.joint_names, names, what)
+        if order is None:
+            raise ValueError(reason)
+        q = np.array([float(positions[k]) for k in order])
     bad = [model.joint_names[k] for k in np.flatnonzero(~np.isfinite(q))]
     if bad:
         raise ValueError(f'{what} positions of {", ".join(bad)} are not finite')
@@ -345,15 +338,14 @@ class SafetyMonitor(Node):
 
     def _judge(self, message: JointState) -> None:
         settings = self.settings
-        try:
-            q = joint_state_positions(self.model, list(message.name), list(message.position),
-                                      'joint_states', extra_names=True)
-        except (ValueError, TypeError) as error:
+        q, reason = positions_by_name(self.model.joint_names, message.name, message.position)
+        if q is None:
             self.malformed_count += 1
-            self.get_logger().warning(f'ignored joint_states: {error}', throttle_duration_sec=1.0)
+            self.get_logger().warning(f'ignored joint_states: {reason}',
+                                      throttle_duration_sec=1.0)
             status = self._status_header(message)
             status.verdict = Verdict.INVALID_INPUT
-            status.message = f'joint_states ignored: {error}'
+            status.message = f'joint_states ignored: {reason}'
             self.status_publisher.publish(status)
             return
         now = time.monotonic()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arm_ik.kinematics.joint_state import joint_order
 from arm_ik.kinematics.motion.errors import invalid_goal, MotionError
 from arm_ik.kinematics.motion.trajectory import Interpolation, Trajectory
 
@@ -34,27 +35,15 @@ class TrajectoryPoint:
     velocities: Sequence[float] = ()
 
 
-def joint_order(arm_names: Sequence[str], names: Sequence[str], what: str
-                ) -> tuple[list[int] | None, MotionError | None]:
+def command_order(arm_names: Sequence[str], names: Sequence[str], what: str
+                  ) -> tuple[list[int] | None, MotionError | None]:
     """Index into ``names`` of each arm joint, or the reason the names are not acceptable."""
     names = list(names)
     if not names:
         return None, invalid_goal(f"{what} has no joint names (the arm's joints: "
                                   f'{", ".join(arm_names)})')
-    if len(set(names)) != len(names):
-        repeated = sorted({name for name in names if names.count(name) > 1})
-        return None, invalid_goal(f'{what} repeats joint name(s) {", ".join(repeated)}')
-    unknown = [name for name in names if name not in arm_names]
-    missing = [name for name in arm_names if name not in names]
-    if unknown or missing:
-        parts = []
-        if unknown:
-            parts.append('unknown ' + ', '.join(repr(name) for name in unknown))
-        if missing:
-            parts.append('missing ' + ', '.join(missing))
-        return None, invalid_goal(f'{what} joint names: {"; ".join(parts)} (the arm\'s joints: '
-                                  f'{", ".join(arm_names)})')
-    return [names.index(name) for name in arm_names], None
+    order, reason = joint_order(arm_names, names, what)
+    return (order, None) if order is not None else (None, invalid_goal(reason))
 
 
 def _values(values: Sequence[float], count: int, what: str, names: Sequence[str],
@@ -88,7 +77,7 @@ def joint_vector(arm_names: Sequence[str], names: Sequence[str], positions: Sequ
     Returns:
         (positions in chain order, None) or (None, INVALID_GOAL naming the problem).
     """
-    order, error = joint_order(arm_names, names, what)
+    order, error = command_order(arm_names, names, what)
     if error is not None:
         return None, error
     values, error = _values(positions, len(names), f'{what} positions', names)
@@ -108,7 +97,7 @@ def trajectory_from_points(arm_names: Sequence[str], names: Sequence[str],
     Returns:
         (Trajectory, None) or (None, INVALID_GOAL naming the problem).
     """
-    order, error = joint_order(arm_names, names, what)
+    order, error = command_order(arm_names, names, what)
     if error is not None:
         return None, error
     if not points:
