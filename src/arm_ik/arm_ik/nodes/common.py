@@ -193,6 +193,11 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None,
         return 1
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:
+        if rclpy.ok():
+            raise
+        # rclpy can raise from a take or a wait racing the shutdown that Ctrl-C (or a
+        # launch's SIGINT) started; the node was stopping anyway.
     finally:
         if node is not None:
             node.destroy_node()

@@ -98,6 +98,10 @@ class CheapServices:
 
     def close(self) -> None:
         self.executor.shutdown(timeout_sec=1.0)
+        # The spinning thread must be out of its wait before the process exits: a thread
+        # still inside rcl at interpreter exit can abort it ("terminate called without an
+        # active exception").
+        self._thread.join(timeout=2.0)
         self.node.destroy_node()
 
 

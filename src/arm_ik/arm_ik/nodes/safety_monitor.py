@@ -333,6 +333,8 @@ class SafetyMonitor(Node):
         try:
             self._judge(message)
         except Exception as error:  # noqa: BLE001 - a witness must outlive any bad message
+            if not self.context.ok():
+                return      # shut down while judging (Ctrl-C): the publisher went too
             self.get_logger().error(f'joint_states callback raised: {error!r}',
                                     throttle_duration_sec=1.0)
 

@@ -487,7 +487,10 @@ class TrajectoryExecutor(Node):
         self._loop_stop.set()
         if self._loop is not None:
             self._loop.join(timeout=1.0)
-        self._planning.shutdown(wait=False, cancel_futures=True)
+        # Waiting (a plan in progress ends within its own time limit) lets the pool close its
+        # pipes before the interpreter exits; without it Python 3.11's exit hook can write to
+        # a closed one ("OSError: [Errno 9] Bad file descriptor" at Ctrl-C).
+        self._planning.shutdown(wait=True, cancel_futures=True)
         super().destroy_node()
 
     def _control_loop(self) -> None:
@@ -502,7 +505,9 @@ class TrajectoryExecutor(Node):
                 self.get_logger().warn(f'realtime_priority {priority} not granted ({error}); '
                                        'the control loop runs at normal priority')
         deadline = time.monotonic()
-        while not self._loop_stop.is_set():
+        # Ctrl-C shuts the context down before destroy_node stops this loop: a tick then
+        # would publish into a dead context.
+        while not self._loop_stop.is_set() and self.context.ok():
             period = 1.0 / self.settings.publish_rate
             deadline += period
             delay = deadline - time.monotonic()
@@ -513,6 +518,8 @@ class TrajectoryExecutor(Node):
             try:
                 self._on_tick()
             except Exception as error:  # noqa: BLE001 - the loop must outlive one bad tick
+                if not self.context.ok():
+                    break           # shut down during the tick: nothing to report
                 self.get_logger().error(f'control tick raised {type(error).__name__}: {error}',
                                         throttle_duration_sec=1.0)
 
@@ -716,6 +723,10 @@ class TrajectoryExecutor(Node):
         try:
             return self._run_goal(goal_handle, owner)
         except Exception as error:  # noqa: BLE001 - a bug must end the goal, not the node
+            if not self.context.ok():
+                # Shut down mid-goal (Ctrl-C): the goal's publishers are gone with the
+                # context, so there is no one to tell; end quietly.
+                return MoveToTarget.Result(message='the executor shut down')
             self.runner.stop(time.monotonic(), MotionCode.INTERNAL_ERROR, str(error), owner)
             self.get_logger().error(f'{owner.name}: {type(error).__name__}: {error}')
             return self._finish_goal(goal_handle, owner, MotionCode.INTERNAL_ERROR,
