@@ -311,6 +311,11 @@ def test_scripted_cycle_against_a_fake_executor(arm, cycles, targets, processes,
     names = [s.target_name for s in recorder.with_state(TargetStatus.STARTED)
              if s.step_kind == 'move']
     assert names == targets
+    # Every step is reported with the cycle it belongs to, its last (home) included.
+    per_cycle = len(targets) // cycles
+    moves_done = [s.cycle for s in recorder.with_state(TargetStatus.SUCCEEDED)
+                  if s.step_kind == 'move']
+    assert moves_done == [1 + k // per_cycle for k in range(len(targets))]
     goals = _distinct(fake.goals)
     assert len(goals) == len(targets)
     for goal, name in zip(goals, targets):

@@ -409,9 +409,11 @@ class TargetInput(Node):
 
     def _finish_step(self, tip: np.ndarray | None, final_error: float, message: str) -> None:
         step = self.machine.current
+        cycle = self.machine.cycle      # completing a cycle's last step starts the next
         reason = self.machine.complete(tip)
         if reason:
-            self._report(TargetStatus.FAILED, 'sequence', step, f'{reason}; cycle stopped')
+            self._report(TargetStatus.FAILED, 'sequence', step, f'{reason}; cycle stopped',
+                         cycle=cycle)
             self._mark_ball(force=True)
             return
         if step.kind in (StepKind.ATTACH, StepKind.DETACH):
@@ -419,7 +421,7 @@ class TargetInput(Node):
             # Labelled with the step's state (PICK, PLACE): the machine has moved on already.
             self._mark_ball(force=True, phase=step.phase)
         self._report(TargetStatus.SUCCEEDED, 'sequence', step, message or step.label,
-                     final_error=final_error)
+                     final_error=final_error, cycle=cycle)
         if self.machine.state == MachineState.RUNNING:
             if self.machine.index == 0:
                 self._mark_ball(force=True)   # a new cycle: a fresh ball at the pick point
@@ -728,7 +730,10 @@ class TargetInput(Node):
 
     def _report(self, state: int, source: str, step: Step | None, message: str, *,
                 kind: str = '', target=None, target_name: str = '', code: int = 0,
-                ik_code: int = 0, final_error: float = 0.0) -> None:
+                ik_code: int = 0, final_error: float = 0.0, cycle: int | None = None
+                ) -> None:
+        """Publish and log one TargetStatus; ``cycle`` is the sequence's cycle the step
+        belongs to (default: the current one)."""
         status = TargetStatus()
         status.header.stamp = self.get_clock().now().to_msg()
         status.header.frame_id = self.base_frame
@@ -736,7 +741,7 @@ class TargetInput(Node):
         status.source = source
         in_sequence = source in ('sequence', 'console') and self.machine is not None
         status.sequence = self.machine.sequence.name if in_sequence else ''
-        status.cycle = self.machine.cycle if in_sequence else 0
+        status.cycle = (self.machine.cycle if cycle is None else cycle) if in_sequence else 0
         if step is not None:
             status.step = step.index
             status.phase = step.phase
