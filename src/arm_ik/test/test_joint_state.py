@@ -15,9 +15,9 @@ NAMES = ('a', 'b', 'c')
     (['a', 'b', 'c'], [0.0, math.nan, 0.0], 'non-finite position of b'),
     (['a', 'b', 'c'], [math.inf, 0.0, -math.inf], 'non-finite position of a, c'),
     (['a', 'b', 'c'], [0.0, 0.0], '3 names but 2 positions'),
-    (['a', 'b'], [0.0, 0.0], 'missing joints c'),
+    (['a', 'b'], [0.0, 0.0], "missing joints c (the arm's joints: a, b, c)"),
     (['a', 'b', 'c', 'a'], [0.0, 0.0, 0.0, 1.0], 'joint a appears twice'),
-    ([], [], 'missing joints a, b, c'),
+    ([], [], "missing joints a, b, c (the arm's joints: a, b, c)"),
     (['a', 'b', 'c'], [0.0, 'x', 0.0], "positions are not numbers (could not convert string "
                                        "to float: 'x')"),
 ])

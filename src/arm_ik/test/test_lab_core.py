@@ -149,3 +149,33 @@ def test_panel_texts(load_arm):
                                 {'base_yaw': math.pi / 2, 'shoulder_pitch': 0.0,
                                  'elbow_pitch': 0.0}, '3 x 4 cells')
     assert caption.startswith('shoulder_pitch (up) × elbow_pitch (right) at base_yaw 90°')
+
+
+def test_an_executed_path_is_plotted_in_the_arms_joint_order(load_arm):
+    # LabMoves._plot_move reads the executor's executed path (names in any order, a NaN
+    # point skipped) into the joint and manipulability plots.
+    from types import SimpleNamespace
+
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from arm_ik.kinematics.metrics import manipulability
+    from arm_ik.nodes.lab_moves import LabMoves
+
+    model = load_arm('pointer3')
+    plots = []
+    layout = SimpleNamespace(joint_plot='joints', w_plot='w',
+                             plot=lambda plot, times, *series: plots.append((plot, times,
+                                                                             series)))
+    viewer = SimpleNamespace(names=model.joint_names, model=model, layout=layout)
+    path = JointTrajectory(joint_names=list(reversed(model.joint_names)))
+    for k, q in enumerate(([0.3, 0.2, 0.1], [math.nan, 0.0, 0.0], [0.6, 0.4, 0.2])):
+        path.points.append(JointTrajectoryPoint(
+            positions=q, time_from_start=Duration(sec=k, nanosec=0)))
+    LabMoves._plot_move(viewer, path)
+    (joints, times, series), (w, w_times, (values,)) = plots
+    assert (joints, w) == ('joints', 'w') and times.tolist() == [0.0, 2.0]
+    assert [s.tolist() for s in series] == [[0.1, 0.2], [0.2, 0.4], [0.3, 0.6]]
+    assert values.tolist() == pytest.approx(
+        [manipulability(model.jacobian(np.array(q))) for q in ([0.1, 0.2, 0.3],
+                                                               [0.2, 0.4, 0.6])])

@@ -190,3 +190,13 @@ def test_closed_form_eigenvalue_bound_holds():
         slack = 4.0 * eps * reference[-1]    # LAPACK's own rounding
         assert abs(largest - reference[-1]) <= bound + slack
         assert abs(smallest - reference[0]) <= bound + slack
+
+
+def test_tiny_and_huge_scales_never_divide_by_zero():
+    # p³ of the characteristic cubic underflows (or overflows) here: LAPACK takes over.
+    rotation = np.linalg.qr(np.random.default_rng(8).normal(size=(3, 3)))[0]
+    for scale in (1e-55, 1e-120, 1e60):
+        volume, condition = dexterity((scale * rotation @ np.diag([1.0, 2.0, 3.0])).tolist())
+        assert condition == pytest.approx(3.0, rel=1e-9)
+    assert condition_number(np.array([[1.0, 0.0, 0.0], [1e-120, 1.0, 0.0],
+                                      [0.0, 0.0, 1.0]])) == pytest.approx(1.0)

@@ -8,14 +8,14 @@ import math
 import numpy as np
 import pytest
 
-from arm_ik.kinematics import metrics
 from arm_ik.kinematics.description import load_arm_config
 from arm_ik.kinematics.request import IKDispatcher, IKRequest, resolve_options
-from arm_ik.kinematics.result import check_vector, ErrorCode, fast_vector
+from arm_ik.kinematics.result import check_vector, ErrorCode, fast_vector, GoalType
 from arm_ik.kinematics.safety.config import safety_config_of
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.safety.rules import apply_floor_rules
 from arm_ik.kinematics.solvers.base import SolveOptions, workspace_of_arm
+from arm_ik.kinematics.transforms import matrix_to_quaternion, quaternion_to_matrix
 
 
 @pytest.mark.parametrize('value, expected', [
@@ -83,27 +83,41 @@ def _targets(model, count: int, seed: int) -> np.ndarray:
     return tips
 
 
-def test_closed_form_answers_equal_the_rules_applied_to_every_solution(load_arm):
+@pytest.mark.parametrize('return_all', [False, True])
+def test_closed_form_answers_equal_the_rules_applied_to_every_solution(load_arm, return_all):
     # The dispatcher judges the chosen solution first and solves for every solution only
     # when it is blocked; its answers must be those of the rules applied to all of them.
     outcomes = set()
-    for arm, name, branches, count in (('pointer3', 'analytic', ('', 'elbow_up', 'elbow_down'),
-                                        200),
-                                       ('six_axis', 'closed_form', ('',), 60)):
+    cases = (('pointer3', 'analytic', GoalType.POSITION, ('', 'elbow_up', 'elbow_down'), 200),
+             ('six_axis', 'closed_form', GoalType.POSITION, ('',), 60),
+             ('six_axis', 'closed_form', GoalType.FULL_POSE, ('',), 40))
+    for arm, name, goal, branches, count in cases:
         dispatcher = _dispatcher(load_arm, arm, name)
         solver = dispatcher.solvers[name]
         counting = CountingSolver(solver)
         dispatcher.solvers[name] = counting
-        seed = np.zeros(dispatcher.model.dof)
+        model = dispatcher.model
+        seed = np.zeros(model.dof)
+        rng = np.random.default_rng(4)
+        poses = [model.fk(q) for q in model.random_configurations(count, rng)]
         for branch in branches:
-            options = SolveOptions(branch=branch)
-            for target in _targets(dispatcher.model, count, 4):
+            options = SolveOptions(branch=branch, return_all=return_all)
+            for k, pose in enumerate(poses):
+                target = pose[:3, 3].copy()
+                if k % 2 == 0:      # half pushed down: many chosen solutions are blocked
+                    target[2] -= rng.uniform(0.0, 0.8)
+                quaternion = matrix_to_quaternion(pose[:3, :3])
+                orientation = quaternion_to_matrix(*quaternion) \
+                    if goal == GoalType.FULL_POSE else None
                 counting.calls.clear()
-                answer = dispatcher.solve(IKRequest(position=target.tolist(), branch=branch),
-                                          options, seed.copy(), name)
-                every = solver.solve(target, seed=seed,
-                                     options=SolveOptions(branch=branch, return_all=True))
-                expected, choice = apply_floor_rules(dispatcher.safety, every, target, False)
+                answer = dispatcher.solve(
+                    IKRequest(position=target.tolist(), orientation=tuple(quaternion),
+                              goal=goal, branch=branch, return_all=return_all),
+                    SolveOptions(branch=''), seed.copy(), name)
+                every = solver.solve(target, orientation, goal, seed,
+                                     options.with_changes(return_all=True))
+                expected, choice = apply_floor_rules(dispatcher.safety, every, target,
+                                                     return_all)
                 result = answer.result
                 assert (result.code, result.branch, result.reason) == \
                     (expected.code, expected.branch, expected.reason)
@@ -111,12 +125,14 @@ def test_closed_form_answers_equal_the_rules_applied_to_every_solution(load_arm)
                     np.testing.assert_allclose(result.q, expected.q, rtol=0.0, atol=1e-12)
                     assert result.position_error == pytest.approx(expected.position_error,
                                                                   abs=1e-12)
-                assert result.solutions == []
+                assert [s.label for s in result.solutions] == \
+                    [s.label for s in expected.solutions]
                 switched = choice is not None and choice.switched
                 assert answer.branch_switched == switched
-                # One solve when the chosen solution is clear (or the solver failed); a
-                # second one, for every solution, only when it is blocked.
-                assert counting.calls == ([False, True] if switched else [False])
+                # One solve when the chosen solution is clear, the solver failed, or it
+                # already returned every solution; a second one only when it is blocked.
+                assert counting.calls == ([False, True] if switched and not return_all
+                                          else [return_all])
                 outcomes.add((result.code, switched))
     # The targets reach every path: clear, switched, partial, and refused by the solver.
     assert {(ErrorCode.OK, False), (ErrorCode.OK, True),
@@ -133,23 +149,35 @@ def test_alternatives_are_returned_only_when_asked(load_arm):
     assert answer.result.branch in {s.label for s in answer.result.solutions}
 
 
+def _central_difference_jacobian(model, q: np.ndarray, step: float = 1e-6) -> np.ndarray:
+    """d(tip)/dq (3, n) by central differences through the batched 4×4 FK (not the kernel)."""
+    offsets = np.vstack([np.eye(model.dof), -np.eye(model.dof)]) * step
+    tips = model.frames_batch(q[None, :] + offsets)[:, -1, :3, 3]
+    return ((tips[:model.dof] - tips[model.dof:]) / (2.0 * step)).T
+
+
 @pytest.mark.parametrize('arm, solver', [('pointer3', 'analytic'), ('six_axis', 'dls'),
                                          ('ccd5', 'ccd'), ('six_axis', 'closed_form')])
-def test_reported_metrics_equal_the_numpy_path(load_arm, arm, solver):
-    # measure() takes the kernel's Jacobian in plain floats; the public metrics functions
-    # take the model's numpy Jacobian: the same numbers.
+def test_reported_metrics_equal_the_singular_values(load_arm, arm, solver):
+    # measure() takes the kernel's Jacobian in plain floats and dexterity's closed form;
+    # the reference is numpy's SVD of the model's Jacobian: w = Π σ, condition σmax/σmin.
     model = load_arm(arm)
     config = load_arm_config(arm)
     dispatcher = IKDispatcher(model, workspace_of_arm(model, config), solver)
+    checked = 0
     for target in _targets(model, 40, 9)[1::2]:
         answer = dispatcher.solve(IKRequest(position=target.tolist()), SolveOptions(),
                                   np.zeros(model.dof), solver)
         if answer.result.q is None:
             continue
-        linear = model.jacobian(answer.result.q)[:3]
-        assert answer.manipulability == pytest.approx(metrics.manipulability(linear),
-                                                      rel=1e-9, abs=1e-12)
-        assert answer.condition_number == pytest.approx(metrics.condition_number(linear),
-                                                        rel=1e-9)
+        sigma = np.linalg.svd(_central_difference_jacobian(model, answer.result.q),
+                              compute_uv=False)
+        assert answer.manipulability == pytest.approx(float(np.prod(sigma)), rel=1e-6,
+                                                      abs=1e-9)
+        assert answer.condition_number == pytest.approx(sigma[0] / sigma[-1], rel=1e-6)
+        shoulder = dispatcher.workspace.shoulder
         assert answer.reach_fraction == pytest.approx(
-            metrics.reach_fraction(dispatcher.workspace, target), rel=1e-12)
+            float(np.linalg.norm(target - shoulder)) / dispatcher.workspace.max_reach,
+            rel=1e-12)
+        checked += 1
+    assert checked >= 10

@@ -196,6 +196,12 @@ def test_bad_trajectory_on_joint_states_is_reported(monitor):
     monitor.publish([0.0, 0.0], names=NAMES[:2])
     monitor.wait_for_status(lambda s: 'missing joints elbow_pitch' in s.message,
                             'missing joint flagged', start=mark)
+    # joint_states without names are not guessed to be in chain order (as every subscriber
+    # of joint_states reads them).
+    monitor.publish([0.0, 0.0, 0.0], names=())
+    monitor.wait_for_status(lambda s: s.verdict == SafetyStatus.INVALID_INPUT
+                            and '0 names but 3 positions' in s.message,
+                            'unnamed joint_states flagged', start=mark)
     # The stream stops: STALE within a few periods (50 ms each, plus the 0.1 s floor).
     stopped, mark = time.monotonic(), monitor.mark()
     stale = monitor.wait_for_status(lambda s: s.verdict == SafetyStatus.STALE, 'STALE status',

@@ -2,8 +2,9 @@
 
 A ``sensor_msgs/JointState`` on ``joint_states`` may list its joints in any order and carry
 other devices' joints (a gripper, a second arm); a reader takes the arm's own joints, each of
-which must appear once with a finite number. Requests that must name exactly the arm's
-joints (an IK seed, a motion goal) apply their stricter rules where they are read.
+which must appear once with a finite number (``positions_by_name``). Commands and requests
+(an IK seed, a motion goal, a path to check) must name exactly the arm's joints
+(``joint_order``); each words its own case of no names at all.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def positions_by_name(joint_names: Sequence[str], names: Sequence[str],
         index[name] = k
     missing = [name for name in joint_names if name not in index]
     if missing:
-        return None, f'missing joints {", ".join(missing)}'
+        return None, (f'missing joints {", ".join(missing)} (the arm\'s joints: '
+                      f'{", ".join(joint_names)})')
     try:
         q = np.array([float(positions[index[name]]) for name in joint_names])
     except (TypeError, ValueError) as error:

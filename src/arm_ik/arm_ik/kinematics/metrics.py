@@ -19,6 +19,7 @@ _SINGULAR_EIGENVALUE_RATIO = 64.0 * np.finfo(float).eps
 _CLOSED_FORM_RELATIVE_ERROR = 1e-9
 _EPS = float(np.finfo(float).eps)
 _TWO_THIRDS_PI = 2.0 * math.pi / 3.0
+_SQRT2, _SQRT6 = math.sqrt(2.0), math.sqrt(6.0)
 # |sin q2| below this is a straight or folded elbow (sin π is 1.2e-16, not 0).
 _STRAIGHT_ELBOW = 1e-12
 
@@ -125,15 +126,18 @@ def _symmetric3_extreme_eigenvalues(g00: float, g01: float, g02: float, g11: flo
     The angle comes from arccos(r), whose error grows as 1/sqrt(1 − r²) where two
     eigenvalues meet (r = ±1); the bound says so (checked against LAPACK in the tests).
     """
-    off = g01 * g01 + g02 * g02 + g12 * g12
     mean = (g00 + g11 + g22) / 3.0
     d0, d1, d2 = g00 - mean, g11 - mean, g22 - mean
-    p = math.sqrt((d0 * d0 + d1 * d1 + d2 * d2 + 2.0 * off) / 6.0)
+    # sqrt((d0² + d1² + d2² + 2·(g01² + g02² + g12²)) / 6), without under- or overflow.
+    p = math.hypot(d0, d1, d2, _SQRT2 * g01, _SQRT2 * g02, _SQRT2 * g12) / _SQRT6
     if p == 0.0:      # a multiple of the identity
         return mean, mean, 4.0 * _EPS * abs(mean)
+    scale = 2.0 * p * p * p
+    if not 0.0 < scale < math.inf:   # p³ under- or overflows: no bound, LAPACK decides
+        return mean, mean, math.inf
     # det((G − mean·I) / p) / 2, the cosine of three times the angle below.
     r = (d0 * (d1 * d2 - g12 * g12) - g01 * (g01 * d2 - g12 * g02)
-         + g02 * (g01 * g12 - d1 * g02)) / (2.0 * p * p * p)
+         + g02 * (g01 * g12 - d1 * g02)) / scale
     r = -1.0 if r < -1.0 else 1.0 if r > 1.0 else r
     angle = math.acos(r) / 3.0
     apart = 1.0 - r * r

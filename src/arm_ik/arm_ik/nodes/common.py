@@ -193,11 +193,13 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None,
         return 1
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except Exception:
+    except Exception as error:
         if rclpy.ok():
             raise
         # rclpy can raise from a take or a wait racing the shutdown that Ctrl-C (or a
         # launch's SIGINT) started; the node was stopping anyway.
+        if node is not None:
+            node.get_logger().debug(f'during shutdown: {type(error).__name__}: {error}')
     finally:
         if node is not None:
             node.destroy_node()

@@ -14,6 +14,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from arm_ik.kinematics.description import expand_xacro
+from arm_ik.kinematics.joint_state import positions_by_name
 from arm_ik.kinematics.model import ArmModel, DescriptionError
 from arm_ik.kinematics.motion import laws
 from arm_ik.lab import checks, texts
@@ -107,7 +108,7 @@ class LabMoves:
             self._preview_busy = False
             again = self._preview_again
         if again:
-            self._work.submit(self._preview)
+            self._background(self._preview)
 
     def _plan_and_go(self) -> Outcome:
         if self.layout.value('live_follow'):
@@ -184,12 +185,12 @@ class LabMoves:
         path = result.executed_path
         if path.points:
             self._last_path = path
-            self._work.submit(self._plot_move, path)
+            self._background(self._plot_move, path)
             if self.layout.joint_map is not None:
-                self._work.submit(self._refresh_joint_map)
+                self._background(self._refresh_joint_map)
 
     def _plot_move(self, path: JointTrajectory) -> None:
-        rows = [checks.joint_positions(path.joint_names, point.positions, self.names)[0]
+        rows = [positions_by_name(self.names, path.joint_names, point.positions)[0]
                 for point in path.points]
         keep = [k for k, q in enumerate(rows) if q is not None]
         if len(keep) < 2:

@@ -23,7 +23,8 @@ tests); each result carries the panel's outcome.
 from __future__ import annotations
 
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 import socket
 import sys
 import threading
@@ -198,7 +199,17 @@ class LabViewer(LabMoves, Node):
                                + ('' if checks.is_loopback(host) else
                                   f' (host {host} is reachable from other machines: anyone '
                                   'who can open it can move the arm)'))
-        self._work.submit(self._sync_from_nodes)
+        self._background(self._sync_from_nodes)
+
+    def _background(self, function: Callable[..., object], *args: object) -> None:
+        """Run ``function(*args)`` on the lab's work threads; an exception is logged, not
+        kept in a future nobody reads."""
+        def report(future: Future) -> None:
+            if not future.cancelled() and future.exception() is not None:
+                error = future.exception()
+                self.get_logger().error(f'{function.__name__} raised {type(error).__name__}: '
+                                        f'{error}', throttle_duration_sec=5.0)
+        self._work.submit(function, *args).add_done_callback(report)
 
     def _use_model(self, model: ArmModel) -> None:
         """Draw the arm and its reach with new link lengths (on the render tick, which owns

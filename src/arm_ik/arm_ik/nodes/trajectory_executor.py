@@ -124,6 +124,7 @@ DEFAULT_LAWS = {'pointer3': laws.EXPONENTIAL, 'ccd5': laws.SPEED_CAP,
 EXECUTOR_THREADS = 8
 POLL_PERIOD = 0.02          # s, how often a goal thread looks for cancel/preempt/the end
 FEEDBACK_HISTORY = 20       # measured-state intervals kept to estimate its period
+PLANNING_STOP_WAIT = 2.0    # s, how long shutdown waits for a plan in progress
 
 
 def _range(low: float, high: float) -> FloatingPointRange:
@@ -487,10 +488,14 @@ class TrajectoryExecutor(Node):
         self._loop_stop.set()
         if self._loop is not None:
             self._loop.join(timeout=1.0)
-        # Waiting (a plan in progress ends within its own time limit) lets the pool close its
-        # pipes before the interpreter exits; without it Python 3.11's exit hook can write to
-        # a closed one ("OSError: [Errno 9] Bad file descriptor" at Ctrl-C).
-        self._planning.shutdown(wait=True, cancel_futures=True)
+        # Waiting lets the pool close its pipes before the interpreter exits; without it
+        # Python 3.11's exit hook can write to a closed one ("OSError: [Errno 9] Bad file
+        # descriptor" at Ctrl-C). A plan in progress is not waited for beyond
+        # PLANNING_STOP_WAIT: the planning process leaves by itself once this one is gone.
+        stopper = threading.Thread(target=self._planning.shutdown, name='planning-stop',
+                                   kwargs={'wait': True, 'cancel_futures': True}, daemon=True)
+        stopper.start()
+        stopper.join(timeout=PLANNING_STOP_WAIT)
         super().destroy_node()
 
     def _control_loop(self) -> None:
@@ -527,7 +532,7 @@ class TrajectoryExecutor(Node):
     def _on_feedback(self, message: JointState) -> None:
         q, reason = positions_by_name(self.names, message.name, message.position)
         if q is None:
-            # A NaN is not a measurement: the state goes stale rather than wrong.
+            # Not a measurement (a NaN, a missing joint): the state goes stale, not wrong.
             self.get_logger().warn(f'{self.feedback_topic}: joint state ignored: {reason}',
                                    throttle_duration_sec=5.0)
             return

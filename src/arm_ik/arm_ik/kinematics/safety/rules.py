@@ -81,7 +81,7 @@ def keep_if_clear(geometry: SafetyGeometry, q: np.ndarray, label: str,
                   target: np.ndarray) -> FloorChoice | None:
     """The first rule: a solution clear of the floor is kept as it is (None: blocked)."""
     lowest, tip = geometry.pose_floor_clearance(q.tolist())
-    if lowest < 0.0:
+    if not lowest >= 0.0:       # below the floor, or NaN: never kept as clear
         return None
     tx, ty, tz = target.tolist()
     return FloorChoice(ErrorCode.OK, q, label, False, '',
@@ -302,7 +302,7 @@ def solve_above_floor(solver: Solver, geometry: SafetyGeometry, position: object
     if kept is not None:
         result.solve_time = perf_counter() - start   # a fresh result of ours
         return result, kept
-    every = solver.solve(position, orientation, goal, seed,
-                         every_options or options.with_changes(return_all=True))
+    every = result if options.return_all else solver.solve(
+        position, orientation, goal, seed, every_options or options.with_changes(return_all=True))
     result, choice = apply_floor_rules(geometry, every, target, options.return_all)
     return replace(result, solve_time=perf_counter() - start), choice
