@@ -6,7 +6,9 @@ the executor's tick and goal threads published into the shut-down context, a tak
 shutdown raised out of spin, ik_server's closed-form thread could abort the process at exit
 ("terminate called without an active exception") and the planning pool's exit hook wrote to
 a closed pipe. Each showed in a few runs out of ten, so this test catches them often, not
-always.
+always. One hang is not ours: on Kilted a node can hang inside rclpy's destroy_node (in
+rcl_node_fini, in the middleware) while all nodes leave at once; that case is reported as an
+expected failure with its name, every other problem fails.
 """
 
 from __future__ import annotations
@@ -45,12 +47,37 @@ def test_every_node_stops_cleanly_on_ctrl_c(processes, tmp_path, arm, cycle):
     deadline = time.monotonic() + EXIT_TIMEOUT
     for node in nodes:
         node.wait_for_exit(max(0.0, deadline - time.monotonic()))
-    failures = []
+    failures, middleware_hangs = [], []
     for node in nodes:
         hung = node.alive()
         output = node.abort() if hung else node.output()   # a hung node shows its stacks
+        if hung and _hung_in_node_destruction(output) and _fast_dds_3():
+            middleware_hangs.append(node.name)
+            continue
         found = PROBLEMS.search(output)
         if hung or node.popen.returncode != 0 or found:
             failures.append(f'{node.name}: exit {node.popen.returncode}, hung {hung}\n'
                             f'{output[max(0, found.start() - 300) if found else -3000:][:3000]}')
     assert not failures, '\n\n'.join(failures)
+    if middleware_hangs:
+        pytest.xfail(f'{", ".join(middleware_hangs)} hung inside rclpy destroy_node '
+                     '(rcl_node_fini, in the middleware) while every node left at once: seen '
+                     'on Kilted only (Fast DDS 3.2.3), see README, Tests')
+
+
+def _hung_in_node_destruction(output: str) -> bool:
+    """The aborted node's main thread was inside rclpy's Node.destroy_node (the innermost
+    Python frame of faulthandler's 'Current thread' stack)."""
+    current = output.split('Current thread', 1)
+    if len(current) < 2:
+        return False
+    frames = [line for line in current[1].splitlines()[1:] if line.strip().startswith('File')]
+    return bool(frames) and 'rclpy/node.py' in frames[0] and 'destroy_node' in frames[0]
+
+
+def _fast_dds_3() -> bool:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return int(version('rclpy').split('.')[0]) >= 9     # Kilted: rclpy 9, Fast DDS 3
+    except (PackageNotFoundError, ValueError):
+        return False
