@@ -191,7 +191,6 @@ class IKDispatcher:
             raise ValueError(f'default solver "{default_solver}" does not apply to this arm: '
                              f'{self.not_applicable.get(default_solver, "unknown name")}')
         self.default_solver = default_solver
-        self._all_solutions_memo: tuple[SolveOptions, SolveOptions] | None = None
 
     def solver_reason(self, name: str) -> str:
         """'' when ``name`` can serve this arm, else why not (unknown or not applicable)."""
@@ -282,8 +281,7 @@ class IKDispatcher:
                             target=position)
         if solver.labelled:
             result, choice = solve_above_floor(solver, self.safety, position, seed, options,
-                                               orientation=orientation, goal=goal,
-                                               every_options=self._all_solutions(options))
+                                               orientation=orientation, goal=goal)
             if choice is None or not choice.switched:
                 return IKAnswer(result, name, target=position)
             shortfall = choice.shortfall if choice.code == ErrorCode.PARTIAL_SOLUTION else 0.0
@@ -311,17 +309,6 @@ class IKDispatcher:
                 f'the {name} solutions found put {link} {-clearance:.3f} m below the floor; '
                 'try another seed or a closed-form solver'))
         return IKAnswer(result, name, target=position)
-
-    def _all_solutions(self, options: SolveOptions) -> SolveOptions:
-        """``options`` with return_all set; the same object for the same options, so a
-        solver that validated them once (as the closed forms do) need not again."""
-        if options.return_all:
-            return options
-        memo = self._all_solutions_memo
-        if memo is None or memo[0] is not options:
-            memo = (options, options.with_changes(return_all=True))
-            self._all_solutions_memo = memo   # one tuple swap: safe for concurrent requests
-        return memo[1]
 
     def _floor_clearance(self, q: np.ndarray) -> tuple[float, str]:
         """Lowest capsule clearance above the floor (m) of pose ``q`` and its link."""

@@ -240,8 +240,8 @@ class SafetyGeometry:
         self.radii = np.array([c.radius for c in self.capsules])
         self._start = np.array([c.start for c in self.capsules])
         self._end = np.array([c.end for c in self.capsules])
-        # (start point, end point, floor height a capsule's segment must stay above), for
-        # the plain-float check of one pose (pose_floor_clearance).
+        # (start point index, end point index, radius) of each capsule, for the plain-float
+        # check of one pose (pose_floor_clearance).
         self._floor_terms = tuple((c.start, c.end, c.radius) for c in self.capsules)
         self.shoulder = model.shoulder_position().copy()
         self.floor_z = float(self.shoulder[2] - config.floor_below_shoulder)

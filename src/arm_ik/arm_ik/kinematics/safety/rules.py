@@ -269,8 +269,7 @@ def apply_floor_rules(geometry: SafetyGeometry, result: IKResult, position: obje
 
 def solve_above_floor(solver: Solver, geometry: SafetyGeometry, position: object,
                       seed: object = None, options: SolveOptions = SolveOptions(), *,
-                      orientation: object = None, goal: GoalType = GoalType.POSITION,
-                      every_options: SolveOptions | None = None
+                      orientation: object = None, goal: GoalType = GoalType.POSITION
                       ) -> tuple[IKResult, FloorChoice | None]:
     """Solve a target with a closed-form solver and apply the floor rules to the answer.
 
@@ -286,8 +285,6 @@ def solve_above_floor(solver: Solver, geometry: SafetyGeometry, position: object
         seed: reference joint positions (rad), as for ``solver.solve``.
         options: solver options; the alternatives are returned only when they ask for them.
         orientation, goal: as for ``solver.solve``.
-        every_options: ``options`` with ``return_all`` set, if the caller keeps one;
-            built here when needed otherwise.
 
     Returns:
         As ``apply_floor_rules``, with the solve time of both steps; the choice is None
@@ -303,6 +300,6 @@ def solve_above_floor(solver: Solver, geometry: SafetyGeometry, position: object
         result.solve_time = perf_counter() - start   # a fresh result of ours
         return result, kept
     every = result if options.return_all else solver.solve(
-        position, orientation, goal, seed, every_options or options.with_changes(return_all=True))
+        position, orientation, goal, seed, options.with_changes(return_all=True))
     result, choice = apply_floor_rules(geometry, every, target, options.return_all)
     return replace(result, solve_time=perf_counter() - start), choice
