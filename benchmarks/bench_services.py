@@ -3,16 +3,20 @@ process, against an echo service (same interface, empty handler) as the floor.
 
 Servers, each in its own process, on a private ROS_DOMAIN_ID with localhost discovery:
   * ik_server for pointer3 (``~/ik/analytic``) and six_axis (``~/ik/dls``), as shipped (the
-    closed-form services on a SingleThreadedExecutor of their own, the numeric ones on arm_ik's
-    HandoffExecutor with 6 threads);
-  * echo_server.py with SingleThreadedExecutor (rclpy's default, what ~/ik/analytic runs on:
-    the floor the goals are measured against), rclpy's stock MultiThreadedExecutor (6
-    threads), HandoffExecutor (6 threads) and, when this rclpy has it,
-    rclpy.experimental.EventsExecutor.
+    closed-form services on arm_ik's ServiceLoop, a thread of their own; the numeric ones on
+    arm_ik's HandoffExecutor with 6 threads);
+  * echo_server.py with SingleThreadedExecutor (rclpy's default: the floor rclpy sets, which
+    the goals are measured against), rclpy's stock MultiThreadedExecutor (6 threads),
+    HandoffExecutor (6 threads), ServiceLoop (the floor of ~/ik/analytic's own setup: the
+    ratio against it is what the handler and its fuller reply cost) and, when this rclpy
+    has it, rclpy.experimental.EventsExecutor.
 
 Client processes (this script with ``--worker``) make sequential calls, each waiting for
-its reply: 2,000 per service for latency (p50/p95/p99) and single-client throughput, then
-four clients at once, 500 calls each, for the four-client throughput. A call without a
+its reply. Latency (p50/p95/p99) and single-client throughput: 2,000 calls per service from
+one client process that takes the services in turns, 100 calls at a time, so that a slow
+spell of the (shared, virtual) machine falls on every service alike and the ratios compare
+like with like. Then, service by service, four client processes at once, 500 calls each,
+for the four-client throughput. A call without a
 reply within 5 s is counted as lost. Targets are FK-generated, reachable and clear of the
 floor (every IK reply must be OK). Every row is measured with three clients, because on
 Jazzy the client sets most of the floor:
@@ -55,6 +59,7 @@ REPLY_TIMEOUT = 5.0          # s: a call unanswered after this is lost
 ROW_BUDGET = 300.0           # s of timed calls per worker before a row is cut short
 MAX_LOST = 10                # lost calls after which a row is cut short
 WARMUP = 100                 # calls before timing (discovery, caches, first allocations)
+BLOCK = 100                  # calls of one service before the next service's turn
 SEED = 2024
 GOAL_RATIO = 1.2             # analytic p50 and p99 within 1.2× the echo's
 GOAL_KILTED_P50_MS = 1.0
@@ -62,13 +67,17 @@ GOAL_KILTED_CALLS_PER_S = 500.0
 ANALYTIC = 'pointer3 ~/ik/analytic'
 HANDOFF_ECHO = 'echo, server Handoff(6)'
 SINGLE_ECHO = 'echo, server Single'
+LOOP_ECHO = 'echo, server ServiceLoop'
+MULTI_ECHO = 'echo, server rclpy Multi(6)'
 CLIENT_KINDS = ('single-suf', 'single-once', 'events')
 DEFAULT_CLIENT = 'single-suf'   # rclpy's default executor and waiting idiom
 
 
 # ---------------------------------------------------------------------- client worker
-def run_worker(spec: dict[str, Any]) -> dict[str, Any]:
-    """Sequential calls of one service; returns latencies (s), lost count and codes."""
+def run_worker(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """Sequential calls of the spec's services, in interleaved blocks of BLOCK calls (so a
+    slow spell of the machine hits every service alike); per service: latencies (s), lost
+    count, reply codes, calling time."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 
@@ -76,22 +85,27 @@ def run_worker(spec: dict[str, Any]) -> dict[str, Any]:
     from arm_interfaces.srv import SolveIK
 
     rclpy.init()
-    node = rclpy.create_node(f'bench_client_{os.getpid()}')
-    if spec['client_executor'] == 'events':
-        from rclpy.experimental import EventsExecutor
-        executor = EventsExecutor()
-    else:
-        executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    client = node.create_client(SolveIK, spec['service'], qos_profile=SERVICE_QOS)
+    kind = spec['client_executor']
+    poll = kind == 'single-once'
+    callers = []
     try:
-        if not client.wait_for_service(timeout_sec=60.0):
-            return {'error': f'{spec["service"]} not available'}
-        requests = [build_request(target) for target in spec['targets']]
+        for index, service in enumerate(spec['services']):
+            # A node and executor per service, so each waits only on its own client.
+            node = rclpy.create_node(f'bench_client_{os.getpid()}_{index}')
+            if kind == 'events':
+                from rclpy.experimental import EventsExecutor
+                executor = EventsExecutor()
+            else:
+                executor = SingleThreadedExecutor()
+            executor.add_node(node)
+            client = node.create_client(SolveIK, service['service'], qos_profile=SERVICE_QOS)
+            callers.append((node, executor, client,
+                            [build_request(target) for target in service['targets']]))
+        for (_, _, client, _), service in zip(callers, spec['services']):
+            if not client.wait_for_service(timeout_sec=60.0):
+                return [{'error': f'{service["service"]} not available'}]
 
-        poll = spec['client_executor'] == 'single-once'
-
-        def call(request: SolveIK.Request) -> SolveIK.Response | None:
+        def call(executor, client, request: SolveIK.Request) -> SolveIK.Response | None:
             future = client.call_async(request)
             if poll:
                 # What IKClient.solve does: spin_once until the reply is in.
@@ -105,36 +119,40 @@ def run_worker(spec: dict[str, Any]) -> dict[str, Any]:
                 return None
             return future.result()
 
-        if call(requests[0]) is None:
-            return {'error': f'{spec["service"]} does not answer'}
-        for index in range(WARMUP):
-            call(requests[index % len(requests)])
+        for (_, executor, client, requests), service in zip(callers, spec['services']):
+            if call(executor, client, requests[0]) is None:
+                return [{'error': f'{service["service"]} does not answer'}]
+            for index in range(WARMUP):
+                call(executor, client, requests[index % len(requests)])
         # Concurrent clients start together, after every one has warmed up.
         start_at = spec.get('start_at')
         if start_at:
             time.sleep(max(0.0, start_at - time.time()))
-        latencies, codes, lost, truncated = [], {}, 0, False
-        started = time.perf_counter()
-        for index in range(spec['calls']):
-            if time.perf_counter() - started > ROW_BUDGET or lost >= MAX_LOST:
-                # A row that loses calls (5 s each) or crawls on a loaded machine stops
-                # here and says so, instead of holding the whole benchmark for hours.
-                truncated = True
-                break
-            sent = time.perf_counter()
-            response = call(requests[index % len(requests)])
-            if response is None:
-                lost += 1
-                continue
-            latencies.append(time.perf_counter() - sent)
-            code = response.error_code.val
-            codes[code] = codes.get(code, 0) + 1
-        elapsed = time.perf_counter() - started
-        return {'latencies': latencies, 'lost': lost, 'codes': codes, 'elapsed': elapsed,
-                'started': time.time() - elapsed, 'truncated': truncated}
+        results = [{'latencies': [], 'lost': 0, 'codes': {}, 'elapsed': 0.0,
+                    'started': time.time(), 'truncated': False} for _ in callers]
+        for block_start in range(0, spec['calls'], BLOCK):
+            for (_, executor, client, requests), result in zip(callers, results):
+                if result['elapsed'] > ROW_BUDGET or result['lost'] >= MAX_LOST:
+                    # A row that loses calls (5 s each) or crawls on a loaded machine stops
+                    # here and says so, instead of holding the whole benchmark for hours.
+                    result['truncated'] = True
+                    continue
+                block_began = time.perf_counter()
+                for index in range(block_start, min(block_start + BLOCK, spec['calls'])):
+                    sent = time.perf_counter()
+                    response = call(executor, client, requests[index % len(requests)])
+                    if response is None:
+                        result['lost'] += 1
+                        continue
+                    result['latencies'].append(time.perf_counter() - sent)
+                    code = response.error_code.val
+                    result['codes'][code] = result['codes'].get(code, 0) + 1
+                result['elapsed'] += time.perf_counter() - block_began
+        return results
     finally:
-        executor.shutdown()
-        node.destroy_node()
+        for node, executor, _, _ in callers:
+            executor.shutdown()
+            node.destroy_node()
         rclpy.try_shutdown()
 
 
@@ -147,20 +165,21 @@ def fk_targets(arm: str, count: int) -> list[list[float]]:
             for q in ik_graph.fk_targets(arm, count, seed=SEED)]
 
 
-def start_workers(env: dict[str, str], specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Run one worker process per spec at the same time; their JSON results, in order."""
+def start_workers(env: dict[str, str], specs: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Run one worker process per spec at the same time; per spec, its per-service results."""
     workers = [subprocess.Popen([sys.executable, str(Path(__file__).resolve()), '--worker',
                                  json.dumps(spec)], env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True) for spec in specs]
     results = []
     for worker in workers:
-        out, err = worker.communicate(timeout=1800)
+        out, err = worker.communicate(timeout=3600)
         if worker.returncode != 0 or not out.strip():
             raise RuntimeError(f'worker failed ({worker.returncode}):\n{err[-3000:]}')
         results.append(json.loads(out.strip().splitlines()[-1]))
-    for result in results:
-        if 'error' in result:
-            raise RuntimeError(result['error'])
+    for per_service in results:
+        for result in per_service:
+            if 'error' in result:
+                raise RuntimeError(result['error'])
     return results
 
 
@@ -227,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     claim = DomainClaim()
     env = claim.environment()
     env['PYTHONUNBUFFERED'] = '1'
-    executors = ['single', 'multi', 'handoff']
+    executors = ['single', 'multi', 'handoff', 'loop']
     executors += ['events'] if events_executor_available() else []
     group = ProcessGroup(env=env)
     echo_logs = []
@@ -245,8 +264,9 @@ def main(argv: list[str] | None = None) -> int:
                 env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
         targets = {arm: fk_targets(arm, 200) for arm in ('pointer3', 'six_axis')}
         servers = [(SINGLE_ECHO, '/echo_single/echo_server/solve_ik', 'pointer3'),
-                   ('echo, server rclpy Multi(6)', '/echo_multi/echo_server/solve_ik', 'pointer3'),
-                   (HANDOFF_ECHO, '/echo_handoff/echo_server/solve_ik', 'pointer3')]
+                   (MULTI_ECHO, '/echo_multi/echo_server/solve_ik', 'pointer3'),
+                   (HANDOFF_ECHO, '/echo_handoff/echo_server/solve_ik', 'pointer3'),
+                   (LOOP_ECHO, '/echo_loop/echo_server/solve_ik', 'pointer3')]
         if 'events' in executors:
             servers.append(('echo, server Events', '/echo_events/echo_server/solve_ik',
                             'pointer3'))
@@ -259,26 +279,31 @@ def main(argv: list[str] | None = None) -> int:
         client_kinds = [kind for kind in CLIENT_KINDS[:3 if 'events' in executors else 2]
                         if args.clients is None or kind in args.clients]
 
-        def spec(service: str, arm: str, client: str, count: int,
+        def spec(rows: list[tuple[str, str, str]], client: str, count: int,
                  start_at: float | None = None) -> dict[str, Any]:
-            return {'service': service, 'targets': targets[arm], 'calls': count,
-                    'client_executor': client, 'start_at': start_at}
+            return {'services': [{'service': service, 'targets': targets[arm]}
+                                 for _, service, arm in rows],
+                    'calls': count, 'client_executor': client, 'start_at': start_at}
 
         one_client: dict[str, dict[str, Any]] = {kind: {} for kind in client_kinds}
         four_clients: dict[str, dict[str, Any]] = {kind: {} for kind in client_kinds}
         for kind in client_kinds:
-            for label, service, arm in servers:
-                print(f'{distro}: {label}, client {kind}, 1 client ...', flush=True)
-                one_client[kind][label] = summarise(
-                    start_workers(env, [spec(service, arm, kind, calls)]))
+            # Every server in one client process, taking turns in blocks of BLOCK calls: the
+            # ratios compare services measured under the same conditions.
+            print(f'{distro}: every service, client {kind}, 1 client, interleaved ...',
+                  flush=True)
+            [per_service] = start_workers(env, [spec(servers, kind, calls)])
+            for (label, _, _), result in zip(servers, per_service):
+                one_client[kind][label] = summarise([result])
         for kind in client_kinds:
-            for label, service, arm in servers:
-                print(f'{distro}: {label}, client {kind}, 4 clients ...', flush=True)
+            for row in servers:
+                print(f'{distro}: {row[0]}, client {kind}, 4 clients ...', flush=True)
                 # Every worker warms up first (about 2 s with discovery), then all start
                 # together.
                 start_at = time.time() + 8.0
-                four_clients[kind][label] = summarise(start_workers(
-                    env, [spec(service, arm, kind, max(calls // 4, 50), start_at)] * 4))
+                results = start_workers(env, [spec([row], kind, max(calls // 4, 50),
+                                                   start_at)] * 4)
+                four_clients[kind][row[0]] = summarise([result for [result] in results])
     finally:
         for echo in echoes:
             try:
@@ -295,12 +320,13 @@ def main(argv: list[str] | None = None) -> int:
     goals: dict[str, bool] = {}
     for kind in client_kinds:
         analytic = one_client[kind][ANALYTIC]
-        for floor_label in (SINGLE_ECHO, 'echo, server rclpy Multi(6)', HANDOFF_ECHO):
+        for floor_label in (SINGLE_ECHO, MULTI_ECHO, HANDOFF_ECHO, LOOP_ECHO):
             floor = one_client[kind][floor_label]
             ratios[f'client {kind}: analytic / {floor_label}'] = {
                 'p50': analytic['p50_ms'] / floor['p50_ms'],
                 'p99': analytic['p99_ms'] / floor['p99_ms']}
-        # Against the echo on the executor ~/ik/analytic runs on: the floor of its setup.
+        # Against the floor rclpy sets: the echo on rclpy's default executor. (The ratio
+        # against the ServiceLoop echo, above, is the cost of the handler and its reply.)
         floor = one_client[kind][SINGLE_ECHO]
         goals[f'client {kind}: analytic p50 within 1.2x echo'] = \
             analytic['p50_ms'] <= GOAL_RATIO * floor['p50_ms']
@@ -321,8 +347,9 @@ def main(argv: list[str] | None = None) -> int:
         'rmw': os.environ.get('RMW_IMPLEMENTATION', 'default'),
         'calls_per_row': calls, 'warmup_calls': WARMUP, 'reply_timeout_s': REPLY_TIMEOUT,
         'cpus': os.cpu_count(),
-        'note': 'sequential calls per client; ~/ik/analytic runs on a SingleThreadedExecutor, '
-                '~/ik/dls on HandoffExecutor(6); '
+        'note': 'sequential calls per client; ~/ik/analytic runs on arm_ik ServiceLoop, '
+                "~/ik/dls on HandoffExecutor(6); goals against the echo on rclpy's default "
+                'SingleThreadedExecutor; '
                 'one_client / four_clients are keyed by the client executor, then the server',
         'one_client': one_client, 'four_clients': four_clients, 'ratios': ratios,
         'goals': goals,

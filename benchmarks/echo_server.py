@@ -4,10 +4,12 @@ It answers every request with a default response at once, so its round trip is t
 that rclpy and the RMW set for any SolveIK service. The executor is chosen on the command
 line, to show which one lowers that floor:
 
-    python benchmarks/echo_server.py --executor single|multi|handoff|events [--ros-args ...]
+    python benchmarks/echo_server.py --executor single|multi|handoff|events|loop [--ros-args ...]
 
 ``multi`` is rclpy's stock MultiThreadedExecutor; ``handoff`` is arm_ik's HandoffExecutor
-(the same thread pool without rclpy's re-submit busy loop), the executor ik_server runs.
+(the same thread pool without rclpy's re-submit busy loop), the executor of ik_server's
+numeric services; ``loop`` is arm_ik's ServiceLoop, which serves ik_server's closed-form
+services (the node's services on a thread of their own, no executor).
 
 The service is ``~/solve_ik`` with the QoS ik_server uses (reliable, depth 1000).
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 import rclpy
 from rclpy.executors import (
@@ -69,14 +72,32 @@ class EchoServer(Node):
         return response
 
 
+def serve_with_loop(node: Node) -> int:
+    """Serve ``node`` with arm_ik's ServiceLoop until Ctrl-C."""
+    from arm_ik.nodes.executors import ServiceLoop
+    loop = ServiceLoop(node)
+    try:
+        while rclpy.ok():
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        loop.close()
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--executor', choices=('single', 'multi', 'handoff', 'events'),
+    parser.add_argument('--executor', choices=('single', 'multi', 'handoff', 'events', 'loop'),
                         default='single')
     args = parser.parse_args(rclpy.utilities.remove_ros_args(argv)[1:])
     rclpy.init(args=argv)
     node = EchoServer()
+    if args.executor == 'loop':
+        return serve_with_loop(node)
     executor = make_executor(args.executor)
     executor.add_node(node)
     try:

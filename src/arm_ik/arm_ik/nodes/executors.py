@@ -1,5 +1,6 @@
-"""A MultiThreadedExecutor that hands each callback to its pool exactly once.
+"""Executors of arm_ik's nodes, each chosen for a measured reason.
 
+HandoffExecutor: a MultiThreadedExecutor that hands each callback to its pool exactly once.
 rclpy's MultiThreadedExecutor (Jazzy 7.1, Kilted 9.1) submits a ready callback to its thread
 pool and goes straight back to waiting; while that callback sits in the pool's queue, the
 wait loop yields it again as an "in-progress task", submits it again, and does not block
@@ -7,16 +8,23 @@ wait loop yields it again as an "in-progress task", submits it again, and does n
 the spinning thread starves the pool: measured here with one 100 Hz subscription, the stock
 executor delivered 5 messages/s at 100 % CPU on Jazzy (33/s at 70 % on Kilted), and the
 trajectory executor stalled its control thread for seconds with a 100 Hz feedback topic.
-
 Here the spinning thread waits until a pool thread has picked the callback up before it
 looks for more work: every message is handled, at a few percent CPU.
+
+ServiceLoop: the services of one node, and nothing else, on a thread of its own. Between a
+request's arrival and its reply, rclpy's SingleThreadedExecutor walks every entity of its
+nodes, wraps the callback in a Task and a coroutine and drives it; for a callback of 30 µs
+that is a large part of a 0.3 ms round trip (the echo benchmark, benchmarks/bench_services.py,
+measures both).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import ExitStack
 import threading
 
+from rclpy.event_handler import EventHandler
 from rclpy.executors import (
     ConditionReachedException,
     ExternalShutdownException,
@@ -25,8 +33,12 @@ from rclpy.executors import (
     TimeoutException,
     TimeoutObject,
 )
+from rclpy.guard_condition import GuardCondition
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+from rclpy.node import Node
 
 HANDOFF_POLL = 0.1   # s; how often a wait for a free pool thread looks at shutdown
+SERVICE_LOOP_WAKE = 1.0   # s; how often an idle ServiceLoop looks at its context
 
 
 class HandoffExecutor(MultiThreadedExecutor):
@@ -57,3 +69,114 @@ class HandoffExecutor(MultiThreadedExecutor):
             if future.done():
                 self._futures.remove(future)
                 future.result()  # raise any exceptions, as the stock executor does
+
+
+class ServiceLoop:
+    """Serves the services ``node`` has when the loop starts, on a thread of its own, until
+    :meth:`close`.
+
+    The node must have services only (no subscriptions, timers, clients, guard conditions
+    or waitables other than its publishers' QoS event handlers: nothing else would ever
+    run) and must not be added to an executor too.
+    Per request the loop takes the request, calls the service's callback with a fresh
+    response and sends what it returns, as rclpy's executors do. A callback that raises
+    is logged and the request gets no reply (rclpy's executors would stop spinning); a
+    reply that cannot be sent (the client left) is logged at debug level. Either way the
+    loop goes on serving.
+    """
+
+    def __init__(self, node: Node, thread_name: str = 'service_loop') -> None:
+        counts = {kind: len(list(entities)) for kind, entities in (
+            ('subscriptions', node.subscriptions), ('timers', node.timers),
+            ('clients', node.clients), ('guard conditions', node.guards),
+            # Every node has QoS event handlers for its /rosout and /parameter_events
+            # publishers; they only warn of incompatible subscribers, and go unserved here.
+            ('waitables', (w for w in node.waitables if not isinstance(w, EventHandler))))}
+        others = {kind: count for kind, count in counts.items() if count}
+        if others:
+            listed = ', '.join(f'{count} {kind}' for kind, count in others.items())
+            raise ValueError(f'ServiceLoop serves services only; {node.get_name()} has {listed}')
+        self._node = node
+        self._services = list(node.services)
+        if not self._services:
+            raise ValueError(f'ServiceLoop: {node.get_name()} has no service')
+        self._context = node.context
+        self._stopping = False
+        self._wake = GuardCondition(None, None, context=self._context)
+        self._wake_destroyed = False
+        self._thread = threading.Thread(target=self._serve, name=thread_name, daemon=True)
+        self._thread.start()
+
+    def close(self, timeout_sec: float = 2.0) -> bool:
+        """Stop serving; True once the thread has left (it finishes a callback in progress).
+
+        The node can be destroyed afterwards; a node destroyed first stays alive until
+        the loop lets go of it. Closing again is harmless.
+        """
+        if not self._stopping:
+            self._stopping = True
+            self._wake.trigger()
+        self._thread.join(timeout=timeout_sec)
+        if self._thread.is_alive():
+            return False
+        if not self._wake_destroyed:
+            self._wake.destroy()
+            self._wake_destroyed = True
+        return True
+
+    def _serve(self) -> None:
+        try:
+            self._serve_until_stopped()
+        except Exception as error:  # noqa: BLE001
+            if self._stopping or not self._context.ok():
+                return       # rcl refusing a wait on a context that is shutting down
+            self._node.get_logger().error(
+                f'service loop stopped, its services no longer answer: '
+                f'{type(error).__name__}: {error}')
+            raise
+
+    def _serve_until_stopped(self) -> None:
+        wake_ns = int(SERVICE_LOOP_WAKE * 1e9)
+        with ExitStack() as handles:
+            # Entered for as long as the loop runs: rclpy defers destroying an entity
+            # whose handle is in use, so nothing is freed under a wait.
+            service_handles = [service.handle for service in self._services]
+            wake_handle = self._wake.handle
+            for handle in (*service_handles, wake_handle, self._context.handle):
+                handles.enter_context(handle)
+            # rclpy has no public wait set; this is the one its own executors build (the
+            # same on Jazzy and Kilted), here built once for the loop's life.
+            wait_set = _rclpy.WaitSet(0, 1, 0, 0, len(service_handles), 0,
+                                      self._context.handle)
+            while not self._stopping and self._context.ok():
+                wait_set.clear_entities()
+                for handle in service_handles:
+                    wait_set.add_service(handle)
+                wait_set.add_guard_condition(wake_handle)
+                wait_set.wait(wake_ns)
+                if self._stopping:
+                    break
+                ready = wait_set.get_ready_entities('service')
+                for service, handle in zip(self._services, service_handles):
+                    if handle.pointer in ready:
+                        self._answer(service, handle)
+
+    def _answer(self, service, handle) -> None:
+        request, header = handle.service_take_request(service.srv_type.Request)
+        if header is None:       # woken, but nothing left to take
+            return
+        logger = self._node.get_logger()
+        try:
+            response = service.callback(request, service.srv_type.Response())
+        except Exception as error:  # noqa: BLE001 - one request's bug must not stop serving
+            logger.error(f'{service.srv_name}: callback raised {type(error).__name__}: '
+                         f'{error}; request not answered')
+            return
+        if not isinstance(response, service.srv_type.Response):
+            logger.error(f'{service.srv_name}: callback returned {type(response).__name__}, '
+                         f'not {service.srv_type.__name__}.Response; request not answered')
+            return
+        try:
+            service.send_response(response, header)
+        except Exception as error:  # noqa: BLE001 - e.g. the client left before the reply
+            logger.debug(f'{service.srv_name}: reply not sent: {type(error).__name__}: {error}')

@@ -3,7 +3,7 @@
 Services (node-private, in the arm's namespace):
   ~/solve_ik          arm_interfaces/srv/SolveIK with the request's solver or the default
   ~/ik/<solver>       the same with one solver: analytic, closed_form, ccd, dls (the two
-                      closed forms on a thread and executor of their own: CheapServices)
+                      closed forms on a thread of their own: CheapServices)
 Publishes ``ik_status`` (arm_interfaces/IKStatus) after each answered request (while anyone
 subscribes) and subscribes to ``joint_states`` for the default seed. A new
 ``robot_description`` with the same joints (e.g. new link lengths) rebuilds the reach rules,
@@ -23,7 +23,6 @@ from geometry_msgs.msg import Point
 import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, ShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
@@ -51,7 +50,7 @@ from arm_ik.nodes.common import (
     safety_geometry_of,
     StartupError,
 )
-from arm_ik.nodes.executors import HandoffExecutor
+from arm_ik.nodes.executors import HandoffExecutor, ServiceLoop
 from arm_interfaces.msg import IKStatus, LabelledSolution
 from arm_interfaces.srv import SolveIK
 
@@ -66,14 +65,16 @@ def _range(low: float, high: float) -> FloatingPointRange:
 
 
 class CheapServices:
-    """The closed-form services (``~/ik/analytic``, ``~/ik/closed_form``) on a
-    SingleThreadedExecutor in a thread of their own.
+    """The closed-form services (``~/ik/analytic``, ``~/ik/closed_form``) on a ServiceLoop,
+    a thread of their own.
 
-    Their answers take 30–50 µs; on the node's multi-threaded executor, whose wait set
-    also holds the numeric services, the subscription and the parameter services, the
-    executor's own bookkeeping cost more than the solve. rclpy cannot give one callback
-    group its own executor (rclcpp can), so they live on a helper node
-    (``_<name>_closed_form``, hidden, no parameter services) under the server's names.
+    Their answers take 30–50 µs. On the node's multi-threaded executor, whose wait set also
+    holds the numeric services, the subscription and the parameter services, the executor's
+    own bookkeeping cost more than the solve, and even a SingleThreadedExecutor of their own
+    adds about as much per request as ServiceLoop's whole round trip saves (see
+    arm_ik.nodes.executors). rclpy cannot give one callback group its own executor (rclcpp
+    can), so they live on a helper node (``_<name>_closed_form``, hidden, no parameter
+    services) under the server's names.
     """
 
     def __init__(self, server: Node, callbacks: dict[str, Callable]) -> None:
@@ -84,24 +85,13 @@ class CheapServices:
         for name, callback in callbacks.items():
             self.node.create_service(SolveIK, f'{server.get_fully_qualified_name()}/ik/{name}',
                                      callback, qos_profile=SERVICE_QOS)
-        self.executor = SingleThreadedExecutor(context=server.context)
-        self.executor.add_node(self.node)
-        self._thread = threading.Thread(target=self._spin, name='closed_form_services',
-                                        daemon=True)
-        self._thread.start()
-
-    def _spin(self) -> None:
-        try:
-            self.executor.spin()
-        except (ExternalShutdownException, ShutdownException):
-            pass
+        self._loop = ServiceLoop(self.node, thread_name='closed_form_services')
 
     def close(self) -> None:
-        self.executor.shutdown(timeout_sec=1.0)
-        # The spinning thread must be out of its wait before the process exits: a thread
+        # The loop's thread must be out of its wait before the process exits: a thread
         # still inside rcl at interpreter exit can abort it ("terminate called without an
         # active exception").
-        self._thread.join(timeout=2.0)
+        self._loop.close()
         self.node.destroy_node()
 
 

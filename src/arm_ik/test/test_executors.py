@@ -1,0 +1,138 @@
+"""ServiceLoop (arm_ik.nodes.executors): a server node in this process, served by the loop,
+called over DDS by the test's own node."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import rclpy
+from rclpy.parameter import Parameter
+from rclpy.qos import qos_profile_sensor_data
+from ros_harness import call_service
+from sensor_msgs.msg import JointState
+
+from arm_ik.client import SERVICE_QOS
+from arm_ik.nodes.executors import SERVICE_LOOP_WAKE, ServiceLoop
+from arm_interfaces.srv import SolveIK
+
+REPLY = 15.0
+SILENCE = 1.0     # s a request that must stay unanswered is watched for
+
+
+class Server:
+    """A node whose ~/solve_ik echoes the request's branch into the reply's message; a
+    branch of 'raise' makes the callback raise, 'wrong type' makes it return a string."""
+
+    def __init__(self, context: rclpy.Context) -> None:
+        self.node = rclpy.create_node('loop_server', context=context,
+                                      start_parameter_services=False)
+        self.node.create_service(SolveIK, '~/solve_ik', self.answer, qos_profile=SERVICE_QOS)
+        self.calls = 0
+
+    def answer(self, request: SolveIK.Request, response: SolveIK.Response):
+        self.calls += 1
+        if request.branch == 'raise':
+            raise RuntimeError('injected fault')
+        if request.branch == 'wrong type':
+            return 'not a response'
+        response.message = f'echo {request.branch}'
+        return response
+
+
+@pytest.fixture
+def served(ros_node):
+    """(server, loop, client, spin): the loop serves the server's ~/solve_ik."""
+    node, spin = ros_node
+    server = Server(node.context)
+    loop = ServiceLoop(server.node)
+    client = node.create_client(SolveIK, '/loop_server/solve_ik', qos_profile=SERVICE_QOS)
+    assert client.wait_for_service(timeout_sec=REPLY)
+    yield server, loop, client, spin
+    assert loop.close()
+    server.node.destroy_node()
+
+
+def _request(branch: str) -> SolveIK.Request:
+    request = SolveIK.Request()
+    request.branch = branch
+    return request
+
+
+def _unanswered(client, request: SolveIK.Request, spin) -> bool:
+    """True when ``request`` gets no reply within SILENCE seconds."""
+    future = client.call_async(request)
+    deadline = time.monotonic() + SILENCE
+    while not future.done() and time.monotonic() < deadline:
+        spin()
+    if future.done():
+        return False
+    client.remove_pending_request(future)
+    return True
+
+
+def test_serves_requests_in_order(served):
+    server, _, client, spin = served
+    # The first call may be resent (a reply sent before matching is lost); later ones not.
+    assert call_service(client, _request('first'), spin, REPLY).message == 'echo first'
+    for index in range(50):
+        future = client.call_async(_request(f'call {index}'))
+        deadline = time.monotonic() + REPLY
+        while not future.done() and time.monotonic() < deadline:
+            spin()
+        assert future.done() and future.result().message == f'echo call {index}'
+
+
+def test_a_callback_that_raises_is_logged_and_the_loop_keeps_serving(served, capfd):
+    server, _, client, spin = served
+    assert call_service(client, _request('before'), spin, REPLY).message == 'echo before'
+    # No reply at all: a default SolveIK response would read as SUCCESS.
+    assert _unanswered(client, _request('raise'), spin)
+    assert _unanswered(client, _request('wrong type'), spin)
+    assert call_service(client, _request('after'), spin, REPLY).message == 'echo after'
+    log = capfd.readouterr().err
+    assert 'callback raised RuntimeError: injected fault; request not answered' in log
+    assert 'callback returned str, not SolveIK.Response; request not answered' in log
+
+
+def test_close_stops_the_loop_at_once_and_serving_ends(served):
+    server, loop, client, spin = served
+    assert call_service(client, _request('x'), spin, REPLY).message == 'echo x'
+    started = time.monotonic()
+    assert loop.close()
+    # The wake guard ends the wait; the periodic wake-up is not needed for this.
+    assert time.monotonic() - started < SERVICE_LOOP_WAKE
+    calls = server.calls
+    assert _unanswered(client, _request('late'), spin)
+    assert server.calls == calls
+    assert loop.close()        # closing twice is harmless
+
+
+def test_the_loop_ends_when_its_context_shuts_down(ros_domain):
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=ros_domain.domain_id)
+    server = Server(context)
+    loop = ServiceLoop(server.node)
+    rclpy.shutdown(context=context)
+    assert loop.close(timeout_sec=SERVICE_LOOP_WAKE + 2.0)
+
+
+def test_refuses_a_node_with_anything_but_services(ros_domain):
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=ros_domain.domain_id)
+    try:
+        node = rclpy.create_node('mixed', context=context, start_parameter_services=False,
+                                 parameter_overrides=[
+                                     Parameter('start_type_description_service', value=False)])
+        with pytest.raises(ValueError, match='no service'):
+            ServiceLoop(node)
+        node.create_service(SolveIK, '~/solve_ik', lambda request, response: response)
+        node.create_subscription(JointState, 'joint_states', lambda message: None,
+                                 qos_profile_sensor_data)
+        node.create_timer(1.0, lambda: None)
+        with pytest.raises(ValueError, match='serves services only; mixed has '
+                                             '1 subscriptions, 1 timers'):
+            ServiceLoop(node)
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
