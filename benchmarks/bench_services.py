@@ -13,13 +13,13 @@ Servers, each in its own process, on a private ROS_DOMAIN_ID with localhost disc
 
 Client processes (this script with ``--worker``) make sequential calls, each waiting for
 its reply. Latency (p50/p95/p99) and single-client throughput: 2,000 calls per service from
-one client process that takes the services in turns, 100 calls at a time, so that a slow
-spell of the (shared, virtual) machine falls on every service alike and the ratios compare
-like with like. Then, service by service, four client processes at once, 500 calls each,
-for the four-client throughput. A call without a
-reply within 5 s is counted as lost. Targets are FK-generated, reachable and clear of the
-floor (every IK reply must be OK). Every row is measured with three clients, because on
-Jazzy the client sets most of the floor:
+one client process that takes the services in turns, 100 calls at a time (after 5 untimed
+ones: a server's first answers after a pause are slow), so that a slow spell of the (shared,
+virtual) machine falls on every service alike and the ratios compare like with like.
+Then, service by service, four client processes at once, 500 calls each, for the
+four-client throughput. A call without a reply within 5 s is counted as lost. Targets are
+FK-generated, reachable and clear of the floor (every IK reply must be OK). Every row is
+measured with three clients, because on Jazzy the client sets most of the floor:
   * single-suf:  SingleThreadedExecutor, spin_until_future_complete (rclpy's idiom). On
     Jazzy (rclpy 7.1.6) each such call leaves finished done-callback tasks in the
     executor that are never pruned (every call builds a new wait generator and drops the
@@ -60,6 +60,7 @@ ROW_BUDGET = 300.0           # s of timed calls per worker before a row is cut s
 MAX_LOST = 10                # lost calls after which a row is cut short
 WARMUP = 100                 # calls before timing (discovery, caches, first allocations)
 BLOCK = 100                  # calls of one service before the next service's turn
+TURN_WARMUP = 5              # untimed calls at the start of each turn
 SEED = 2024
 GOAL_RATIO = 1.2             # analytic p50 and p99 within 1.2× the echo's
 GOAL_KILTED_P50_MS = 1.0
@@ -137,6 +138,10 @@ def run_worker(spec: dict[str, Any]) -> list[dict[str, Any]]:
                     # here and says so, instead of holding the whole benchmark for hours.
                     result['truncated'] = True
                     continue
+                # A server idle while the others had their turn answers its first calls
+                # slowly (cold caches); they would land in every row's p99.
+                for index in range(TURN_WARMUP):
+                    call(executor, client, requests[(block_start + index) % len(requests)])
                 block_began = time.perf_counter()
                 for index in range(block_start, min(block_start + BLOCK, spec['calls'])):
                     sent = time.perf_counter()

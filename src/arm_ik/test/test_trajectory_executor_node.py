@@ -311,6 +311,27 @@ def test_forward_position_commands_in_the_controller_order(arm6):
     arm6.assert_silent(time.time(), hold=0)      # nothing once the move is done
 
 
+@pytest.mark.parametrize('joints, words', [
+    (['tool_roll', 'base_yaw', 'base_yaw', 'shoulder_pitch', 'wrist_roll', 'elbow_pitch'],
+     "controller_joints repeats joint name(s) 'base_yaw'"),
+    (['tool_roll', 'base_yaw', 'wrist_pitch', 'shoulder_pitch', 'wrist_roll', 'gripper'],
+     "controller_joints joint names: unknown 'gripper'; missing elbow_pitch (the arm's "
+     'joints: base_yaw, shoulder_pitch'),
+    (['base_yaw'], 'controller_joints joint names: missing shoulder_pitch'),
+])
+def test_controller_joints_must_name_each_joint_once(group, urdf_of, joints, words):
+    process = group.start_node('arm_ik', 'trajectory_executor', namespace='/bad_controller',
+                               params={'robot_description': urdf_of('six_axis'),
+                                       'arm': 'six_axis', 'output': 'forward_position',
+                                       'controller_joints': joints})
+    status = process.wait_for_exit(60.0)
+    output = process.output() if status is not None else process.abort()
+    assert status == 1, output
+    assert '[FATAL]' in output and words in output, output
+    assert "Name each of the arm's joints once" in output, output
+    assert 'Traceback' not in output, output
+
+
 def test_joint_trajectory_output_for_a_trajectory_controller(pointer):
     client, process = pointer
     client.move_joints(POINTER_HOME, duration=0.5)

@@ -89,7 +89,7 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
 from arm_ik.kinematics.description import check_home, home_from_config
-from arm_ik.kinematics.joint_state import positions_by_name
+from arm_ik.kinematics.joint_state import joint_order, positions_by_name
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.motion import laws, worker
 from arm_ik.kinematics.motion.commands import trajectory_from_points
@@ -399,9 +399,10 @@ class TrajectoryExecutor(Node):
         self.controller_topic = self.get_parameter('controller_topic').value or \
             DEFAULT_CONTROLLER_TOPICS.get(self.output, '')
         joints = list(self.get_parameter('controller_joints').value)
-        if sorted(joints) != sorted(self.names) or len(set(joints)) != len(joints):
-            raise StartupError(f"controller_joints {joints} must be exactly the arm's joints "
-                               f'{list(self.names)} (any order)')
+        order, reason = joint_order(self.names, joints, 'controller_joints')
+        if order is None:
+            raise StartupError(f"{reason}. Name each of the arm's joints once, in the order "
+                               'the controller expects.')
         self.controller_joints = joints
         self.controller_order = [self.names.index(name) for name in joints]
         initial = [float(v) for v in self.get_parameter('initial_positions').value]
