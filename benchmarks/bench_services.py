@@ -140,7 +140,7 @@ def run_worker(spec: dict[str, Any]) -> list[dict[str, Any]]:
                     continue
                 # A server idle while the others had their turn answers its first calls
                 # slowly (cold caches); they would land in every row's p99.
-                for index in range(TURN_WARMUP):
+                for index in range(TURN_WARMUP if len(callers) > 1 else 0):
                     call(executor, client, requests[(block_start + index) % len(requests)])
                 block_began = time.perf_counter()
                 for index in range(block_start, min(block_start + BLOCK, spec['calls'])):
