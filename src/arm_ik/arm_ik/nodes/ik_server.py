@@ -70,11 +70,10 @@ class CheapServices:
 
     Their answers take 30–50 µs. On the node's multi-threaded executor, whose wait set also
     holds the numeric services, the subscription and the parameter services, the executor's
-    own bookkeeping cost more than the solve, and even a SingleThreadedExecutor of their own
-    adds about as much per request as ServiceLoop's whole round trip saves (see
-    arm_ik.nodes.executors). rclpy cannot give one callback group its own executor (rclcpp
-    can), so they live on a helper node (``_<name>_closed_form``, hidden, no parameter
-    services) under the server's names.
+    own bookkeeping cost more than the solve; a SingleThreadedExecutor of their own still
+    took 35–55 µs more per round trip than ServiceLoop (see arm_ik.nodes.executors). rclpy
+    cannot give one callback group its own executor (rclcpp can), so they live on a helper
+    node (``_<name>_closed_form``, hidden, no parameter services) under the server's names.
     """
 
     def __init__(self, server: Node, callbacks: dict[str, Callable]) -> None:
