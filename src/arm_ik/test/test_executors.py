@@ -9,7 +9,7 @@ import pytest
 import rclpy
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
-from ros_harness import call_service
+from ros_harness import call_service, wait_for
 from sensor_msgs.msg import JointState
 
 from arm_ik.client import SERVICE_QOS
@@ -77,10 +77,8 @@ def test_serves_requests_in_order(served):
     assert call_service(client, _request('first'), spin, REPLY).message == 'echo first'
     for index in range(50):
         future = client.call_async(_request(f'call {index}'))
-        deadline = time.monotonic() + REPLY
-        while not future.done() and time.monotonic() < deadline:
-            spin()
-        assert future.done() and future.result().message == f'echo call {index}'
+        wait_for(future.done, REPLY, spin, f'the reply to call {index}')
+        assert future.result().message == f'echo call {index}'
 
 
 def test_a_callback_that_raises_is_logged_and_the_loop_keeps_serving(served, capfd):
