@@ -11,8 +11,10 @@ import subprocess
 import sys
 
 HERE = Path(__file__).resolve().parent
-# Order: the core first (fast), then the safety geometry, then the ROS services over DDS.
-SCRIPTS = ('bench_ik.py', 'bench_safety.py', 'bench_services.py', 'bench_motion.py')
+# Order: the core first (fast; our arms, then real arms' URDFs against TRAC-IK), then the
+# safety geometry, then the ROS services over DDS.
+SCRIPTS = ('bench_ik.py', 'bench_urdf_arms.py', 'bench_safety.py', 'bench_services.py',
+           'bench_motion.py')
 
 
 def main(argv: list[str] | None = None) -> int:
