@@ -11,6 +11,13 @@ SHELL := /bin/bash
 ROS_WHEELS ?= jazzy
 CYCLES ?= 0
 ARM ?=
+# Your own arm: a URDF (or xacro) file, its chain and configuration (see README "Your own arm").
+URDF ?=
+BASE ?=
+TIP ?=
+ARM_CONFIG ?=
+# Any other option of the demo runner, e.g. DEMO_ARGS=--no-lab.
+DEMO_ARGS ?=
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
@@ -50,7 +57,9 @@ RUN_ENV := export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST RMW_IMPLEMENTATION=rmw
 
 help:
 	@echo 'make test   build the workspace, lint, run every test (ROS_WHEELS=jazzy|kilted)'
-	@echo 'make demo   build and run the arm pipeline (CYCLES=1 stops after one cycle)'
+	@echo 'make demo   build and run the arm pipeline (CYCLES=1 stops after one cycle;'
+	@echo '            URDF=robot.urdf BASE=base_link TIP=tool0 [ARM_CONFIG=arm.yaml] for your'
+	@echo '            own arm; DEMO_ARGS=--no-lab for other runner options)'
 	@echo 'make bench  run the benchmarks, write bench_results.json'
 	@echo 'make clean  remove build, install, log folders (venvs stay)'
 
@@ -74,7 +83,9 @@ test: lint build
 
 demo: build
 	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m arm_bringup.demo --cycles $(CYCLES) \
-	  $(if $(ARM),--arm $(ARM),)
+	  $(if $(ARM),--arm $(ARM),) $(if $(URDF),--urdf $(abspath $(URDF)),) \
+	  $(if $(BASE),--base $(BASE),) $(if $(TIP),--tip $(TIP),) \
+	  $(if $(ARM_CONFIG),--arm-config $(abspath $(ARM_CONFIG)),) $(DEMO_ARGS)
 
 BENCH_STAMP := $(if $(VENV),$(VENV)/.bench-installed,)
 

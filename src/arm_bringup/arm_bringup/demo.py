@@ -2,6 +2,7 @@
 
     python -m arm_bringup.demo                      # ccd5, until Ctrl-C, records demo.mcap
     python -m arm_bringup.demo --cycles 1 --arm manipulator3d --mcap /tmp/run.mcap
+    python -m arm_bringup.demo --cycles 1 --urdf ur5.urdf --base base_link --tip tool0
 
 It starts the nodes arm.launch.py starts (arm_info, ik_server, safety_monitor,
 trajectory_executor, target_input, markers), each in its own process in the arm's namespace,
@@ -16,6 +17,10 @@ to the executor (a reachable target, an unreachable one, and a move whose straig
 path dips below the floor and must be detoured), printing what each step did. It stops every
 process cleanly after ``--cycles`` cycles (0: until Ctrl-C), then prints what the MCAP holds
 and a summary line; exit status 0 when every step had its expected outcome.
+
+With ``--urdf`` (your own arm: a URDF or xacro file, with ``--arm-config`` or defaults from
+the URDF) the nodes get no bundled YAML and the cycle is derived from the arm's workspace
+(``scenario.workspace_scenario``): reachable targets, one beyond the reach, home.
 """
 
 from __future__ import annotations
@@ -31,7 +36,9 @@ import time
 
 from arm_bringup.driver import DemoDriver, StepResult
 from arm_bringup.pipeline import (
+    ArmSource,
     expand_description,
+    expand_file,
     LaunchOptions,
     NODE_PACKAGE,
     OPTIONAL_NODES,
@@ -40,7 +47,9 @@ from arm_bringup.pipeline import (
     PipelineError,
 )
 from arm_bringup.report import print_recording, Summary
-from arm_bringup.scenario import DEFAULT_ARM, Scenario, SCENARIOS
+from arm_bringup.scenario import DEFAULT_ARM, Scenario, SCENARIOS, workspace_scenario
+from arm_ik.kinematics.arm import ArmConfig, ArmConfigError, load_arm
+from arm_ik.kinematics.model import DescriptionError
 from arm_ik.process_group import executable_path, NodeProcess, ProcessGroup
 
 START_TIMEOUT = 60.0      # s for every node to come up (the executor spawns a planner)
@@ -49,7 +58,8 @@ LAB_TIMEOUT = 30.0        # s for the browser lab to serve its page
 LAB_URL = re.compile(r'http://127\.0\.0\.1:\d+')
 
 
-def start_nodes(group: ProcessGroup, arm: str, description: str, log_dir: str) -> list[str]:
+def start_nodes(group: ProcessGroup, arm: ArmSource, description: str, log_dir: str
+                ) -> list[str]:
     """Start the pipeline's nodes; return the names of those started."""
     started = []
     # One cycle per ~/run_cycle call: the runner paces the cycles itself.
@@ -68,7 +78,7 @@ def start_nodes(group: ProcessGroup, arm: str, description: str, log_dir: str) -
     return started
 
 
-def start_lab(group: ProcessGroup, arm: str, description: str, port: int) -> None:
+def start_lab(group: ProcessGroup, arm: ArmSource, description: str, port: int) -> None:
     """Start the browser lab beside the pipeline and print its URL once it serves."""
     try:
         executable_path(NODE_PACKAGE, 'lab_viewer')
@@ -76,9 +86,10 @@ def start_lab(group: ProcessGroup, arm: str, description: str, port: int) -> Non
         print('demo: note: arm_ik/lab_viewer is not installed; running without the browser '
               'lab', flush=True)
         return
-    lab = group.start_node(NODE_PACKAGE, 'lab_viewer', name='lab_viewer', namespace=f'/{arm}',
-                           params={'robot_description': description, 'arm': arm,
-                                   'port': port})
+    lab = group.start_node(NODE_PACKAGE, 'lab_viewer', name='lab_viewer',
+                           namespace=f'/{arm.label}',
+                           params={'robot_description': description,
+                                   **arm.chain_parameters(), 'port': port})
     deadline = time.monotonic() + LAB_TIMEOUT
     while time.monotonic() < deadline and lab.alive():
         found = LAB_URL.search(lab.output())
@@ -134,9 +145,18 @@ def run_cycle(driver: DemoDriver, scenario: Scenario, summary: Summary) -> None:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--arm', default=DEFAULT_ARM, choices=sorted(SCENARIOS),
-                        help=f'arm to run (default {DEFAULT_ARM}: pick and place and the '
-                             'floor detour)')
+    parser.add_argument('--arm', default='',
+                        help=f'a bundled example ({", ".join(sorted(SCENARIOS))}; default '
+                             f'{DEFAULT_ARM}: pick and place and the floor detour), or with '
+                             "--urdf your arm's label (default: the URDF robot name)")
+    parser.add_argument('--urdf', default='',
+                        help='your own arm: a URDF or xacro file (its cycle is derived from '
+                             'its workspace)')
+    parser.add_argument('--arm-config', default='',
+                        help='arm configuration YAML of your arm (ros2 run arm_ik arm_config '
+                             'writes one); default: derived from the URDF')
+    parser.add_argument('--base', default='', help="root link of your arm's chain")
+    parser.add_argument('--tip', default='', help="tool link of your arm's chain")
     parser.add_argument('--cycles', type=int, default=0,
                         help='stop after this many scripted cycles (0: run until Ctrl-C)')
     parser.add_argument('--lab', action=argparse.BooleanOptionalAction, default=True,
@@ -150,28 +170,56 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def run_pipeline(args: argparse.Namespace, scenario: Scenario, mcap: Path | None,
-                 log_dir: str, summary: Summary) -> None:
+def choose_arm(args: argparse.Namespace) -> tuple[ArmSource, str, Scenario]:
+    """(the arm, its robot_description, its scenario) from the command line.
+
+    Raises:
+        PipelineError: an unknown bundled name, or a URDF / configuration that cannot be
+            used (the message names the element or key).
+    """
+    if not args.urdf:
+        if args.arm_config or args.base or args.tip:
+            raise PipelineError('--arm-config, --base and --tip go with --urdf (your own arm)')
+        arm = args.arm or DEFAULT_ARM
+        if arm not in SCENARIOS:
+            raise PipelineError(f'"{arm}" is not a bundled example ({", ".join(SCENARIOS)}); '
+                                'for your own arm pass --urdf (and --base, --tip)')
+        return ArmSource(arm), expand_description(arm), SCENARIOS[arm]
+    description = expand_file(args.urdf)
+    try:
+        config = ArmConfig.from_file(args.arm_config) if args.arm_config else ArmConfig()
+        arm = load_arm(description, config, args.base, args.tip, args.arm)
+    except (ArmConfigError, DescriptionError) as error:
+        raise PipelineError(str(error)) from None
+    source = ArmSource(arm.label, str(Path(args.urdf).resolve()),
+                       str(Path(args.arm_config).resolve()) if args.arm_config else '',
+                       arm.model.base_link, arm.model.tip_link)
+    return source, description, workspace_scenario(arm)
+
+
+def run_pipeline(args: argparse.Namespace, arm: ArmSource, description: str,
+                 scenario: Scenario, mcap: Path | None, log_dir: str,
+                 summary: Summary) -> None:
     """Start everything, run the cycles, stop everything (the driver, the nodes, then the
     recorder, so the MCAP holds everything up to the end)."""
-    description = expand_description(args.arm)
+    label = arm.label
     with ProcessGroup(log_dir=log_dir) as recorder_group:
         if mcap is not None:
             recorder_group.start_node(PACKAGE, 'mcap_recorder', params={
-                'output': str(mcap), 'prefixes': [f'/{args.arm}/'], 'topics': ['/rosout']})
+                'output': str(mcap), 'prefixes': [f'/{label}/'], 'topics': ['/rosout']})
         with ProcessGroup(log_dir=log_dir) as nodes:
-            started = start_nodes(nodes, args.arm, description, log_dir)
-            print(f'demo: started {", ".join(started)} in /{args.arm}'
+            started = start_nodes(nodes, arm, description, log_dir)
+            print(f'demo: started {", ".join(started)} in /{label}'
                   + (' and mcap_recorder' if mcap else ''), flush=True)
             if args.lab:
-                start_lab(nodes, args.arm, description, args.lab_port)
-            driver = DemoDriver.create(args.arm)
+                start_lab(nodes, arm, description, args.lab_port)
+            driver = DemoDriver.create(label)
             try:
                 if not pipeline_up(driver, scenario, nodes.processes + recorder_group.processes,
                                    summary):
                     return
                 if mcap is not None:
-                    unrecorded = wait_recording(driver, recorded_topics(args.arm, scenario,
+                    unrecorded = wait_recording(driver, recorded_topics(label, scenario,
                                                                         started))
                     if unrecorded:
                         print(f'demo: note: not recorded yet: {", ".join(unrecorded)}',
@@ -223,17 +271,21 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-    scenario = SCENARIOS[args.arm]
+    try:
+        arm, description, scenario = choose_arm(args)
+    except PipelineError as error:
+        print(f'demo: {error}', file=sys.stderr, flush=True)
+        return 2
     mcap = Path(args.mcap).resolve() if args.mcap else None
     log_dir = tempfile.mkdtemp(prefix='arm_demo_')
     summary = Summary()
-    print(f'demo: arm {args.arm}, ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID", "0")}, '
+    print(f'demo: arm {arm.label}, ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID", "0")}, '
           f'{"cycles " + str(args.cycles) if args.cycles > 0 else "until Ctrl-C"}, '
           f'recording to {mcap or "nothing"}; node logs in {log_dir}', flush=True)
     if scenario.note:
         print(f'demo: note: {scenario.note}', flush=True)
     try:
-        run_pipeline(args, scenario, mcap, log_dir, summary)
+        run_pipeline(args, arm, description, scenario, mcap, log_dir, summary)
     except KeyboardInterrupt:
         shield()
         print('demo: interrupted; every process stopped', flush=True)
@@ -242,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     shield()
     if mcap is not None and mcap.exists():
-        print_recording(mcap, f'/{args.arm}')
+        print_recording(mcap, f'/{arm.label}')
     print(summary.line(), flush=True)
     return 0 if summary.steps_failed == 0 else 1
 

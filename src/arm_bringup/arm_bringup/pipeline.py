@@ -151,11 +151,68 @@ def node_overrides(options: LaunchOptions) -> dict[str, dict[str, Any]]:
     return overrides
 
 
-def pipeline_nodes(arm: str, description: str, options: LaunchOptions = LaunchOptions()
-                   ) -> list[NodeLaunch]:
-    """Every node of ``arm``'s pipeline with the YAML, the description and the overrides."""
-    yaml_path = str(config_file(arm))
+@dataclass(frozen=True)
+class ArmSource:
+    """Which arm the pipeline runs, as arm.launch.py's arguments name it.
+
+    Attributes:
+        label: the arm's label and namespace.
+        urdf_file: a URDF or xacro file of the user's own; '' for a bundled example.
+        arm_config: the arm configuration file; '' for the bundled example's (or, with a
+            urdf_file, none: defaults derived from the URDF).
+        base_frame, tip_frame: the chain ('' for the configuration's or the URDF's).
+    """
+
+    label: str
+    urdf_file: str = ''
+    arm_config: str = ''
+    base_frame: str = ''
+    tip_frame: str = ''
+
+    @property
+    def bundled(self) -> bool:
+        return not self.urdf_file
+
+    def config_path(self) -> str:
+        """The arm_config every node gets ('' for defaults from the URDF)."""
+        if self.arm_config or not self.bundled:
+            return self.arm_config
+        check_arm(self.label)
+        return str(share_dir('arm_description') / 'config' / f'{self.label}.yaml')
+
+    def chain_parameters(self) -> dict[str, str]:
+        return {'arm': self.label, 'arm_config': self.config_path(),
+                'base_frame': self.base_frame, 'tip_frame': self.tip_frame}
+
+
+def pipeline_nodes(arm: str | ArmSource, description: str,
+                   options: LaunchOptions = LaunchOptions()) -> list[NodeLaunch]:
+    """Every node of the arm's pipeline with its node YAML (bundled examples), the
+    description, the chain parameters and the overrides."""
+    source = arm if isinstance(arm, ArmSource) else ArmSource(arm)
+    files = [str(config_file(source.label))] if source.bundled else []
     overrides = node_overrides(options)
-    return [NodeLaunch(name, f'/{arm}', [yaml_path],
-                       {'robot_description': description, **overrides[name]})
+    chain = source.chain_parameters()
+    return [NodeLaunch(name, f'/{source.label}', files,
+                       {'robot_description': description, **chain, **overrides[name]})
             for name in NODES]
+
+
+def expand_file(path: str) -> str:
+    """robot_description of a user's URDF or xacro file, through the xacro executable
+    (which passes a plain URDF through), as arm.launch.py's urdf_file does.
+
+    Raises:
+        PipelineError: no xacro, a missing file, or xacro failed.
+    """
+    if not Path(path).is_file():
+        raise PipelineError(f'URDF file {path} does not exist')
+    executable = shutil.which('xacro')
+    if executable is None:
+        raise PipelineError('the xacro executable is not on PATH (pip install xacro, or '
+                            'source a ROS install)')
+    done = subprocess.run([executable, str(path)], capture_output=True, text=True,
+                          timeout=60, check=False)
+    if done.returncode != 0 or not done.stdout.strip():
+        raise PipelineError(f'xacro {path} failed: {done.stderr.strip() or "no output"}')
+    return done.stdout

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from arm_bringup.pipeline import PICK_PLACE_ARMS
+from arm_ik.kinematics.arm import Arm
 
 DEFAULT_ARM = 'ccd5'   # pick and place and an enabled floor: every part of the script runs
 
@@ -112,3 +115,39 @@ SCENARIOS = {
         HOME,
     ), note='no pick and place: sequences exist for ccd5 and manipulator3d'),
 }
+
+
+def workspace_scenario(arm: Arm, seed: int = 0) -> Scenario:
+    """A cycle for any arm, derived from its workspace: targets the arm reaches (FK of
+    poses between home and random configurations inside the limits, each checked safe),
+    one beyond its reach, and home.
+
+    The targets come from the arm's own FK, so they are reachable whatever the URDF; the
+    unreachable one lies a metre past the reach sphere.
+    """
+    model = arm.model
+    rng = np.random.default_rng(seed)
+    targets = []
+    for q in model.random_configurations(200, rng):
+        pose = model.clamp(arm.home + 0.5 * (q - arm.home))
+        if not arm.safety.check_pose(pose).safe:
+            continue
+        tip = model.fk(pose)[:3, 3]
+        if np.linalg.norm(tip - model.fk(arm.home)[:3, 3]) < 0.05:
+            continue
+        targets.append(tuple(round(float(v), 4) for v in tip))
+        if len(targets) == 2:
+            break
+    centre, reach = arm.workspace.shoulder, arm.workspace.max_reach
+    far = tuple(round(float(v), 4) for v in centre + np.array([reach + 1.0, 0.0, 0.0]))
+    queries = tuple(IKQuery(f'reachable point {i + 1} (from the FK of a pose in limits)',
+                            target) for i, target in enumerate(targets))
+    queries += (IKQuery(f'a metre beyond the {reach:.2f} m reach', far, ok=False),)
+    moves = tuple(Move(f"reachable point {i + 1} ({arm.config.default_law}, the arm's law)",
+                       position=target) for i, target in enumerate(targets))
+    moves += (Move(f'a metre beyond the {reach:.2f} m reach', position=far,
+                   expect='IK_FAILED'), HOME)
+    return Scenario(arm.label, queries, moves,
+                    note='your arm: targets derived from its workspace; no pick and place, '
+                         'no floor detour' + ('' if arm.safety_enabled else
+                                              ' (safety off: no safety section)'))

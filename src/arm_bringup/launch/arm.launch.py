@@ -3,9 +3,15 @@
     ros2 launch arm_bringup arm.launch.py arm:=six_axis
     ros2 launch arm_bringup arm.launch.py arm:=ccd5 rviz:=false solver:=dls motion:=min_jerk
     ros2 launch arm_bringup arm.launch.py --show-args
+    ros2 launch arm_bringup arm.launch.py arm:=ur5 urdf_file:=/path/ur5.urdf \
+        arm_config:=/path/ur5.yaml base_frame:=base_link tip_frame:=tool0
 
-Every node runs in the arm's namespace (/<arm>) with arm_bringup/config/<arm>.yaml; the
-description is the xacro output, passed as a string parameter. TF stays global: tf2_ros
+Every node runs in the arm's namespace (``namespace``, default /<arm>) with the node
+parameters arm_bringup/config/<arm>.yaml when that file exists (the bundled examples) and the
+arm configuration ``arm_config`` (default: arm_description/config/<arm>.yaml when it exists;
+none: defaults derived from the URDF). ``arm`` is a label, not a closed choice: any arm
+whose URDF is given works. The description is the xacro (or URDF) output, passed as a string
+parameter. TF stays global: tf2_ros
 broadcasts on the absolute /tf and /tf_static, and the relative names are remapped there too,
 so RViz, tf2_echo and rqt_tf_tree find the tree where they always look. One arm per ROS
 domain, then (two arms at once: give each its own ROS_DOMAIN_ID, or their base_link frames
@@ -17,6 +23,9 @@ The launch-free runner (arm_bringup/pipeline.py, `make demo`) starts the same no
 same files; test_launch_files.py checks that both name the same nodes.
 """
 
+from pathlib import Path
+
+from ament_index_python.packages import get_package_share_directory
 from launch import LaunchContext, LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
@@ -25,7 +34,6 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-ARMS = ['pointer3', 'ccd5', 'six_axis', 'manipulator3d']
 SOLVERS = ['', 'analytic', 'closed_form', 'ccd', 'dls']
 MOTION_LAWS = ['', 'exponential', 'speed_cap', 'min_jerk', 'min_jerk_cartesian',
                'linear_cartesian']
@@ -36,12 +44,35 @@ BOOLEANS = ['true', 'false']
 def generate_launch_description() -> LaunchDescription:
     arguments = [
         DeclareLaunchArgument(
-            'arm', default_value='six_axis', choices=ARMS,
-            description='Which arm: its description, node parameters '
-                        '(arm_bringup/config/<arm>.yaml), namespace and RViz config.'),
+            'arm', default_value='six_axis',
+            description='Label of the arm (namespace, logs). A bundled example (pointer3, '
+                        'ccd5, six_axis, manipulator3d) also selects its description, '
+                        'configuration, node parameters and RViz config; any other arm needs '
+                        'urdf_file (or description_package + description_file).'),
+        DeclareLaunchArgument(
+            'urdf_file', default_value='',
+            description='Path of your URDF or xacro file; overrides description_package and '
+                        'description_file.'),
+        DeclareLaunchArgument(
+            'arm_config', default_value='',
+            description='Path of the arm configuration YAML (write one with `ros2 run arm_ik '
+                        'arm_config robot.urdf`); empty: arm_description/config/<arm>.yaml '
+                        'when it exists, else defaults derived from the URDF (safety off).'),
+        DeclareLaunchArgument(
+            'base_frame', default_value='',
+            description="Root link of the chain; empty: the configuration's, else the URDF "
+                        'root link.'),
+        DeclareLaunchArgument(
+            'tip_frame', default_value='',
+            description="Tool link of the chain; empty: the configuration's, else tool0 or "
+                        'the URDF leaf link.'),
+        DeclareLaunchArgument(
+            'namespace', default_value='',
+            description='Namespace of every node; empty: /<arm>.'),
         DeclareLaunchArgument(
             'rviz', default_value='true', choices=BOOLEANS,
-            description="Start RViz with the arm's config (arm_description/rviz/<arm>.rviz)."),
+            description="Start RViz with the arm's config (arm_description/rviz/<arm>.rviz, "
+                        'else the generic one with the base frame fixed).'),
         DeclareLaunchArgument(
             'lab', default_value='false', choices=BOOLEANS,
             description='Also start the browser lab (lab_viewer) on http://127.0.0.1:8080 '
@@ -97,19 +128,33 @@ def launch_setup(context: LaunchContext) -> list:
     motion = LaunchConfiguration('motion').perform(context)
     feedback_topic = LaunchConfiguration('feedback_topic').perform(context)
     description_package = LaunchConfiguration('description_package').perform(context)
-    description_file = LaunchConfiguration('description_file').perform(context) or \
-        f'urdf/{arm}.urdf.xacro'
-
+    description_file = LaunchConfiguration('description_file').perform(context)
+    urdf_file = LaunchConfiguration('urdf_file').perform(context)
+    namespace = LaunchConfiguration('namespace').perform(context).strip('/') or arm
+    if urdf_file:
+        description_path = urdf_file
+    else:
+        description_path = PathJoinSubstitution([
+            FindPackageShare(description_package),
+            description_file or f'urdf/{arm}.urdf.xacro'])
+    # xacro expands a plain URDF unchanged, so one command serves both.
     description = {'robot_description': ParameterValue(
-        Command([PathJoinSubstitution([FindExecutable(name='xacro')]), ' ',
-                 PathJoinSubstitution([FindPackageShare(description_package),
-                                       description_file])]),
+        Command([PathJoinSubstitution([FindExecutable(name='xacro')]), ' ', description_path]),
         value_type=str)}
     sim_time = {'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'),
                                                value_type=bool)}
-    config = PathJoinSubstitution([FindPackageShare('arm_bringup'), 'config', f'{arm}.yaml'])
-    rviz_config = PathJoinSubstitution([FindPackageShare('arm_description'), 'rviz',
-                                        f'{arm}.rviz'])
+    own_description = bool(urdf_file or description_file)
+    arm_config = LaunchConfiguration('arm_config').perform(context) or \
+        ('' if own_description else _share_file('arm_description', 'config', f'{arm}.yaml'))
+    node_parameters = _share_file('arm_bringup', 'config', f'{arm}.yaml')
+    rviz_config = _share_file('arm_description', 'rviz', f'{arm}.rviz') or \
+        _share_file('arm_description', 'rviz', 'generic.rviz')
+    chain = {'arm': arm, 'arm_config': arm_config,
+             'base_frame': LaunchConfiguration('base_frame').perform(context),
+             'tip_frame': LaunchConfiguration('tip_frame').perform(context)}
+    rviz_arguments = ['-d', rviz_config]
+    if chain['base_frame']:
+        rviz_arguments += ['-f', chain['base_frame']]
 
     # On top of the YAML, as arm_bringup/pipeline.py node_overrides() does for the runner.
     executor = {'output': ParameterValue(LaunchConfiguration('output'), value_type=str)}
@@ -118,7 +163,7 @@ def launch_setup(context: LaunchContext) -> list:
     # With a real arm, joint_states of every node is the measured state; the executor's own
     # (commanded) output moves aside. A remap renames a node's publishers and subscriptions
     # alike, hence a feedback topic of another name than joint_states.
-    if feedback_topic.strip('/') in ('joint_states', f'{arm}/joint_states'):
+    if feedback_topic.strip('/') in ('joint_states', f'{namespace}/joint_states'):
         raise ValueError(f"feedback_topic:={feedback_topic} is the executor's own output; "
                          "name the real arm's topic, e.g. "
                          'joint_state_broadcaster/joint_states')
@@ -141,14 +186,16 @@ def launch_setup(context: LaunchContext) -> list:
         # order they first appear across its files, the later ones winning, and launch_ros
         # writes the dicts under the node's full name (/<arm>/<node>); after the YAML's
         # /**/<node> entry, that entry (with the launch arguments) wins.
-        return Node(package='arm_ik', executable=executable, name=executable, namespace=arm,
-                    parameters=[config, description, sim_time, overrides or {}],
+        files = [node_parameters] if node_parameters else []
+        return Node(package='arm_ik', executable=executable, name=executable,
+                    namespace=namespace,
+                    parameters=[*files, description, chain, sim_time, overrides or {}],
                     remappings=measured if remappings is None else remappings,
                     output='screen', emulate_tty=True)
 
     return [
         Node(package='robot_state_publisher', executable='robot_state_publisher',
-             namespace=arm, parameters=[description, sim_time],
+             namespace=namespace, parameters=[description, sim_time],
              remappings=[('tf', '/tf'), ('tf_static', '/tf_static'), *measured],
              output='screen'),
         arm_ik_node('arm_info'),
@@ -157,13 +204,20 @@ def launch_setup(context: LaunchContext) -> list:
         arm_ik_node('trajectory_executor', executor, executor_remappings),
         arm_ik_node('target_input', target_input),
         arm_ik_node('markers'),
-        Node(package='arm_ik', executable='lab_viewer', name='lab_viewer', namespace=arm,
-             parameters=[description, sim_time], remappings=measured,
+        Node(package='arm_ik', executable='lab_viewer', name='lab_viewer',
+             namespace=namespace, parameters=[description, chain, sim_time],
+             remappings=measured,
              condition=IfCondition(LaunchConfiguration('lab')), output='screen'),
-        Node(package='rviz2', executable='rviz2', name='rviz2', namespace=arm,
-             arguments=['-d', rviz_config], parameters=[sim_time],
-             remappings=[('/clicked_point', f'/{arm}/clicked_point'),
-                         ('/goal_pose', f'/{arm}/goal_pose'),
+        Node(package='rviz2', executable='rviz2', name='rviz2', namespace=namespace,
+             arguments=rviz_arguments, parameters=[sim_time],
+             remappings=[('/clicked_point', f'/{namespace}/clicked_point'),
+                         ('/goal_pose', f'/{namespace}/goal_pose'),
                          ('tf', '/tf'), ('tf_static', '/tf_static')],
              condition=IfCondition(LaunchConfiguration('rviz')), output='screen'),
     ]
+
+
+def _share_file(package: str, *parts: str) -> str:
+    """Path of a file in a package's share folder, '' when the file is not there."""
+    path = Path(get_package_share_directory(package)).joinpath(*parts)
+    return str(path) if path.is_file() else ''

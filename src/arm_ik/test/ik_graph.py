@@ -23,7 +23,7 @@ from rclpy.client import Client
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter, parameter_value_to_python
 from rclpy.task import Future
-from ros_harness import call_service, DomainClaim
+from ros_harness import call_service, config_file, DomainClaim
 
 from arm_ik.client import SERVICE_QOS
 from arm_ik.kinematics.description import expand_xacro, load_arm_config, load_model
@@ -133,7 +133,7 @@ class IKGraph:
         """Start an ik_server for ``arm`` (default: the namespace) in ``/namespace``; returns
         at once (see ``wait_ready``)."""
         arm = arm or namespace
-        all_params = {'robot_description': urdf(arm), 'arm': arm}
+        all_params = {'robot_description': urdf(arm), 'arm': arm, 'arm_config': config_file(arm)}
         all_params.update(params or {})
         process = self.processes.start_node('arm_ik', 'ik_server', namespace=f'/{namespace}',
                                             params=all_params, extra_env=extra_env)

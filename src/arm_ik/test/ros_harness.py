@@ -126,3 +126,9 @@ def ros_node(ros_domain: DomainClaim):
     executor.shutdown()
     node.destroy_node()
     rclpy.shutdown(context=context)
+
+
+def config_file(arm: str) -> str:
+    """Path of a bundled example arm's configuration (the nodes' ``arm_config``)."""
+    from arm_ik.kinematics.description import config_path
+    return str(config_path(arm))

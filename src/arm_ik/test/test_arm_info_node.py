@@ -8,7 +8,7 @@ import pytest
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
-from ros_harness import call_service, wait_for
+from ros_harness import call_service, config_file, wait_for
 
 from arm_ik.nodes.common import LATCHED_QOS
 from arm_interfaces.msg import ArmInfo
@@ -25,7 +25,8 @@ def _receive_info(node, spin, topic: str) -> list[ArmInfo]:
 def test_publishes_arm_info_latched(arm, processes, ros_node, urdf_of, load_arm):
     node, spin = ros_node
     process = processes.start_node('arm_ik', 'arm_info', namespace=f'/{arm}',
-                                   params={'robot_description': urdf_of(arm), 'arm': arm})
+                                   params={'robot_description': urdf_of(arm), 'arm': arm,
+                                           'arm_config': config_file(arm)})
     info = _receive_info(node, spin, f'/{arm}/arm_info')[-1]
     model = load_arm(arm)
     assert process.alive(), process.output()
@@ -42,7 +43,8 @@ def test_publishes_arm_info_latched(arm, processes, ros_node, urdf_of, load_arm)
 def test_home_update_validated(processes, ros_node, urdf_of):
     node, spin = ros_node
     processes.start_node('arm_ik', 'arm_info', namespace='/pointer3',
-                         params={'robot_description': urdf_of('pointer3'), 'arm': 'pointer3'})
+                         params={'robot_description': urdf_of('pointer3'), 'arm': 'pointer3',
+                                 'arm_config': config_file('pointer3')})
     received = _receive_info(node, spin, '/pointer3/arm_info')
     client = node.create_client(SetParameters, '/pointer3/arm_info/set_parameters')
     wait_for(client.service_is_ready, 20.0, spin, 'set_parameters service')
@@ -72,7 +74,8 @@ def test_new_link_lengths_are_republished_and_another_arm_refused(processes, ros
     node, spin = ros_node
     processes.start_node('arm_ik', 'arm_info', namespace='/manipulator3d',
                          params={'robot_description': urdf_of('manipulator3d'),
-                                 'arm': 'manipulator3d'})
+                                 'arm': 'manipulator3d',
+                                 'arm_config': config_file('manipulator3d')})
     received = _receive_info(node, spin, '/manipulator3d/arm_info')
     before = received[-1].max_reach
     client = node.create_client(SetParameters, '/manipulator3d/arm_info/set_parameters')
@@ -96,15 +99,18 @@ def test_new_link_lengths_are_republished_and_another_arm_refused(processes, ros
 
 @pytest.mark.parametrize('description, message', [
     ('', 'robot_description is empty'),
-    ('<robot name="x"><link name="base_link"/></robot>', 'link "tool0" is not in'),
+    ('<robot name="x"><link name="base_link"/></robot>',
+     'no movable joint below the root link "base_link"'),
     ('<robot name="pointer3"><link name="base_link"/><link name="tool0"/>'
      '<joint name="j" type="revolute"><parent link="base_link"/><child link="tool0"/>'
      '<axis xyz="0 0 1"/></joint></robot>', 'has no <limit>'),
     ('not xml', 'not valid XML'),
 ])
 def test_refuses_to_start_with_a_bad_description(description, message, processes):
+    # No topic wait: an empty parameter fails after 1 s, not the default 30 s.
     process = processes.start_node('arm_ik', 'arm_info',
-                                   params={'robot_description': description})
+                                   params={'robot_description': description,
+                                           'robot_description_timeout': 1.0})
     assert process.wait_for_exit(20.0) == 1
     assert message in process.output()
 
@@ -118,10 +124,10 @@ def test_process_group_leaves_nothing_behind(ros_domain, urdf_of):
     group = ProcessGroup(env=ros_domain.environment())
     node = group.start_node('arm_ik', 'arm_info', namespace='/pointer3',
                             params={'robot_description': urdf_of('pointer3'),
-                                    'arm': 'pointer3'})
+                                    'arm': 'pointer3', 'arm_config': config_file('pointer3')})
     stubborn = group.start_node('arm_ik', 'arm_info', namespace='/stubborn',
                                 params={'robot_description': urdf_of('pointer3'),
-                                        'arm': 'pointer3'})
+                                        'arm': 'pointer3', 'arm_config': config_file('pointer3')})
     pids = [node.popen.pid, stubborn.popen.pid]
     # SIGSTOP: the process cannot react to SIGINT, as a hung node would not.
     os.kill(stubborn.popen.pid, signal.SIGSTOP)
@@ -141,7 +147,7 @@ def test_an_aborted_hung_node_shows_its_stacks(ros_domain, urdf_of):
     with ProcessGroup(env=ros_domain.environment()) as group:
         node = group.start_node('arm_ik', 'arm_info', namespace='/pointer3',
                                 params={'robot_description': urdf_of('pointer3'),
-                                        'arm': 'pointer3'})
+                                        'arm': 'pointer3', 'arm_config': config_file('pointer3')})
         assert node.wait_for_exit(3.0) is None
         output = node.abort()
         assert not node.alive()

@@ -58,7 +58,7 @@ def test_controls_of_the_arms(load_arm):
             'iterations_per_tick', 'joint_limits', 'branch', 'orientation'} <= set(keys)
     assert 'front_up_noflip' in branch_labels(six)
     assert 'elbow_up' in branch_labels(load_arm('pointer3'))
-    lengths = length_controls('pointer3', load_arm_config('pointer3'))
+    lengths = length_controls(load_arm_config('pointer3'))
     assert [c.key for c in lengths] == ['length_shoulder_height', 'length_l1', 'length_l2']
     assert lengths[1].initial == pytest.approx(0.95)
 

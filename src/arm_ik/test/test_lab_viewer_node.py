@@ -24,6 +24,8 @@ from sensor_msgs.msg import JointState
 
 pytest.importorskip('viser', reason='viser is not installed (requirements/dev.txt)')
 
+from ros_harness import config_file
+
 from arm_ik.lab.browser import BrowserError, capture, find_chromium, pixel_spread  # noqa: E402
 
 ARM = 'six_axis'
@@ -39,7 +41,8 @@ def start_lab(processes, urdf_of, **params):
     """lab_viewer on any free port; (process, url) once its page answers."""
     process = processes.start_node(
         'arm_ik', 'lab_viewer', namespace=NAMESPACE,
-        params={'robot_description': urdf_of(ARM), 'arm': ARM, 'port': 0, **params})
+        params={'robot_description': urdf_of(ARM), 'arm': ARM,
+                'arm_config': config_file(ARM), 'port': 0, **params})
     deadline = time.monotonic() + 60.0
     url = None
     while url is None:
@@ -56,7 +59,8 @@ def start_lab(processes, urdf_of, **params):
 def start_pipeline(processes, urdf_of) -> None:
     for executable in PIPELINE:
         processes.start_node('arm_ik', executable, namespace=NAMESPACE,
-                             params={'robot_description': urdf_of(ARM), 'arm': ARM})
+                             params={'robot_description': urdf_of(ARM), 'arm': ARM,
+                                     'arm_config': config_file(ARM)})
 
 
 def listening_addresses(port: int) -> list[str]:
@@ -133,7 +137,8 @@ def test_serves_its_page_on_loopback_only(processes, urdf_of):
 def test_refuses_to_start_with_bad_parameters(params, message, processes, urdf_of):
     process = processes.start_node(
         'arm_ik', 'lab_viewer', namespace=NAMESPACE,
-        params={'robot_description': urdf_of(ARM), 'arm': ARM, **params})
+        params={'robot_description': urdf_of(ARM), 'arm': ARM,
+                'arm_config': config_file(ARM), **params})
     assert process.wait_for_exit(30.0) == 1, process.output()
     assert message in process.output()
 

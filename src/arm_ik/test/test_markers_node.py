@@ -12,7 +12,7 @@ from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParameters
 from rclpy.parameter import Parameter, parameter_value_to_python
-from ros_harness import call_service, wait_for
+from ros_harness import call_service, config_file, wait_for
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -76,7 +76,8 @@ class Graph:
 
 
 def start_markers(processes, urdf_of, **params):
-    all_params = {'robot_description': urdf_of('pointer3'), 'arm': 'pointer3'}
+    all_params = {'robot_description': urdf_of('pointer3'), 'arm': 'pointer3',
+                  'arm_config': config_file('pointer3')}
     all_params.update(params)
     return processes.start_node('arm_ik', 'markers', namespace=NS, params=all_params)
 

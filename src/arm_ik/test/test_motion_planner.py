@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from arm_ik.kinematics.description import load_arm_config
 from arm_ik.kinematics.motion import worker
 from arm_ik.kinematics.motion.errors import MotionCode
 from arm_ik.kinematics.motion.planner import MotionSettings, MoveGoal, Plan, PlanFailure
@@ -31,8 +32,8 @@ def planners(urdf_of):
 
     def get(arm: str):
         if arm not in cache:
-            cache[arm] = worker.build_planner(worker.PlannerSpec(urdf_of(arm), arm,
-                                                                 default_solver=SOLVERS[arm]))
+            cache[arm] = worker.build_planner(worker.PlannerSpec(
+                urdf_of(arm), arm, load_arm_config(arm), default_solver=SOLVERS[arm]))
         return cache[arm]
     return get
 
@@ -207,6 +208,7 @@ def test_settings_are_validated():
 
 def test_the_worker_entry_points(urdf_of):
     worker.initialize(worker.PlannerSpec(urdf_of('pointer3'), 'pointer3',
+                                         load_arm_config('pointer3'),
                                          default_solver='analytic'))
     assert worker.ready()
     plan = worker.plan(MoveGoal(position=TARGETS['pointer3']), HOMES['pointer3'],

@@ -14,7 +14,7 @@ from action_msgs.msg import GoalStatus
 from motion_harness import max_step_ratio, MotionClient, stamp_of, wait_until
 import numpy as np
 import pytest
-from ros_harness import DomainClaim
+from ros_harness import config_file, DomainClaim
 
 SIX = ('base_yaw', 'shoulder_pitch', 'elbow_pitch', 'wrist_roll', 'wrist_pitch', 'tool_roll')
 HOME = np.array([0.0, 0.35, 0.9, 0.0, 0.6, 0.0])
@@ -29,7 +29,8 @@ BASE_PARAMS = {'output': 'forward_position', 'speed_scale': 1.0, 'watchdog_timeo
 
 
 def _params(urdf_of, **extra):
-    return {'robot_description': urdf_of('six_axis'), 'arm': 'six_axis', **BASE_PARAMS,
+    return {'robot_description': urdf_of('six_axis'), 'arm': 'six_axis',
+            'arm_config': config_file('six_axis'), **BASE_PARAMS,
             **extra}
 
 

@@ -32,7 +32,7 @@ from rcl_interfaces.srv import GetParameters, SetParameters, SetParametersAtomic
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter, parameter_value_to_python
-from ros_harness import call_service, wait_for
+from ros_harness import call_service, config_file, wait_for
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -55,7 +55,9 @@ NAN, INF = math.nan, math.inf
 
 def start(processes, urdf: str, executable: str, namespace: str = NS, **params):
     return processes.start_node('arm_ik', executable, namespace=namespace,
-                                params={'robot_description': urdf, 'arm': ARM, **params})
+                                params={'robot_description': urdf, 'arm': ARM,
+                                        'arm_config': config_file(params.get('arm', ARM)),
+                                        **params})
 
 
 def value_message(value: object) -> ParameterValue:
@@ -228,7 +230,9 @@ def test_case_24_bad_descriptions_stop_every_node(processes, urdf_of):
     no_discovery = {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'OFF'}
     started = [(case, executable, message,
                 processes.start_node('arm_ik', executable, namespace=f'/{case}',
-                                     params={'robot_description': description, 'arm': ARM},
+                                     params={'robot_description': description, 'arm': ARM,
+                                             'arm_config': config_file(ARM),
+                                             'robot_description_timeout': 1.0},
                                      extra_env=no_discovery))
                for case, (description, message) in cases.items() for executable in NODES]
     for case, executable, message, process in started:

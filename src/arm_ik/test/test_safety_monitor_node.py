@@ -17,7 +17,7 @@ import pytest
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParameters
-from ros_harness import call_service, wait_for
+from ros_harness import call_service, config_file, wait_for
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import MarkerArray
@@ -55,6 +55,7 @@ class Monitor:
         self.process = processes.start_node(
             'arm_ik', 'safety_monitor', namespace='/pointer3',
             params={'robot_description': urdf_of('pointer3'), 'arm': 'pointer3',
+                    'arm_config': config_file('pointer3'),
                     **(params or {})}, extra_env=extra_env)
         self.statuses: list[SafetyStatus] = []
         self.markers: list[MarkerArray] = []
@@ -376,7 +377,6 @@ def test_refuses_to_start_with_a_broken_safety_section(processes, ros_node, urdf
     config.write_text(config.read_text().replace('radius: 0.19}', 'radius: -0.19}'))
     process = processes.start_node(
         'arm_ik', 'safety_monitor', params={'robot_description': urdf_of('pointer3'),
-                                            'arm': 'pointer3'},
-        extra_env={'ARM_DESCRIPTION_DIR': str(copy)})
+                                            'arm': 'pointer3', 'arm_config': str(config)})
     assert process.wait_for_exit(20.0) == 1
     assert 'links[1].radius is -0.19 (must be > 0)' in process.output()

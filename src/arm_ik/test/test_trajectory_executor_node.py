@@ -14,7 +14,7 @@ from action_msgs.msg import GoalStatus
 from motion_harness import max_step_ratio, MotionClient, stamp_of, wait_until
 import numpy as np
 import pytest
-from ros_harness import DomainClaim
+from ros_harness import config_file, DomainClaim
 
 from arm_ik.kinematics.motion.laws import min_jerk
 
@@ -49,6 +49,7 @@ def group(domain):
 def six(domain, group, urdf_of):
     process = group.start_node('arm_ik', 'trajectory_executor', namespace='/six_axis', params={
         'robot_description': urdf_of('six_axis'), 'arm': 'six_axis',
+        'arm_config': config_file('six_axis'),
         'output': 'forward_position', 'controller_joints': list(SIX_CONTROLLER),
         'speed_scale': 1.0, 'watchdog_timeout': 0.3, 'publish_rate': 100.0})
     client = MotionClient(domain.domain_id, '/six_axis', SIX, 'forward_position',
@@ -64,6 +65,7 @@ def six(domain, group, urdf_of):
 def pointer(domain, group, urdf_of):
     process = group.start_node('arm_ik', 'trajectory_executor', namespace='/pointer3', params={
         'robot_description': urdf_of('pointer3'), 'arm': 'pointer3',
+        'arm_config': config_file('pointer3'),
         'output': 'joint_trajectory', 'speed_scale': 1.0, 'follow_target': False})
     client = MotionClient(domain.domain_id, '/pointer3', POINTER, 'joint_trajectory')
     try:
@@ -322,7 +324,9 @@ def test_forward_position_commands_in_the_controller_order(arm6):
 def test_controller_joints_must_name_each_joint_once(group, urdf_of, joints, words):
     process = group.start_node('arm_ik', 'trajectory_executor', namespace='/bad_controller',
                                params={'robot_description': urdf_of('six_axis'),
-                                       'arm': 'six_axis', 'output': 'forward_position',
+                                       'arm': 'six_axis',
+                                       'arm_config': config_file('six_axis'),
+                                       'output': 'forward_position',
                                        'controller_joints': joints})
     status = process.wait_for_exit(60.0)
     output = process.output() if status is not None else process.abort()
@@ -446,7 +450,8 @@ def test_robot_description_is_replaced_at_rest_and_refused_while_moving(domain, 
     # 2.57 m from the shoulder: beyond the shipped arm's 2.32 m, within the longer one's.
     target = longer.fk(SIX_HOME + np.array([0.0, 0.0, -0.5, 0.0, 0.0, 0.0]))[:3, 3]
     group.start_node('arm_ik', 'trajectory_executor', namespace='/six_lengths', params={
-        'robot_description': urdf_of('six_axis'), 'arm': 'six_axis', 'speed_scale': 1.0})
+        'robot_description': urdf_of('six_axis'), 'arm': 'six_axis',
+        'arm_config': config_file('six_axis'), 'speed_scale': 1.0})
     client = MotionClient(domain.domain_id, '/six_lengths', SIX)
     try:
         client.wait_for_server(40.0)

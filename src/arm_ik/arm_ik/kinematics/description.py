@@ -1,7 +1,10 @@
-"""Find and expand the arm descriptions of ``arm_description`` (xacro → URDF → ArmModel).
+"""Find and expand the bundled example arms of ``arm_description`` (xacro → URDF → ArmModel).
 
-The package's share folder is found through the ament index; ``ARM_DESCRIPTION_DIR``
-overrides it (used to work from a source tree without a build).
+These are file locators for the four examples the package ships (the demo runner, tests,
+benchmarks and tools use them); no node looks an arm up by name: nodes get a URDF and an
+``arm_config`` file path (see kinematics.arm). The package's share folder is found through
+the ament index; ``ARM_DESCRIPTION_DIR`` overrides it (used to work from a source tree
+without a build).
 """
 
 from __future__ import annotations
@@ -9,13 +12,13 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-import yaml
 
+from arm_ik.kinematics.arm import ArmConfig
 from arm_ik.kinematics.model import ArmModel, DescriptionError
 
+# The bundled examples (each is urdf/<arm>.urdf.xacro + config/<arm>.yaml).
 ARMS = ('pointer3', 'ccd5', 'six_axis', 'manipulator3d')
 
 
@@ -34,7 +37,8 @@ def description_dir() -> Path:
 
 def _check_arm(arm: str) -> None:
     if arm not in ARMS:
-        raise DescriptionError(f'unknown arm "{arm}"; choose one of: {", ".join(ARMS)}')
+        raise DescriptionError(f'"{arm}" is not a bundled example arm ({", ".join(ARMS)}); '
+                               'for your own arm pass its URDF and an arm_config file')
 
 
 def xacro_path(arm: str) -> Path:
@@ -44,20 +48,33 @@ def xacro_path(arm: str) -> Path:
 
 
 def expand_xacro(arm: str, mappings: dict[str, str] | None = None) -> str:
-    """URDF text of ``arm`` with xacro arguments ``mappings`` (as ``xacro`` on the shell)."""
+    """URDF text of bundled ``arm`` with xacro arguments ``mappings`` (as ``xacro`` does)."""
+    return expand_xacro_file(xacro_path(arm), mappings)
+
+
+def expand_xacro_file(path: str | Path, mappings: dict[str, str] | None = None) -> str:
+    """URDF text of the xacro file ``path`` with arguments ``mappings``.
+
+    Raises:
+        DescriptionError: xacro failed (the message says why).
+    """
     import xacro
     try:
-        document = xacro.process_file(str(xacro_path(arm)), mappings=dict(mappings or {}))
-    except xacro.XacroException as error:
-        raise DescriptionError(f'{arm}: xacro failed: {error}') from None
+        document = xacro.process_file(str(path), mappings=dict(mappings or {}))
+    except (xacro.XacroException, OSError) as error:
+        raise DescriptionError(f'{Path(path).name}: xacro failed: {error}') from None
     return document.toprettyxml(indent='  ')
 
 
-def load_arm_config(arm: str) -> dict[str, Any]:
-    """The per-arm defaults YAML (``config/<arm>.yaml``) as a dict."""
+def config_path(arm: str) -> Path:
+    """The configuration file of a bundled example arm (``config/<arm>.yaml``)."""
     _check_arm(arm)
-    with open(description_dir() / 'config' / f'{arm}.yaml', encoding='utf-8') as stream:
-        return yaml.safe_load(stream) or {}
+    return description_dir() / 'config' / f'{arm}.yaml'
+
+
+def load_arm_config(arm: str) -> ArmConfig:
+    """The configuration of a bundled example arm, validated."""
+    return ArmConfig.from_file(config_path(arm))
 
 
 def load_model(arm: str, mappings: dict[str, str] | None = None) -> ArmModel:
@@ -65,7 +82,7 @@ def load_model(arm: str, mappings: dict[str, str] | None = None) -> ArmModel:
     return ArmModel.from_urdf(expand_xacro(arm, mappings))
 
 
-def home_from_config(model: ArmModel, config: dict) -> list[float]:
+def home_from_config(model: ArmModel, config: ArmConfig | dict) -> list[float]:
     """Home pose (rad) from the arm's defaults YAML, or all zeros clamped into the limits."""
     home = config.get('home_pose')
     if isinstance(home, dict):

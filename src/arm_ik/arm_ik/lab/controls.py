@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from arm_ik.kinematics.arm import ArmConfig, choose_solver
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.motion import laws
 from arm_ik.kinematics.result import GoalType
@@ -19,11 +20,6 @@ from arm_ik.kinematics.solvers import solver_class, SOLVERS
 ORIENTATIONS = {'free': GoalType.POSITION, 'pointing down': GoalType.TOOL_DOWN,
                 'full pose': GoalType.FULL_POSE}
 NEAREST = 'nearest'
-# xacro arguments that are link lengths, per arm (m; ccd5 scales every segment).
-LENGTH_ARGUMENTS = {'pointer3': ('shoulder_height', 'l1', 'l2'),
-                    'six_axis': ('h', 'L1', 'L2', 'L3', 'L4'),
-                    'manipulator3d': ('L1', 'L2'),
-                    'ccd5': ('link_scale',)}
 IK_SERVER = 'ik_server'
 EXECUTOR = 'trajectory_executor'
 SAFETY = 'safety_monitor'
@@ -100,16 +96,17 @@ def branch_labels(model: ArmModel) -> tuple[str, ...]:
     return tuple(labels)
 
 
-def arm_controls(model: ArmModel, config: dict) -> list[Control]:
+def arm_controls(model: ArmModel, config: ArmConfig) -> list[Control]:
     """The panel's controls for an arm (defaults from its arm_description YAML)."""
     ik = config.get('ik') or {}
     motion = config.get('motion') or {}
     obstacle = ((config.get('safety') or {}).get('obstacle') or {})
+    solver_default = str(ik.get('default_solver') or choose_solver(model)[0])
     return [
         Control('live_follow', 'Live follow', 'checkbox', False, value_type=bool,
                 hint="on: dragging the target streams it on the executor's target topic; "
                      'off: "Plan and go" sends one timed move'),
-        Control('solver', 'Solver', 'dropdown', str(ik.get('default_solver', 'dls')),
+        Control('solver', 'Solver', 'dropdown', solver_default,
                 (IK_SERVER, 'default_solver'), tuple(SOLVERS),
                 hint='IK solver of the IK service and of planned moves'),
         Control('branch', 'Branch', 'dropdown', NEAREST, None, branch_labels(model),
@@ -140,11 +137,13 @@ def arm_controls(model: ArmModel, config: dict) -> list[Control]:
     ]
 
 
-def length_controls(arm: str, config: dict) -> list[Control]:
-    """Link-length inputs of the arm's xacro arguments (empty when the arm has none)."""
+def length_controls(config: ArmConfig) -> list[Control]:
+    """Link-length inputs of the arm's xacro arguments (``lab.length_arguments`` of its
+    configuration; empty when it names none or has no xacro)."""
     kinematics = config.get('kinematics') or {}
+    xacro = config.lab_xacro
     return [Control(f'length_{name}', f'{name} (m)' if name != 'link_scale' else name,
                     'number', float(kinematics.get(name, 1.0)), None, minimum=0.0,
                     maximum=5.0, step=0.01, value_type=float,
-                    hint=f'xacro argument {name} of {arm}')
-            for name in LENGTH_ARGUMENTS.get(arm, ()) if name in kinematics]
+                    hint=f'xacro argument {name} of {xacro.name if xacro else "the arm"}')
+            for name in config.length_arguments if name in kinematics]

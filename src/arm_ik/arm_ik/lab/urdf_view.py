@@ -17,7 +17,8 @@ def load_urdf(urdf_text: str):
     """
     import trimesh
     import yourdfpy
-    urdf = yourdfpy.URDF.load(io.StringIO(urdf_text), build_scene_graph=True,
+    # Bytes: lxml refuses a str that carries an encoding declaration (most vendor URDFs).
+    urdf = yourdfpy.URDF.load(io.BytesIO(urdf_text.encode('utf-8')), build_scene_graph=True,
                               load_meshes=True, build_collision_scene_graph=False,
                               load_collision_meshes=False)
     geometry = urdf.scene.geometry

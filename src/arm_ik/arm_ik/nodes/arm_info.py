@@ -15,9 +15,10 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 
-from arm_ik.kinematics.description import check_home, home_from_config
-from arm_ik.kinematics.solvers.base import Workspace, workspace_from_model
+from arm_ik.kinematics.arm import Arm
+from arm_ik.kinematics.description import check_home
 from arm_ik.nodes.common import (
+    arm_of,
     declare_arm_model,
     describe,
     DescriptionReload,
@@ -33,9 +34,10 @@ class ArmInfoNode(Node):
 
     def __init__(self) -> None:
         super().__init__('arm_info')
-        self.arm, self.model, config = declare_arm_model(self, reloadable=True)
-        self.workspace = workspace_from_model(self.model)
-        default_home = home_from_config(self.model, config)
+        self.arm, self.model, self._config = declare_arm_model(self, reloadable=True)
+        self._arm = arm_of(self.model, self._config, self.arm)
+        self.workspace = self._arm.workspace
+        default_home = self._arm.home.tolist()
         home = self.declare_parameter(
             'home', default_home,
             describe('home pose, rad, one value per joint in chain order')).value
@@ -46,7 +48,8 @@ class ArmInfoNode(Node):
         self.publisher = self.create_publisher(ArmInfo, 'arm_info', LATCHED_QOS)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._after_set_parameters)
-        self._reload = DescriptionReload(self, self.model, workspace_from_model, self._use)
+        self._reload = DescriptionReload(
+            self, self.model, lambda model: arm_of(model, self._config, self.arm), self._use)
         self.publish_info()
         self.get_logger().info(
             f'{self.arm}: {self.model.dof} joints {", ".join(self.model.joint_names)}; '
@@ -70,8 +73,8 @@ class ArmInfoNode(Node):
             self.home = [float(v) for v in self.get_parameter('home').value]
             self.publish_info()
 
-    def _use(self, workspace: Workspace) -> None:
-        self.model, self.workspace = self._reload.model, workspace
+    def _use(self, arm: Arm) -> None:
+        self._arm, self.model, self.workspace = arm, arm.model, arm.workspace
         self.publish_info()
 
     def publish_info(self) -> None:
@@ -93,6 +96,10 @@ class ArmInfoNode(Node):
                                  z=float(shoulder[2]))
         message.max_reach = self.workspace.max_reach
         message.min_reach = self.workspace.min_reach
+        message.default_solver = self._arm.default_solver
+        message.solver_reason = self._arm.solver_reason
+        message.safety_enabled = self._arm.safety_enabled
+        message.config_source = self._arm.config.source
         self.publisher.publish(message)
 
 

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 import sys
+import time
 from typing import Any
 
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
 import rclpy
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
 
+from arm_ik.kinematics.arm import Arm, ArmConfig, ArmConfigError, build_arm, default_frames
 from arm_ik.kinematics.chain_checks import zero_length_reason
-from arm_ik.kinematics.description import ARMS, DescriptionError, load_arm_config
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.safety.config import safety_config_of, SafetyConfigError
+from arm_ik.kinematics.model import ArmModel, DescriptionError
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
 
 # Latched: late joiners (RViz, viewers, clients) still get the last message.
@@ -34,16 +35,21 @@ def constant_names(message_type: type) -> dict[int, str]:
             if name.isupper() and isinstance(value, int)}
 
 
-def safety_geometry_of(model: ArmModel, config: dict, arm: str) -> SafetyGeometry:
-    """Capsules, floor and obstacle of ``model`` from the safety section of the arm's YAML.
+def safety_geometry_of(model: ArmModel, config: ArmConfig, arm: str) -> SafetyGeometry:
+    """Capsules, floor and obstacle of ``model`` (safety off when the config has none).
 
     Raises:
-        StartupError: that section is invalid or does not fit ``model``.
+        StartupError: the safety section is invalid or does not fit ``model``.
     """
+    return arm_of(model, config, arm).safety
+
+
+def arm_of(model: ArmModel, config: ArmConfig, label: str = '') -> Arm:
+    """The arm value of ``model`` with ``config`` (``build_arm``), errors as StartupError."""
     try:
-        return SafetyGeometry(model, safety_config_of(config, arm))
-    except (SafetyConfigError, ValueError) as error:
-        raise StartupError(f'safety configuration of "{arm}": {error}') from None
+        return build_arm(model, config, label)
+    except (ArmConfigError, ValueError) as error:
+        raise StartupError(str(error)) from None
 
 
 def describe(description: str, read_only: bool = False, **constraints: Any) -> ParameterDescriptor:
@@ -52,44 +58,108 @@ def describe(description: str, read_only: bool = False, **constraints: Any) -> P
 
 
 def declare_arm_model(node: Node, reloadable: bool = False
-                      ) -> tuple[str, ArmModel, dict[str, Any]]:
-    """Declare robot_description / arm / frame parameters and build the arm model.
+                      ) -> tuple[str, ArmModel, ArmConfig]:
+    """Declare robot_description / arm / arm_config / frame parameters; build the model.
+
+    The configuration comes from the file named by ``arm_config`` (the bundled arms' files
+    are in arm_description/config); with none, from defaults derived from the URDF (see
+    kinematics.arm). ``arm`` is only a label: default the configuration's, else the URDF's
+    robot name.
 
     Returns:
-        (arm name, model, per-arm defaults from arm_description's YAML; {} when unknown).
+        (arm label, model, configuration).
 
     Raises:
-        StartupError: empty or broken description, a zero-length link, unknown arm name,
-            missing frames.
+        StartupError: empty or broken description, a zero-length link, missing frames, an
+            unreadable or invalid configuration.
     """
     description = node.declare_parameter(
         'robot_description', '',
-        describe('URDF of the arm (xacro output, as robot_state_publisher takes it)'
+        describe('URDF of the arm (xacro output, as robot_state_publisher takes it); empty: '
+                 'wait for the latched robot_description topic'
                  + ('; may be replaced at run time by one with the same joints (new link '
                     'lengths): the node rebuilds its model' if reloadable else ''),
                  read_only=not reloadable)).value
-    arm = node.declare_parameter(
-        'arm', '',
-        describe(f'arm name for its defaults in arm_description ({", ".join(ARMS)}); '
-                 'empty: the URDF robot name', read_only=True)).value
+    label = node.declare_parameter(
+        'arm', '', describe("label of the arm in logs and reports; empty: the configuration's "
+                            '"arm", else the URDF robot name', read_only=True)).value
+    config_path = node.declare_parameter(
+        'arm_config', '', describe('path of the arm configuration YAML (home, IK, safety, '
+                                   'motion defaults); empty: defaults derived from the URDF',
+                                   read_only=True)).value
     base_frame = node.declare_parameter(
-        'base_frame', 'base_link', describe('root frame of the chain', read_only=True)).value
+        'base_frame', '', describe("root frame of the chain; empty: the configuration's, "
+                                   'else the URDF root link', read_only=True)).value
     tip_frame = node.declare_parameter(
-        'tip_frame', 'tool0', describe('tool frame the solvers place', read_only=True)).value
+        'tip_frame', '', describe("tool frame the solvers place; empty: the configuration's, "
+                                  'else tool0 or the URDF leaf link', read_only=True)).value
+    wait = node.declare_parameter(
+        'robot_description_timeout', DESCRIPTION_WAIT,
+        describe('s to wait at start-up for the latched robot_description topic when the '
+                 'parameter is empty (0: do not wait)', read_only=True,
+                 floating_point_range=[FloatingPointRange(from_value=0.0, to_value=3600.0)])
+    ).value
+    try:
+        config = ArmConfig.from_file(config_path) if config_path.strip() else ArmConfig()
+    except ArmConfigError as error:
+        raise StartupError(str(error)) from None
     if not description.strip():
-        raise StartupError('parameter robot_description is empty: pass the xacro output, e.g. '
-                           '-p robot_description:="$(xacro six_axis.urdf.xacro)"')
+        description = wait_for_description(node, wait)
+    base_frame, tip_frame = _frames(description, config, base_frame, tip_frame)
     model, reason = model_from_description(description, base_frame, tip_frame)
     if model is None:
         raise StartupError(reason)
-    arm = arm or model.name
-    if arm not in ARMS:
-        raise StartupError(f'unknown arm "{arm}"; choose one of: {", ".join(ARMS)}')
+    label = label or config.label or model.name
+    arm = arm_of(model, config, label)
+    node.get_logger().info(
+        f'{label}: {model.dof} joints {base_frame} -> {tip_frame} '
+        f'({", ".join(model.joint_names)}); configuration: {config.source}; '
+        f'default solver {arm.default_solver} ({arm.solver_reason}); '
+        f'safety {"on" if config.safety_enabled else "off (no floor, no obstacle)"}')
+    return label, model, config
+
+
+def _frames(description: str, config: ArmConfig, base: str, tip: str) -> tuple[str, str]:
+    base, tip = base or config.base_frame or '', tip or config.tip_frame or ''
+    if base and tip:
+        return base, tip
     try:
-        config = load_arm_config(arm)
-    except (DescriptionError, OSError) as error:
-        raise StartupError(f'defaults of arm "{arm}" cannot be read: {error}') from None
-    return arm, model, config
+        default_base, default_tip = default_frames(description)
+    except DescriptionError as error:
+        raise StartupError(f'robot_description is not usable: {error}') from None
+    return base or default_base, tip or default_tip
+
+
+DESCRIPTION_WAIT = 30.0   # s a node waits for the robot_description topic at start-up
+
+
+def wait_for_description(node: Node, timeout: float = DESCRIPTION_WAIT) -> str:
+    """The URDF from the latched ``robot_description`` topic (robot_state_publisher's).
+
+    Raises:
+        StartupError: nothing arrived within ``timeout``.
+    """
+    received: list[str] = []
+    subscription = node.create_subscription(
+        String, 'robot_description', lambda message: received.append(message.data),
+        LATCHED_QOS)
+    topic = node.resolve_topic_name('robot_description')
+    node.get_logger().info(f'robot_description parameter empty: waiting for topic {topic}')
+    executor = SingleThreadedExecutor(context=node.context)
+    executor.add_node(node)
+    deadline = time.monotonic() + timeout
+    try:
+        while not received and time.monotonic() < deadline and node.context.ok():
+            executor.spin_once(timeout_sec=0.1)
+    finally:
+        executor.remove_node(node)
+        executor.shutdown()
+        node.destroy_subscription(subscription)
+    if not received or not received[-1].strip():
+        raise StartupError(f'robot_description is empty: the parameter is empty and nothing '
+                           f'arrived on {topic} within {timeout:g} s (start '
+                           'robot_state_publisher, or pass -p robot_description:=...)')
+    return received[-1]
 
 
 def model_from_description(description: str, base_frame: str, tip_frame: str,
@@ -147,8 +217,7 @@ class DescriptionReload:
             return SetParametersResult(successful=False, reason=reason)
         description = update[-1].value
         model, reason = model_from_description(
-            description, self._node.get_parameter('base_frame').value,
-            self._node.get_parameter('tip_frame').value, like=self.model)
+            description, self.model.base_link, self.model.tip_link, like=self.model)
         if model is None:
             return SetParametersResult(successful=False, reason=reason)
         try:

@@ -29,7 +29,6 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
 from arm_ik.client import SERVICE_QOS
-from arm_ik.kinematics.description import home_from_config
 from arm_ik.kinematics.joint_state import positions_by_name
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.request import IKAnswer, IKDispatcher, IKRequest
@@ -40,14 +39,13 @@ from arm_ik.kinematics.solvers.base import (
     MAX_TIMEOUT,
     SolveOptions,
     Workspace,
-    workspace_of_arm,
 )
 from arm_ik.nodes.common import (
+    arm_of,
     declare_arm_model,
     describe,
     DescriptionReload,
     run,
-    safety_geometry_of,
     StartupError,
 )
 from arm_ik.nodes.executors import HandoffExecutor, ServiceLoop
@@ -151,14 +149,12 @@ class IKServer(Node):
         Raises:
             StartupError: the safety settings or the default solver do not fit ``model``.
         """
-        workspace = workspace_of_arm(model, self._config)
-        home = np.array(home_from_config(model, self._config))
-        safety = safety_geometry_of(model, self._config, self.arm)
+        arm = arm_of(model, self._config, self.arm)
         try:
-            dispatcher = IKDispatcher(model, workspace,
-                                      self.get_parameter('default_solver').value, safety)
+            dispatcher = arm.dispatcher(self.get_parameter('default_solver').value)
         except ValueError as error:
             raise StartupError(str(error)) from None
+        workspace, home = arm.workspace, arm.home
         faulty = os.environ.get(FAULT_ENV, '')
         if faulty in dispatcher.solvers:
             dispatcher.solvers[faulty].solve = _raise_injected_fault
@@ -175,7 +171,7 @@ class IKServer(Node):
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self, ik_config: dict) -> None:
-        default_solver = ik_config.get('default_solver', 'dls')
+        default_solver = arm_of(self.model, self._config, self.arm).default_solver
         self.declare_parameter('default_solver', default_solver, describe(
             f'solver of ~/solve_ik when the request names none: {", ".join(SOLVERS)}'))
         self.declare_parameter('max_iterations', int(ik_config.get('max_iterations', 200)),
@@ -195,7 +191,7 @@ class IKServer(Node):
             'default solve timeout, s', floating_point_range=[_range(0.0, MAX_TIMEOUT)]))
         self.declare_parameter('respect_joint_limits', True, describe(
             'keep solutions inside the URDF joint limits (requests may override)'))
-        self.declare_parameter('restarts', 20, describe(
+        self.declare_parameter('restarts', 200, describe(
             'random restarts of numeric solvers when stalled',
             integer_range=[IntegerRange(from_value=0, to_value=1000, step=1)]))
         self.declare_parameter('random_seed', 0, describe(

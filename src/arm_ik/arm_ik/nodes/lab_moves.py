@@ -13,7 +13,7 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from arm_ik.kinematics.description import expand_xacro
+from arm_ik.kinematics.description import expand_xacro_file
 from arm_ik.kinematics.joint_state import positions_by_name
 from arm_ik.kinematics.model import ArmModel, DescriptionError
 from arm_ik.kinematics.motion import laws
@@ -251,7 +251,8 @@ class LabMoves:
                 self.layout.length_status.content = f'✗ {reason}'
                 return Outcome(False, reason)
         try:
-            urdf = expand_xacro(self.arm, {name: repr(float(v)) for name, v in mappings.items()})
+            urdf = expand_xacro_file(self._config.lab_xacro,
+                                     {name: repr(float(v)) for name, v in mappings.items()})
             model = ArmModel.from_urdf(urdf, self.model.base_link, self.model.tip_link)
         except (DescriptionError, OSError) as error:
             self.layout.length_status.content = f'✗ {error}'

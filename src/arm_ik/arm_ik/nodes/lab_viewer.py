@@ -170,7 +170,7 @@ class LabViewer(LabMoves, Node):
         self.server.gui.configure_theme(control_width='large', show_share_button=False,
                                         brand_color=(38, 89, 191))
         try:
-            self.view = ArmView(self.server, self.get_parameter('robot_description').value,
+            self.view = ArmView(self.server, self.model.urdf,
                                 self.names)
         except (ValueError, KeyError) as error:
             self.server.stop()
@@ -188,10 +188,10 @@ class LabViewer(LabMoves, Node):
                                 for control in self.controls if control.target
                                 for target in [control.target]}
         self.layout = LabLayout(self.server.gui, self.controls,
-                                length_controls(self.arm, config), self._apply, self._report,
+                                length_controls(config), self._apply, self._report,
                                 self.names,
                                 joint_map=default_search_joints(self.model) is not None,
-                                damping_sweep=self.arm == 'six_axis')
+                                damping_sweep='damping_sweep' in config.experiments)
         self._wire_buttons()
         self._create_ros_io()
         url = f'http://{host}:{self.server.get_port()}'

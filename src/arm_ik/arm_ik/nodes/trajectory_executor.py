@@ -102,6 +102,7 @@ from arm_ik.kinematics.request import IKRequest
 from arm_ik.kinematics.solvers.base import SolveOptions
 from arm_ik.nodes import motion_messages as messages
 from arm_ik.nodes.common import (
+    arm_of,
     declare_arm_model,
     describe,
     DescriptionReload,
@@ -119,8 +120,6 @@ DEFAULT_CONTROLLER_TOPICS = {'joint_trajectory': 'joint_trajectory_controller/jo
                              'forward_position': 'forward_position_controller/commands'}
 # The reference system of each arm moves with this law unless its YAML's motion.default_law
 # says otherwise.
-DEFAULT_LAWS = {'pointer3': laws.EXPONENTIAL, 'ccd5': laws.SPEED_CAP,
-                'six_axis': laws.MIN_JERK, 'manipulator3d': laws.LINEAR_CARTESIAN}
 EXECUTOR_THREADS = 8
 POLL_PERIOD = 0.02          # s, how often a goal thread looks for cancel/preempt/the end
 FEEDBACK_HISTORY = 20       # measured-state intervals kept to estimate its period
@@ -175,6 +174,7 @@ class TrajectoryExecutor(Node):
     def __init__(self) -> None:
         super().__init__('trajectory_executor')
         self.arm, self.model, config = declare_arm_model(self, reloadable=True)
+        self._config = config
         self.names = tuple(self.model.joint_names)
         try:
             self._declare_parameters(config)
@@ -274,7 +274,7 @@ class TrajectoryExecutor(Node):
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self, config: dict) -> None:
         motion = config.get('motion') or {}
-        default_law = motion.get('default_law', DEFAULT_LAWS.get(self.arm, laws.MIN_JERK))
+        default_law = motion.get('default_law', laws.MIN_JERK)
         home = home_from_config(self.model, config)
         declare = self.declare_parameter
         # Fixed for the life of the process.
@@ -356,7 +356,7 @@ class TrajectoryExecutor(Node):
             floating_point_range=[_range(1.0, 1000.0)]))
         declare('feedback_rate', 10.0, describe(
             'action feedback rate, Hz', floating_point_range=[_range(0.0, 100.0)]))
-        self._default_solver = str((config.get('ik') or {}).get('default_solver', 'dls'))
+        self._default_solver = arm_of(self.model, config, self.arm).default_solver
 
     _DYNAMIC = ('publish_rate', 'motion_law', 'speed_scale', 'exponential_gain',
                 'speed_cap_iterations', 'settle_tolerance', 'position_tolerance',
@@ -438,7 +438,8 @@ class TrajectoryExecutor(Node):
     # ------------------------------------------------------------------ the arm model
     def _planner_of(self, model: ArmModel) -> tuple[worker.PlannerSpec, MotionPlanner]:
         """The planner (and the spec the planning process builds it from) of ``model``."""
-        spec = worker.PlannerSpec(model.urdf, self.arm, model.base_link, model.tip_link,
+        spec = worker.PlannerSpec(model.urdf, self.arm, self._config, model.base_link,
+                                  model.tip_link,
                                   self._default_solver, SolveOptions(),
                                   avoid_obstacle=self.get_parameter('avoid_obstacle').value)
         return spec, worker.build_planner(spec, model)

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from arm_ik.kinematics.description import load_arm_config
+from arm_ik.kinematics.arm import ArmConfig, build_arm
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.motion.planner import (
     MotionPlanner,
@@ -27,11 +27,10 @@ from arm_ik.kinematics.motion.planner import (
     Plan,
     PlanFailure,
 )
-from arm_ik.kinematics.motion.safety_check import load_safety
+from arm_ik.kinematics.motion.safety_check import SafetyAdapter
 from arm_ik.kinematics.motion.trajectory import Trajectory
 from arm_ik.kinematics.motion.validation import Validation
-from arm_ik.kinematics.request import IKDispatcher
-from arm_ik.kinematics.solvers.base import SolveOptions, workspace_of_arm
+from arm_ik.kinematics.solvers.base import SolveOptions
 
 
 @dataclass(frozen=True)
@@ -40,17 +39,20 @@ class PlannerSpec:
 
     Attributes:
         urdf: the robot description (URDF text).
-        arm: arm name (its YAML supplies the safety section and IK rules).
+        arm: the arm's label.
+        config: the arm's configuration (plain data, so the planning process builds the
+            same arm value as the node: reach rules, floor rules, home).
         base_frame, tip_frame: the chain.
         default_solver: IK solver of goals that name none.
         ik_options: solver settings.
-        use_safety: check paths against the floor (and obstacle) when the YAML has a
-            safety section.
+        use_safety: check paths against the floor (and obstacle) when the configuration
+            has a safety section.
         avoid_obstacle: obstacle contact blocks a move (else only reported).
     """
 
     urdf: str
     arm: str
+    config: ArmConfig = field(default_factory=ArmConfig)
     base_frame: str = 'base_link'
     tip_frame: str = 'tool0'
     default_solver: str = 'dls'
@@ -64,16 +66,15 @@ def build_planner(spec: PlannerSpec, model: ArmModel | None = None) -> MotionPla
     built it).
 
     Raises:
-        DescriptionError: the URDF is unusable. ValueError: bad solver name or safety section.
+        DescriptionError: the URDF is unusable. ValueError (ArmConfigError): bad solver
+            name or safety section.
     """
     if model is None:
         model = ArmModel.from_urdf(spec.urdf, spec.base_frame, spec.tip_frame)
-    config = load_arm_config(spec.arm)
-    workspace = workspace_of_arm(model, config)
-    dispatcher = IKDispatcher(model, workspace, spec.default_solver)
-    safety = load_safety(model, config, spec.arm, spec.avoid_obstacle) if spec.use_safety \
-        else None
-    return MotionPlanner(model, dispatcher, spec.ik_options, safety)
+    arm = build_arm(model, spec.config, spec.arm)
+    safety = SafetyAdapter(arm.safety, spec.avoid_obstacle) \
+        if spec.use_safety and spec.config.get('safety') is not None else None
+    return MotionPlanner(model, arm.dispatcher(spec.default_solver), spec.ik_options, safety)
 
 
 _planner: MotionPlanner | None = None

@@ -204,4 +204,4 @@ def load_safety_config(arm: str) -> SafetyConfig:
         DescriptionError: unknown arm or arm_description not found.
     """
     from arm_ik.kinematics.description import load_arm_config
-    return safety_config_of(load_arm_config(arm), arm)
+    return safety_config_of(load_arm_config(arm).as_mapping(), arm)

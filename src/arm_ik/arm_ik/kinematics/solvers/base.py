@@ -43,7 +43,7 @@ class SolveOptions:
     respect_limits: bool = True
     branch: str = ''
     return_all: bool = False
-    restarts: int = 20
+    restarts: int = 200
     random_seed: int = 0
 
     def validated(self) -> tuple[SolveOptions | None, str]:
@@ -172,5 +172,32 @@ def workspace_from_model(model: ArmModel,
         l1, l2 = lengths
         origins, _, _ = model.joint_origins_and_axes(np.zeros(3))
         return Workspace(origins[1].copy(), l1 + l2, abs(l1 - l2), min_height_above_shoulder)
-    return Workspace(model.shoulder_position().copy(), model.max_reach(), 0.0,
-                     min_height_above_shoulder)
+    centre, reach = reach_sphere(model)
+    return Workspace(centre, reach, 0.0, min_height_above_shoulder)
+
+
+def reach_sphere(model: ArmModel) -> tuple[np.ndarray, float]:
+    """(centre, radius) of a sphere that holds every tip position of ``model``.
+
+    The shoulder-centred bound (``max_reach``) holds when the shoulder lies on the axes of
+    the joints before it. An off-axis shoulder (SO-101's lift joint sits 3 cm beside the
+    pan axis) sweeps a circle round the first axis as the arm pans: the sphere is centred
+    on that axis and grows by the circle's radius. With more joints before the shoulder,
+    the sum of the joint-to-joint distances from the first joint bounds the reach.
+    """
+    shoulder = model.shoulder_position()
+    reach = model.max_reach()
+    origins, axes, tip = model.joint_origins_and_axes(np.zeros(model.dof))
+    index = next(i for i, origin in enumerate(origins) if np.allclose(origin, shoulder))
+    if index == 0:
+        return shoulder.copy(), reach
+    if index == 1:
+        offset = shoulder - origins[0]
+        foot = origins[0] + axes[0] * float(np.dot(offset, axes[0]))
+        beside = float(np.linalg.norm(shoulder - foot))
+        if beside <= 1e-9:
+            return shoulder.copy(), reach
+        return foot, reach + beside
+    points = [*origins, tip]
+    return origins[0].copy(), float(sum(np.linalg.norm(b - a)
+                                        for a, b in zip(points, points[1:])))

@@ -1,0 +1,91 @@
+"""``arm_config``: write a starting arm configuration from a URDF (or xacro) file.
+
+    ros2 run arm_ik arm_config robot.urdf --base base_link --tip tool0 > my_arm.yaml
+    ros2 run arm_ik arm_config my_arm.yaml --check      # validate a configuration file
+
+The output validates on load (``ArmConfig.from_mapping``); edit it (home pose, floor,
+obstacle, capsule radii) and pass it to every node as ``arm_config``. Exit status 0 on
+success, 1 when the URDF or the configuration is not usable (the message names the element
+or key), 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+import sys
+
+import yaml
+
+from arm_ik.kinematics.arm import ArmConfig, ArmConfigError, load_arm
+from arm_ik.kinematics.config_writer import default_search_paths, starting_config
+from arm_ik.kinematics.description import expand_xacro_file
+from arm_ik.kinematics.model import DescriptionError
+
+HEADER = """\
+# Arm configuration written by `arm_config` from {source}.
+# Units: metres, radians (m for prismatic joints). Pass this file to every node as the
+# arm_config parameter (launch: arm_config:=<path>). Safety starts OFF: set
+# safety.floor_enabled and floor_below_shoulder (m below the shoulder) when your arm stands
+# on a floor it can reach; the obstacle ball is off too. `info` is what was found, not read.
+"""
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog='arm_config', description='Write a starting arm configuration (YAML) from a '
+        'URDF or xacro file, or check a configuration file with --check.')
+    parser.add_argument('file', help='URDF or .xacro file (or, with --check, a configuration)')
+    parser.add_argument('--base', default='', help='root link of the chain (default: the '
+                        "URDF's root link)")
+    parser.add_argument('--tip', default='', help='tool link of the chain (default: tool0, '
+                        'else the leaf link at the end of the most joints)')
+    parser.add_argument('--mesh-path', action='append', default=[],
+                        help='folder to resolve package:// meshes in (repeatable)')
+    parser.add_argument('--check', metavar='URDF', nargs='?', const='',
+                        help='validate FILE as a configuration (and against URDF if given)')
+    return parser.parse_args(argv)
+
+
+def read_description(path: str) -> str:
+    """URDF text of a .urdf or .xacro file.
+
+    Raises:
+        DescriptionError: unreadable file or failed xacro.
+    """
+    if path.endswith('.xacro'):
+        return expand_xacro_file(path)
+    try:
+        return Path(path).read_text(encoding='utf-8')
+    except OSError as error:
+        raise DescriptionError(f'{path}: cannot be read: {error.strerror}') from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        if args.check is not None:
+            config = ArmConfig.from_file(args.file)
+            if args.check:
+                arm = load_arm(read_description(args.check), config, args.base, args.tip)
+                print(f'{args.file}: valid for {arm.model.name} ({arm.model.base_link} -> '
+                      f'{arm.model.tip_link}, {arm.model.dof} joints, solver '
+                      f'{arm.default_solver})')
+            else:
+                print(f'{args.file}: valid')
+            return 0
+        urdf = read_description(args.file)
+        search = [*args.mesh_path, *default_search_paths(args.file)]
+        data = starting_config(urdf, args.base, args.tip, search)
+        ArmConfig.from_mapping(data, 'generated configuration')   # what we write loads
+    except (ArmConfigError, DescriptionError) as error:
+        print(f'arm_config: {error}', file=sys.stderr)
+        return 1
+    sys.stdout.write(HEADER.format(source=Path(args.file).name))
+    sys.stdout.write(yaml.safe_dump(data, sort_keys=False, default_flow_style=None,
+                                    width=99))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""URDFs of real arms from ``example-robot-data`` (PyPI; a test dependency in dev.txt).
+
+Arms the package was not written for: frames named by their vendors, fixed joints with
+rotations, continuous joints, meshes. Tests of "your own arm" use them as a user would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+import sysconfig
+
+import pytest
+
+
+@dataclass(frozen=True)
+class RealArm:
+    """A URDF file and the chain a user would name on it."""
+
+    label: str
+    relative_path: str
+    base: str
+    tip: str
+
+    @property
+    def path(self) -> Path:
+        return robots_dir() / self.relative_path
+
+    def urdf(self) -> str:
+        return self.path.read_text(encoding='utf-8')
+
+
+REAL_ARMS = {
+    'ur5': RealArm('ur5', 'ur_description/urdf/ur5_robot.urdf', 'base_link', 'tool0'),
+    'panda': RealArm('panda', 'panda_description/urdf/panda.urdf', 'panda_link0',
+                     'panda_hand_tcp'),
+    'so101': RealArm('so101', 'so_arm_description/urdf/so101.urdf', 'base_link',
+                     'gripper_frame_link'),
+}
+
+
+def robots_dir() -> Path:
+    """example-robot-data's robots folder; the test is skipped when the package is absent
+    (a ROS install without requirements/dev.txt)."""
+    folder = Path(sysconfig.get_paths()['purelib']) / 'cmeel.prefix' / 'share' / \
+        'example-robot-data' / 'robots'
+    if not folder.is_dir():
+        pytest.skip('example-robot-data is not installed (pip install --no-deps -r '
+                    'requirements/dev.txt)')
+    return folder

@@ -1,0 +1,160 @@
+"""Real nodes over DDS on arms the package was not written for (example-robot-data URDFs).
+
+One process group for the module: a UR5 with every node that plans or solves (ik_server,
+trajectory_executor, safety_monitor, arm_info, lab_viewer), a Panda and an SO-101 with
+ik_server and the executor, none given an arm_config: the defaults come from the URDF alone.
+One more ik_server gets its URDF from the latched robot_description topic, as nodes started
+beside robot_state_publisher do, and the URDF it gets has ': ' and '#' in a comment.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from geometry_msgs.msg import Point
+import numpy as np
+import pytest
+from real_arms import REAL_ARMS
+from ros_harness import call_service, DomainClaim, wait_for
+from std_msgs.msg import String
+
+from arm_ik.kinematics.arm import load_arm
+from arm_ik.process_group import ProcessGroup
+from arm_interfaces.msg import ArmInfo, IKErrorCode, SafetyStatus
+from arm_interfaces.srv import SolveIK
+
+COMMENTED = '<!-- calibrated: 2026-12-01 # by hand (default: none) -->'
+
+
+@pytest.fixture(scope='module')
+def pipeline():
+    """(group, node, spin, arms) with every node of the module started once."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+
+    from arm_ik.nodes.common import LATCHED_QOS
+    claim = DomainClaim()
+    group = ProcessGroup(env=claim.environment())
+    arms = {name: load_arm(spec.urdf(), None, spec.base, spec.tip)
+            for name, spec in REAL_ARMS.items()}
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=claim.domain_id)
+    node = rclpy.create_node('real_arm_test', context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    try:
+        for name, spec in REAL_ARMS.items():
+            params = {'robot_description': spec.urdf(), 'base_frame': spec.base,
+                      'tip_frame': spec.tip}
+            group.start_node('arm_ik', 'ik_server', namespace=f'/{name}', params=params)
+            group.start_node('arm_ik', 'trajectory_executor', namespace=f'/{name}',
+                             params={**params, 'speed_scale': 1.0})
+        ur5 = {'robot_description': REAL_ARMS['ur5'].urdf(), 'base_frame': 'base_link',
+               'tip_frame': 'tool0'}
+        for executable in ('safety_monitor', 'arm_info'):
+            group.start_node('arm_ik', executable, namespace='/ur5', params=ur5)
+        group.start_node('arm_ik', 'lab_viewer', namespace='/ur5', params={**ur5, 'port': 0})
+        # From the topic: no robot_description parameter at all.
+        publisher = node.create_publisher(String, '/from_topic/robot_description',
+                                          LATCHED_QOS)
+        urdf = REAL_ARMS['ur5'].urdf().replace('<robot ', COMMENTED + '\n<robot ', 1)
+        publisher.publish(String(data=urdf))
+        group.start_node('arm_ik', 'ik_server', namespace='/from_topic',
+                         params={'base_frame': 'base_link', 'tip_frame': 'tool0'})
+        yield group, node, lambda: executor.spin_once(timeout_sec=0.05), arms
+    finally:
+        group.close()
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+        claim.release()
+
+
+def _solve(pipeline, namespace: str, target, solver: str = '') -> SolveIK.Response:
+    _, node, spin, _ = pipeline
+    client = node.create_client(SolveIK, f'/{namespace}/ik_server/solve_ik')
+    try:
+        wait_for(client.service_is_ready, 60.0, spin, f'/{namespace}/ik_server/solve_ik')
+        request = SolveIK.Request(solver=solver)
+        request.target.pose.position = Point(x=float(target[0]), y=float(target[1]),
+                                             z=float(target[2]))
+        return call_service(client, request, spin, 30.0)
+    finally:
+        node.destroy_client(client)
+
+
+@pytest.mark.parametrize('name', sorted(REAL_ARMS))
+def test_ik_server_answers_on_a_real_arm(pipeline, name):
+    arms = pipeline[3]
+    arm = arms[name]
+    target = arm.model.fk(arm.model.clamp(arm.home + 0.3))[:3, 3]
+    reply = _solve(pipeline, name, target)
+    assert reply.error_code.val == IKErrorCode.OK, reply.message
+    assert list(reply.solution.name) == list(arm.model.joint_names)
+    reached = arm.model.fk(np.array(reply.solution.position))[:3, 3]
+    assert np.linalg.norm(reached - target) < 1e-4
+    far = arm.workspace.shoulder + [arm.workspace.max_reach + 1.0, 0.0, 0.0]
+    reply = _solve(pipeline, name, far)
+    assert reply.error_code.val == IKErrorCode.OUT_OF_REACH, reply.message
+
+
+@pytest.mark.parametrize('name', sorted(REAL_ARMS))
+def test_executor_moves_a_real_arm(pipeline, name):
+    from motion_harness import MotionClient
+    group, _, _, arms = pipeline
+    arm = arms[name]
+    domain = int(group.env['ROS_DOMAIN_ID'])
+    client = MotionClient(domain, f'/{name}', arm.model.joint_names)
+    try:
+        client.wait_for_server(60.0)
+        target = arm.model.fk(arm.model.clamp(arm.home + 0.25))[:3, 3]
+        outcome = client.move(client.goal(position=target.tolist()))
+        assert outcome.code == 0, outcome.message
+        wait_for_pose = time.monotonic() + 10.0
+        while time.monotonic() < wait_for_pose:
+            pose = client.pose()
+            if pose is not None and np.linalg.norm(arm.model.fk(pose)[:3, 3] - target) < 1e-3:
+                break
+            time.sleep(0.05)
+        pose = client.pose()
+        assert pose is not None, 'no joint_states'
+        assert np.linalg.norm(arm.model.fk(pose)[:3, 3] - target) < 1e-3
+        assert arm.model.within_limits(pose)
+    finally:
+        client.close()
+
+
+def test_safety_monitor_and_arm_info_report_on_a_ur5(pipeline):
+    _, node, spin, arms = pipeline
+    from arm_ik.nodes.common import LATCHED_QOS
+    statuses, infos = [], []
+    node.create_subscription(SafetyStatus, '/ur5/safety_status', statuses.append, 10)
+    node.create_subscription(ArmInfo, '/ur5/arm_info', infos.append, LATCHED_QOS)
+    wait_for(lambda: statuses and infos, 60.0, spin, 'safety_status and arm_info of the UR5')
+    info = infos[-1]
+    assert (info.base_frame, info.tip_frame) == ('base_link', 'tool0')
+    assert list(info.joint_names) == list(arms['ur5'].model.joint_names)
+    assert statuses[-1].verdict == SafetyStatus.SAFE, statuses[-1].message
+
+
+def test_lab_opens_on_a_ur5(pipeline):
+    import urllib.request
+    group = pipeline[0]
+    lab = next(p for p in group.processes if p.name.endswith('lab_viewer'))
+    deadline = time.monotonic() + 60.0
+    found = None
+    while time.monotonic() < deadline and found is None and lab.alive():
+        found = re.search(r'http://127\.0\.0\.1:\d+', lab.output())
+        time.sleep(0.2)
+    assert found, lab.output()[-2000:]
+    with urllib.request.urlopen(found.group(0), timeout=10.0) as page:
+        assert page.status == 200
+
+
+def test_robot_description_from_the_latched_topic(pipeline):
+    """No parameter: the node takes robot_state_publisher's topic, comments and all."""
+    arm = pipeline[3]['ur5']
+    target = arm.model.fk(arm.model.clamp(arm.home + 0.3))[:3, 3]
+    reply = _solve(pipeline, 'from_topic', target)
+    assert reply.error_code.val == IKErrorCode.OK, reply.message
