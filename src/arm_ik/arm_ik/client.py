@@ -9,8 +9,10 @@ Example::
     else:
         print(reply.code.name, reply.message)
 
-``solve_async`` returns an rclpy Future whose result is the decoded ``IKReply``; use it from
-callbacks (with a reentrant callback group or an async callback) to avoid deadlocks.
+``solve_async`` returns an rclpy Future whose result is the decoded ``IKReply``: wait on it
+as on any rclpy Future (``rclpy.spin_until_future_complete``, ``add_done_callback``, an
+executor spun elsewhere). ``solve`` waits in whichever way fits how the node is spun (see
+its docstring), and the two can be mixed on one node.
 """
 
 from __future__ import annotations
@@ -21,15 +23,20 @@ from dataclasses import asdict, dataclass, field
 import json
 import math
 import sys
+import threading
 import time
 
 import rclpy
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.exceptions import InvalidNamespaceException
+from rclpy.executors import Executor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
+from rclpy.validate_namespace import validate_namespace
 
 from arm_ik.kinematics.result import ErrorCode, GoalType
+from arm_ik.kinematics.solvers import SOLVERS, unknown_solver_reason
 from arm_interfaces.srv import SolveIK
 
 GOALS = {'position': GoalType.POSITION, 'tool_down': GoalType.TOOL_DOWN,
@@ -133,111 +140,310 @@ def build_request(target: Sequence[float], goal: GoalType = GoalType.POSITION,
     return request
 
 
+# Methods of rclpy's executors (Jazzy 7.1, Kilted 9.1) inside which a thread is spinning one;
+# a frame of one of them whose ``self`` is an executor means that thread is spinning it.
+_SPIN_METHODS = frozenset({'spin', 'spin_once', 'spin_until_future_complete',
+                           'spin_once_until_future_complete', '_spin_once_impl',
+                           'wait_for_ready_callbacks', '_wait_for_ready_callbacks'})
+# s; how long ``solve`` waits or spins before it looks again at who spins the node, so a
+# spinner that stops (or starts) meanwhile is noticed. A reply ends the wait at once.
+_RECHECK = 0.1
+
+
+def spinning_threads(executor: Executor) -> set[int]:
+    """Idents of the threads that are inside one of ``executor``'s spin methods now.
+
+    rclpy has no public way to ask whether an executor is being spun (and by which thread),
+    and ``solve`` must know: spinning an executor that another thread spins breaks both
+    (rclpy's executors are not reentrant: "generator already executing", or a
+    MultiThreadedExecutor's "list.remove(x): x not in list"), and waiting for one that
+    nobody spins waits for ever. A thread's stack says it. A thread that calls
+    ``spin_once`` in a loop of its own is seen only while inside it (nearly always, but
+    not between two calls); ``spin()`` in a thread is always seen. An executor that spins
+    in native code (rclpy.experimental's EventsExecutor) leaves no such frame and is not
+    seen.
+    """
+    threads = set()
+    for ident, frame in sys._current_frames().items():
+        while frame is not None:
+            # f_locals is read only for spin-method frames: a handful, never the caller's.
+            if (frame.f_code.co_name in _SPIN_METHODS
+                    and frame.f_locals.get('self') is executor):
+                threads.add(ident)
+                break
+            frame = frame.f_back
+    return threads
+
+
 class IKClient:
-    """Client of one arm's IK service (one solver, or the default ~/solve_ik)."""
+    """Client of one arm's IK service (one solver, or the default ~/solve_ik).
+
+    The service client lives on ``node`` (so spinning the node delivers its replies) in a
+    callback group of its own, so that a callback of a multi-threaded executor may call
+    ``solve`` while the reply comes in on another thread of the pool.
+    """
 
     def __init__(self, node: Node, arm: str, solver: str | None = None) -> None:
         self.node = node
         self.client = node.create_client(SolveIK, service_name(arm, solver),
-                                         qos_profile=SERVICE_QOS)
+                                         qos_profile=SERVICE_QOS,
+                                         callback_group=MutuallyExclusiveCallbackGroup())
+        # Spins the node during ``solve`` when no executor has it; created on first need.
         self._executor: SingleThreadedExecutor | None = None
 
     def wait_for_service(self, timeout: float = 10.0) -> bool:
         return self.client.wait_for_service(timeout_sec=timeout)
 
     def solve_async(self, target: Sequence[float], **kwargs: object) -> Future:
-        """Send a request; the returned Future resolves to an IKReply."""
+        """Send a request; the returned Future resolves to an IKReply.
+
+        Cancelling the Future withdraws the request (a late reply is dropped, and rclpy's
+        client forgets it instead of keeping it pending for ever).
+        """
         decoded = Future()
         raw = self.client.call_async(build_request(target, **kwargs))
 
         def decode(done: Future) -> None:
+            if decoded.cancelled():
+                return
             if done.cancelled() or done.exception() is not None:
                 decoded.set_exception(done.exception() or RuntimeError('request cancelled'))
             else:
                 decoded.set_result(IKReply.from_response(done.result()))
+
+        def withdraw(future: Future) -> None:
+            if future.cancelled():
+                self.client.remove_pending_request(raw)
+        decoded.add_done_callback(withdraw)
         raw.add_done_callback(decode)
         return decoded
 
     def solve(self, target: Sequence[float], wait: float = 30.0, **kwargs: object) -> IKReply:
-        """Send a request and spin ``node`` until the reply (or ``wait`` seconds) arrives.
+        """Send a request and wait up to ``wait`` seconds for its reply.
 
-        The node is spun by the executor it was added to, else by a private one on the
-        node's own context (``rclpy.spin_until_future_complete`` would take the node from
-        its executor and needs the default context).
+        How it waits depends on who spins ``node``, looked at again every 0.1 s:
+
+        - its executor is spun by another thread (``rclpy.spin`` or ``executor.spin`` in a
+          thread, a MultiThreadedExecutor): it waits for that thread to take the reply and
+          touches nothing;
+        - its executor is spun by nobody at the moment (the caller spins it itself, between
+          calls): it spins that executor here, with ``spin_once``;
+        - it is in no executor: it adds the node to a private SingleThreadedExecutor (on the
+          node's context) for this call only, and releases it afterwards, so that
+          ``rclpy.spin_until_future_complete(node, ...)`` or ``executor.add_node(node)``
+          later find it free.
+
+        A node counts as in no executor also when ``node.executor`` still names an executor
+        that has dropped it: ``rclpy.spin_until_future_complete(node, f)``,
+        ``rclpy.spin_once(node)`` and ``rclpy.spin(node)`` (Jazzy 7.1) take the node from
+        its executor and, when done, remove it from the global executor without clearing
+        ``node.executor`` (so does ``Executor.shutdown``). Trusting that stale reference made
+        ``solve`` spin an executor without the node, and time out.
+
+        Raises:
+            TimeoutError: no reply within ``wait`` seconds (the request is withdrawn).
+            RuntimeError: called from a callback of the only thread spinning the node, whose
+                reply could never be taken until that callback returns (use
+                ``solve_async``), or the node's context was shut down.
         """
         future = self.solve_async(target, **kwargs)
-        executor = self.node.executor
-        if executor is None:
-            # Kept for the next call: the node now belongs to it until the caller adds the
-            # node to an executor of its own.
-            if self._executor is None:
-                self._executor = SingleThreadedExecutor(context=self.node.context)
-            executor = self._executor
-            executor.add_node(self.node)
-        # spin_once in a loop rather than spin_until_future_complete: on Jazzy (rclpy 7.1)
-        # the latter made a round trip to an empty service take 3 to 9 ms at the median
-        # against 0.3 ms for this loop (benchmarks/bench_services.py); on Kilted both ~0.4 ms.
         deadline = time.monotonic() + wait
-        while not future.done():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0.0:
-                break
-            executor.spin_once(timeout_sec=remaining)
+        try:
+            self._wait(future, deadline)
+        finally:
+            if not future.done():
+                future.cancel()             # withdraws the request: a late reply is dropped
         if not future.done():
             raise TimeoutError(f'no reply from {self.client.srv_name} within {wait} s')
         return future.result()
 
+    def _wait(self, future: Future, deadline: float) -> None:
+        """Wait for ``future`` until ``deadline`` (time.monotonic) as ``solve`` describes."""
+        replied = threading.Event()
+        future.add_done_callback(lambda _: replied.set())
+        me = threading.get_ident()
+        while not replied.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0.0:
+                return
+            if not self.node.context.ok():
+                raise RuntimeError(f'the context of node {self.node.get_name()} was shut '
+                                   f'down while waiting for {self.client.srv_name}')
+            step = min(remaining, _RECHECK)
+            owner = self.node.executor
+            if owner is not None and self.node not in owner.get_nodes():
+                owner = None                # stale: see the docstring of solve
+            if owner is None:
+                self._spin_privately(replied, step)
+                continue
+            spinners = spinning_threads(owner)
+            if spinners - {me}:
+                replied.wait(step)
+            elif spinners:
+                raise RuntimeError(
+                    f'IKClient.solve was called from a callback of the executor that spins '
+                    f'node {self.node.get_name()}, in its only spinning thread: the reply '
+                    f'cannot be taken until the callback returns; call solve_async and use '
+                    f'add_done_callback (or spin the node with a MultiThreadedExecutor)')
+            else:
+                owner.spin_once(timeout_sec=step)
 
-def main(argv: list[str] | None = None) -> int:
+    def _spin_privately(self, replied: threading.Event, timeout: float) -> None:
+        """Spin the node on the private executor for up to ``timeout`` s, then release it."""
+        if self._executor is None:
+            self._executor = SingleThreadedExecutor(context=self.node.context)
+        executor = self._executor
+        executor.add_node(self.node)
+        try:
+            end = time.monotonic() + timeout
+            while not replied.is_set():
+                remaining = end - time.monotonic()
+                if remaining <= 0.0:
+                    break
+                executor.spin_once(timeout_sec=remaining)
+        finally:
+            executor.remove_node(self.node)
+            if self.node.executor is executor:
+                self.node.executor = None
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog='ik_client', description="Call an arm's IK service and print the answer.")
-    parser.add_argument('--arm', required=True, help='arm namespace, e.g. six_axis')
-    parser.add_argument('--solver', default='',
-                        help="analytic | closed_form | ccd | dls (default: the arm's default)")
+        prog='ik_client', description="Call an arm's IK service and print the answer.",
+        epilog='Exit status: 0 solved, 1 an IK failure (the reply says which, e.g. '
+               'UNKNOWN_SOLVER for a mistyped --solver), 2 a usage error or no service.')
+    parser.add_argument('--arm', required=True,
+                        help='arm namespace the ik_server runs in, e.g. six_axis')
+    parser.add_argument('--solver', default=None,
+                        help=f'{" | ".join(SOLVERS)} (exact, lower case); leave it out for '
+                             "the arm's default solver (~/solve_ik)")
     parser.add_argument('--target', nargs=3, type=float, required=True, metavar=('X', 'Y', 'Z'),
                         help='tool position in base_link, m')
     parser.add_argument('--goal', choices=list(GOALS), default='position')
-    parser.add_argument('--orientation', nargs=4, type=float, default=(0.0, 0.0, 0.0, 1.0),
-                        metavar=('QX', 'QY', 'QZ', 'QW'), help='for --goal full_pose')
+    parser.add_argument('--orientation', nargs=4, type=float, default=None,
+                        metavar=('QX', 'QY', 'QZ', 'QW'),
+                        help='tool orientation in base_link (quaternion); required by '
+                             '--goal full_pose and read only by it')
     parser.add_argument('--branch', default='', help='branch label or nearest')
     parser.add_argument('--all', action='store_true', help='return every solution')
     parser.add_argument('--timeout', type=float, default=0.0, help='solve timeout, s')
     parser.add_argument('--wait', type=float, default=10.0,
                         help='how long to wait for the service and the reply, s')
     parser.add_argument('--json', action='store_true', help='print every field as JSON')
+    return parser
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, with the combinations argparse cannot check refused (status 2).
+
+    A full-pose goal without an orientation would otherwise be solved for the identity
+    quaternion, an answer to a question nobody asked; an orientation with another goal
+    would be ignored by the server just as silently.
+    """
+    parser = _parser()
     args = parser.parse_args(rclpy.utilities.remove_ros_args(
         sys.argv[1:] if argv is None else argv))
+    if args.goal == 'full_pose' and args.orientation is None:
+        parser.error('--goal full_pose needs --orientation QX QY QZ QW (the tool '
+                     'orientation in base_link as a quaternion, e.g. 0 1 0 0 for tool Z down)')
+    if args.orientation is not None and args.goal != 'full_pose':
+        parser.error(f'--orientation is read only with --goal full_pose (the goal is '
+                     f'{args.goal}); add --goal full_pose or leave the orientation out')
+    args.arm = args.arm.strip('/')
+    try:
+        validate_namespace(f'/{args.arm}')
+    except InvalidNamespaceException as error:
+        parser.error(f'--arm {args.arm!r} is not a ROS namespace: {error}')
+    return args
 
+
+def served_arm_namespaces(node: Node) -> list[str]:
+    """Namespaces in which the node's graph shows an ik_server serving ~/solve_ik.
+
+    Asked node by node: the graph's plain service list also names services that only have
+    clients (this command's own, or another waiting for a namespace nobody serves).
+    """
+    served = set()
+    for name, namespace in node.get_node_names_and_namespaces():
+        if name != 'ik_server':
+            continue
+        expected = f'{namespace.rstrip("/")}/ik_server/solve_ik'
+        for service, types in node.get_service_names_and_types_by_node(name, namespace):
+            if service == expected and 'arm_interfaces/srv/SolveIK' in types:
+                served.add(namespace)
+    return sorted(served)
+
+
+def not_served(node: Node, client: IKClient, arm: str, wait: float) -> str:
+    """Why the client's service is not there, in words: what was looked for, and which arm
+    namespaces are served instead."""
+    service = client.client.srv_name
+    lines = [f'ik_client: service {service} not available after {wait:g} s']
+    served = served_arm_namespaces(node)
+    if client.client.service_is_ready():
+        lines.append('ik_client: it appeared just after that (ik_server starting?); run '
+                     'again, or give a longer --wait')
+    elif f'/{arm}' in served:
+        lines.append(f'ik_client: an ik_server serves /{arm}, but not this service (one of '
+                     'another version?)')
+    elif served:
+        lines.append(f'ik_client: no ik_server serves the arm namespace /{arm}; on this '
+                     f'ROS graph ik_server serves {", ".join(served)} '
+                     f'(e.g. --arm {served[0].lstrip("/")})')
+    else:
+        lines.append('ik_client: no ik_server is visible on this ROS graph '
+                     f'(ROS_DOMAIN_ID {node.context.get_domain_id()}): start one in the '
+                     f'namespace /{arm}, on the same domain')
+    return '\n'.join(lines)
+
+
+def print_reply(reply: IKReply, as_json: bool) -> None:
+    if as_json:
+        print(reply.to_json())
+        return
+    print(f'{reply.code.name}: {reply.message}')
+    if reply.positions:
+        for name, value in zip(reply.joint_names, reply.positions):
+            print(f'  {name:16s} {value:+.6f} rad ({math.degrees(value):+8.3f} deg)')
+        print(f'  solver {reply.solver} branch {reply.branch or "-"}; error '
+              f'{reply.position_error * 1000:.4f} mm; {reply.iterations} iterations; '
+              f'w {reply.manipulability:.4f}; cond {reply.condition_number:.2f}; reach '
+              f'{reply.reach_fraction * 100:.1f} %; {reply.solve_time * 1e3:.3f} ms')
+    for label, positions in reply.alternatives.items():
+        print(f'  alternative {label}: ' + ' '.join(f'{v:+.4f}' for v in positions))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.solver is not None:
+        reason = unknown_solver_reason(args.solver)
+        if reason:
+            # No ik_server has a service for this name, so none is waited for: the answer
+            # is the one ~/solve_ik gives a request naming it, at once.
+            if not args.solver:
+                reason += "; leave --solver out for the arm's default solver"
+            print_reply(IKReply(ErrorCode.UNKNOWN_SOLVER, reason, solver=args.solver),
+                        args.json)
+            return 1
     rclpy.init()
     node = rclpy.create_node('ik_client')
     try:
-        client = IKClient(node, args.arm, args.solver or None)
+        client = IKClient(node, args.arm, args.solver)
         if not client.wait_for_service(args.wait):
-            print(f'ik_client: service {client.client.srv_name} not available '
-                  f'(is ik_server running in namespace /{args.arm}?)', file=sys.stderr)
+            print(not_served(node, client, args.arm, args.wait), file=sys.stderr)
             return 2
         reply = client.solve(args.target, wait=args.wait, goal=GOALS[args.goal],
-                             orientation=args.orientation, branch=args.branch,
-                             return_all=args.all, timeout=args.timeout)
+                             orientation=args.orientation or (0.0, 0.0, 0.0, 1.0),
+                             branch=args.branch, return_all=args.all, timeout=args.timeout)
     except TimeoutError as error:
         print(f'ik_client: {error}', file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return 130
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
-    if args.json:
-        print(reply.to_json())
-    else:
-        print(f'{reply.code.name}: {reply.message}')
-        if reply.positions:
-            for name, value in zip(reply.joint_names, reply.positions):
-                print(f'  {name:16s} {value:+.6f} rad ({math.degrees(value):+8.3f} deg)')
-            print(f'  solver {reply.solver} branch {reply.branch or "-"}; error '
-                  f'{reply.position_error * 1000:.4f} mm; {reply.iterations} iterations; '
-                  f'w {reply.manipulability:.4f}; cond {reply.condition_number:.2f}; reach '
-                  f'{reply.reach_fraction * 100:.1f} %; {reply.solve_time * 1e3:.3f} ms')
-        for label, positions in reply.alternatives.items():
-            print(f'  alternative {label}: ' + ' '.join(f'{v:+.4f}' for v in positions))
+    print_reply(reply, args.json)
     return 0 if reply.success else 1
 
 

@@ -4,6 +4,7 @@ closed-form path (judging the chosen solution first), and the metrics it reports
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -181,3 +182,82 @@ def test_reported_metrics_equal_the_singular_values(load_arm, arm, solver):
             rel=1e-12)
         checked += 1
     assert checked >= 10
+
+
+# A numeric answer through the floor (FLOOR_COLLISION): the reason names only a remedy that
+# works, and each case below tries that remedy (or the one it rules out) to prove it.
+SIX_FULL_POSE_BELOW = [0.49, -1.66, -0.3, -0.69, 0.87, -2.59]   # rad; forearm below the floor
+
+
+def _pose_request(model, q: list[float], solver: str) -> IKRequest:
+    tip = model.fk(np.array(q))
+    return IKRequest(position=tip[:3, 3].tolist(), orientation=matrix_to_quaternion(tip[:3, :3]),
+                     goal=GoalType.FULL_POSE, solver=solver)
+
+
+def test_floor_collision_below_the_tool_radius_says_raise_the_target(load_arm):
+    dispatcher = _dispatcher(load_arm, 'six_axis', 'dls')
+    zero = np.zeros(6)
+    for target, where in (([1.0, 0.2, -0.3], '0.300 m below the floor'),
+                          ([1.0, 0.2, 0.01], 'only 0.010 m above the floor')):
+        result = dispatcher.solve(IKRequest(position=target), SolveOptions(), zero).result
+        assert result.code == ErrorCode.FLOOR_COLLISION, result.reason
+        assert where in result.reason and 'tool_link, which ends at the tip, has a radius ' \
+            'of 0.035 m; raise the target to z >= 0.035 m' in result.reason, result.reason
+        # The remedies it used to name cannot help: the closed form stops short of the target.
+        assert 'closed' not in result.reason and 'seed' not in result.reason.split('; ')[-1]
+        closed = dispatcher.solve(IKRequest(position=target, solver='closed_form'),
+                                  SolveOptions(), zero).result
+        assert closed.code == ErrorCode.PARTIAL_SOLUTION, closed.reason
+    # The one it names does: just above that height the same solver reaches the point.
+    raised = dispatcher.solve(IKRequest(position=[1.0, 0.2, 0.05]), SolveOptions(), zero)
+    assert raised.result.code == ErrorCode.OK, raised.result.reason
+
+
+def test_floor_collision_names_the_closed_form_only_when_it_reaches_above_the_floor(load_arm):
+    dispatcher = _dispatcher(load_arm, 'six_axis', 'dls')
+    zero = np.zeros(6)
+    target = [-0.52, -1.66, 0.13]
+    result = dispatcher.solve(IKRequest(position=target, solver='ccd'), SolveOptions(),
+                              zero).result
+    assert result.code == ErrorCode.FLOOR_COLLISION, result.reason
+    assert re.match(r'the ccd solutions found from \d+ seeds put forearm_link', result.reason)
+    assert 'the closed_form solver reaches this target above the floor (branch ' \
+        'back_up_noflip)' in result.reason, result.reason
+    closed = dispatcher.solve(IKRequest(position=target, solver='closed_form',
+                                        branch='back_up_noflip'), SolveOptions(), zero).result
+    assert closed.code == ErrorCode.OK and closed.branch == 'back_up_noflip', closed.reason
+    assert dispatcher.safety.floor_clearance(closed.q)[0] >= 0.0
+    # Its joints as the seed: the numeric solver then finds a pose above the floor too.
+    seeded = dispatcher.solve(IKRequest(position=target, solver='ccd',
+                                        seed_names=list(dispatcher.model.joint_names),
+                                        seed_positions=closed.q.tolist()),
+                              SolveOptions(), zero).result
+    assert seeded.code == ErrorCode.OK, seeded.reason
+
+
+def test_floor_collision_of_a_pose_no_solution_clears_says_move_the_target(load_arm):
+    # Six joints and a full pose: the closed form's 8 solutions are every pose there is,
+    # so neither it nor another seed can help.
+    dispatcher = _dispatcher(load_arm, 'six_axis', 'dls')
+    model = dispatcher.model
+    result = dispatcher.solve(_pose_request(model, SIX_FULL_POSE_BELOW, 'dls'), SolveOptions(),
+                              np.zeros(6)).result
+    assert result.code == ErrorCode.FLOOR_COLLISION, result.reason
+    assert result.reason.endswith('; all 8 closed_form solutions go below the floor too: move '
+                                  'the target (closed_form answers the closest pose above the '
+                                  'floor instead, as PARTIAL_SOLUTION)'), result.reason
+    closed = dispatcher.solve(_pose_request(model, SIX_FULL_POSE_BELOW, 'closed_form'),
+                              SolveOptions(), np.zeros(6)).result
+    assert closed.code == ErrorCode.PARTIAL_SOLUTION, closed.reason
+
+
+def test_floor_collision_without_a_closed_form_suggests_only_a_seed(load_arm):
+    # ccd5 has no closed-form solver, and its 5 joints leave poses the seeds have not tried.
+    dispatcher = _dispatcher(load_arm, 'ccd5', 'dls')
+    result = dispatcher.solve(IKRequest(position=[-0.08, 0.05, 0.06]), SolveOptions(),
+                              np.zeros(5)).result
+    assert result.code == ErrorCode.FLOOR_COLLISION, result.reason
+    assert result.reason.endswith('below the floor; a seed near a pose above the floor may '
+                                  'still find one'), result.reason
+    assert 'closed' not in result.reason

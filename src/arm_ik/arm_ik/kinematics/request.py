@@ -20,7 +20,7 @@ from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.result import check_vector, ErrorCode, fast_vector, GoalType, IKResult
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.safety.rules import solve_above_floor
-from arm_ik.kinematics.solvers import solver_class, SOLVERS
+from arm_ik.kinematics.solvers import solver_class, SOLVERS, unknown_solver_reason
 from arm_ik.kinematics.solvers.base import (
     MAX_ITERATIONS_CAP,
     MAX_TIMEOUT,
@@ -34,6 +34,10 @@ LIMITS_DEFAULT, LIMITS_ON, LIMITS_OFF = 0, 1, 2
 _GOAL_TYPES = {int(goal): goal for goal in GoalType}
 # Extra seeds a numeric solver gets when its answer goes through the floor.
 FLOOR_RETRIES = 8
+# Equations each goal type sets (position 3; tool down adds the 2 of the tool axis; a full
+# pose all 6): an arm with no more joints than this has finitely many poses for a goal.
+GOAL_CONSTRAINTS = {GoalType.POSITION: 3, GoalType.TOOL_DOWN: 5, GoalType.FULL_POSE: 6}
+SEED_REMEDY = 'a seed near a pose above the floor may still find one'
 
 
 @dataclass
@@ -198,8 +202,7 @@ class IKDispatcher:
             return ''
         if name in self.not_applicable:
             return self.not_applicable[name]
-        return (f'unknown solver "{name}"; valid names (exact, lower case): '
-                f'{", ".join(SOLVERS)}')
+        return unknown_solver_reason(name)
 
     def prepare(self, request: IKRequest, defaults: SolveOptions, fallback_seed: np.ndarray,
                 solver_name: str | None = None) -> PreparedRequest | IKAnswer:
@@ -294,10 +297,12 @@ class IKDispatcher:
         # other seeds (drawn from clear poses, seeded so the answer stays deterministic).
         deadline = time.perf_counter() + options.timeout
         rng = np.random.default_rng(options.random_seed)
+        seeds = 1
         for _ in range(FLOOR_RETRIES):
             clearance, link = self._floor_clearance(result.q)
             if clearance >= 0.0 or time.perf_counter() >= deadline:
                 break
+            seeds += 1
             retry = solver.solve(position, orientation, goal, self._clear_seed(rng),
                                  options.with_changes(
                                      timeout=max(1e-3, deadline - time.perf_counter())))
@@ -305,10 +310,59 @@ class IKDispatcher:
                 result = retry
         clearance, link = self._floor_clearance(result.q)
         if clearance < 0.0:
-            result = replace(result, code=ErrorCode.FLOOR_COLLISION, reason=(
-                f'the {name} solutions found put {link} {-clearance:.3f} m below the floor; '
-                'try another seed or a closed-form solver'))
+            found = (f'the {name} solutions found from {seeds} seed{"s" * (seeds != 1)} put '
+                     f'{link} {-clearance:.3f} m below the floor')
+            result = replace(result, code=ErrorCode.FLOOR_COLLISION,
+                             reason=found + self._floor_remedy(position, orientation, goal,
+                                                               seed, options))
         return IKAnswer(result, name, target=position)
+
+    def _floor_remedy(self, position: np.ndarray, orientation: np.ndarray | None,
+                      goal: GoalType, seed: np.ndarray, options: SolveOptions) -> str:
+        """What can still help when a numeric solver's answers go through the floor.
+
+        Only remedies that can work are named (advice to try "a closed-form solver" that
+        then answered PARTIAL_SOLUTION sent users round in circles): a target too low for
+        the tool's own capsule can only be raised; a closed-form solver is named only when
+        one of its solutions is verified clear here; a new seed only while the solutions
+        checked do not already cover every pose that reaches the target.
+        """
+        tip = self.model.dof         # index of the tip among the joint points
+        tip_links = [(c.radius, c.name) for c in self.safety.capsules if c.end == tip]
+        if tip_links:
+            radius, tip_link = max(tip_links)
+            height = float(position[2]) - self.safety.floor_z
+            if height < radius:
+                where = (f'{-height:.3f} m below the floor' if height < 0.0 else
+                         f'only {height:.3f} m above the floor')
+                return (f', and so does every pose that reaches this target: it is {where} '
+                        f'and {tip_link}, which ends at the tip, has a radius of {radius:.3f} m; '
+                        f'raise the target to z >= {self.safety.floor_z + radius:.3f} m')
+        for other, solver in self.solvers.items():
+            if not solver.labelled:
+                continue
+            answer = solver.solve(position, orientation, goal, seed,
+                                  options.with_changes(return_all=True))
+            if not answer.success or not answer.solutions:
+                continue
+            labels = [s.label for s in answer.solutions]
+            clear = self.safety.floor_clearance(
+                np.array([s.q for s in answer.solutions])) >= 0.0
+            if clear.any():
+                chosen = answer.branch in labels and clear[labels.index(answer.branch)]
+                label = answer.branch if chosen else labels[int(np.argmax(clear))]
+                return (f'; the {other} solver reaches this target above the floor (branch '
+                        f'{label}), and its joints would do as a seed')
+            below = (f'; all {len(labels)} {other} solutions go below the floor too'
+                     if len(labels) > 1 else
+                     f'; the only {other} solution goes below the floor too')
+            if self.model.dof <= GOAL_CONSTRAINTS[goal]:
+                # A non-redundant arm has no poses for this goal beyond these: a new seed
+                # would find one of them again.
+                return (f'{below}: move the target ({other} answers the closest pose above '
+                        'the floor instead, as PARTIAL_SOLUTION)')
+            return f'{below}; {SEED_REMEDY}'
+        return f'; {SEED_REMEDY}'
 
     def _floor_clearance(self, q: np.ndarray) -> tuple[float, str]:
         """Lowest capsule clearance above the floor (m) of pose ``q`` and its link."""

@@ -16,6 +16,21 @@ SOLVERS = {
 }
 
 
+def unknown_solver_reason(name: str) -> str:
+    """'' for a registered solver name, else why not: the valid names, and the one meant
+    when ``name`` differs from it only in case, surrounding spaces or '-' for '_'.
+
+    One text for every place that refuses a name (the IK services, the ik_client command,
+    solver_class), so a user sees the same words whichever refused it.
+    """
+    if name in SOLVERS:
+        return ''
+    reason = f'unknown solver "{name}"; valid names (exact, lower case): {", ".join(SOLVERS)}'
+    folded = name.strip().lower().replace('-', '_')
+    meant = next((valid for valid in SOLVERS if valid == folded), None)
+    return reason + (f'; did you mean "{meant}"?' if meant else '')
+
+
 def solver_class(name: str) -> type[Solver]:
     """Solver class registered as ``name`` (exact, lower case).
 
@@ -23,7 +38,6 @@ def solver_class(name: str) -> type[Solver]:
         KeyError: unknown name; the message lists the valid names.
     """
     if name not in SOLVERS:
-        raise KeyError(f'unknown solver "{name}"; valid names (exact, lower case): '
-                       f'{", ".join(SOLVERS)}')
+        raise KeyError(unknown_solver_reason(name))
     module, attribute = SOLVERS[name]
     return getattr(importlib.import_module(module), attribute)
