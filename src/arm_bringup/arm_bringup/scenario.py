@@ -119,8 +119,8 @@ SCENARIOS = {
 
 def workspace_scenario(arm: Arm, seed: int = 0) -> Scenario:
     """A cycle for any arm, derived from its workspace: targets the arm reaches (FK of
-    poses between home and random configurations inside the limits, each checked safe),
-    one beyond its reach, and home.
+    poses between home and random configurations inside the limits, each checked safe and
+    above the base plane), one beyond its reach, and home.
 
     The targets come from the arm's own FK, so they are reachable whatever the URDF; the
     unreachable one lies a metre past the reach sphere.
@@ -133,7 +133,9 @@ def workspace_scenario(arm: Arm, seed: int = 0) -> Scenario:
         if not arm.safety.check_pose(pose).safe:
             continue
         tip = model.fk(pose)[:3, 3]
-        if np.linalg.norm(tip - model.fk(arm.home)[:3, 3]) < 0.05:
+        # Above the base plane (most arms stand on what their base is fixed to) and away
+        # from the home tip, so the move is seen.
+        if tip[2] < 0.05 or np.linalg.norm(tip - model.fk(arm.home)[:3, 3]) < 0.05:
             continue
         targets.append(tuple(round(float(v), 4) for v in tip))
         if len(targets) == 2:

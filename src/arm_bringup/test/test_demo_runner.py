@@ -133,3 +133,36 @@ def test_make_demo_runs_without_cycles():
     makefile = (Path(__file__).resolve().parents[3] / 'Makefile').read_text()
     assert re.search(r'^CYCLES \?= 0$', makefile, re.MULTILINE)
     assert 'arm_bringup.demo --cycles $(CYCLES)' in makefile
+
+
+def test_the_demo_runs_on_a_user_urdf():
+    """Your own arm through the runner: a UR5 URDF of example-robot-data, no arm_config
+    (defaults from the URDF), a cycle derived from its workspace."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'arm_ik' / 'test'))
+    from real_arms import REAL_ARMS
+    ur5 = REAL_ARMS['ur5']
+    claim = DomainClaim()
+    try:
+        env = claim.environment()
+        env['PYTHONUNBUFFERED'] = '1'
+        done = subprocess.run([sys.executable, '-m', 'arm_bringup.demo', '--cycles', '1',
+                               '--urdf', str(ur5.path), '--base', ur5.base, '--tip', ur5.tip,
+                               '--no-lab', '--mcap', ''], env=env, capture_output=True,
+                              text=True, timeout=RUN_TIMEOUT, stdin=subprocess.DEVNULL,
+                              check=False)
+    finally:
+        claim.release()
+    log = done.stdout + done.stderr
+    assert done.returncode == 0, log
+    assert 'demo: arm ur5' in done.stdout and 'in /ur5' in done.stdout, log
+    assert re.search(r'^summary: 1 cycle\(s\), [4-9] step\(s\) ok, 0 failed; all node '
+                     r'processes stopped$', done.stdout, re.MULTILINE), log
+    assert 'OUT_OF_REACH' in done.stdout and 'IK_FAILED' in done.stdout, log
+
+
+def test_the_demo_refuses_an_unknown_bundled_name_at_once():
+    done = subprocess.run([sys.executable, '-m', 'arm_bringup.demo', '--arm', 'ur5'],
+                          capture_output=True, text=True, timeout=60.0,
+                          stdin=subprocess.DEVNULL, check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert 'not a bundled example' in done.stderr and '--urdf' in done.stderr

@@ -2,6 +2,11 @@
 
     ros2 run arm_ik arm_config robot.urdf --base base_link --tip tool0 > my_arm.yaml
     ros2 run arm_ik arm_config my_arm.yaml --check      # validate a configuration file
+    ros2 run arm_ik arm_config robot.urdf --node-params my_arm.yaml > my_arm.params.yaml
+
+``--node-params`` writes a ros__parameters file for every node (robot_description, arm,
+arm_config, frames), for ``--ros-args --params-file``: a URDF whose comments hold ': ' or
+' #' cannot be passed with ``-p robot_description:=...`` (rcl reads that value as YAML).
 
 The output validates on load (``ArmConfig.from_mapping``); edit it (home pose, floor,
 obstacle, capsule radii) and pass it to every node as ``arm_config``. Exit status 0 on
@@ -44,6 +49,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help='folder to resolve package:// meshes in (repeatable)')
     parser.add_argument('--check', metavar='URDF', nargs='?', const='',
                         help='validate FILE as a configuration (and against URDF if given)')
+    parser.add_argument('--node-params', metavar='ARM_CONFIG', nargs='?', const='',
+                        help='write a node parameters file (robot_description of FILE, the '
+                             'chain and the arm_config path ARM_CONFIG) instead')
     return parser.parse_args(argv)
 
 
@@ -61,6 +69,21 @@ def read_description(path: str) -> str:
         raise DescriptionError(f'{path}: cannot be read: {error.strerror}') from None
 
 
+def node_parameters(urdf: str, config_path: str, base: str, tip: str) -> str:
+    """A ros__parameters YAML for every node of the arm (the ``/**`` wildcard).
+
+    Raises:
+        ArmConfigError, DescriptionError: the configuration or the URDF is not usable.
+    """
+    config = ArmConfig.from_file(config_path) if config_path else ArmConfig()
+    arm = load_arm(urdf, config, base, tip)
+    parameters = {'robot_description': urdf, 'arm': arm.label,
+                  'arm_config': str(Path(config_path).absolute()) if config_path else '',
+                  'base_frame': arm.model.base_link, 'tip_frame': arm.model.tip_link}
+    return yaml.safe_dump({'/**': {'ros__parameters': parameters}}, sort_keys=False,
+                          width=10_000)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
@@ -75,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f'{args.file}: valid')
             return 0
         urdf = read_description(args.file)
+        if args.node_params is not None:
+            sys.stdout.write(node_parameters(urdf, args.node_params, args.base, args.tip))
+            return 0
         search = [*args.mesh_path, *default_search_paths(args.file)]
         data = starting_config(urdf, args.base, args.tip, search)
         ArmConfig.from_mapping(data, 'generated configuration')   # what we write loads
