@@ -325,7 +325,7 @@ def choose_solver(model: ArmModel) -> tuple[str, str]:
     """(solver, reason) for ``model`` when the configuration names none."""
     reasons = []
     for name in SOLVER_PREFERENCE:
-        reason = solver_class(name).applicability(model)
+        reason = solver_class(name).reason_for(model)
         if not reason:
             if name == 'dls':
                 return name, ('no closed form fits this chain (' + '; '.join(reasons) +

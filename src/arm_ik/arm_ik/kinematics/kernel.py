@@ -104,9 +104,17 @@ def _kernel_source(model: ArmModel) -> str:
             rotation = [[code.value([(rotation[k][m], float(fixed[m][j])) for m in range(3)])
                          for j in range(3)] for k in range(3)]
         axis = [float(a) for a in joint.axis]
+        world_axis = [code.value([(rotation[k][m], axis[m]) for m in range(3)])
+                      for k in range(3)]
+        axes.append(world_axis)
+        if joint.prismatic:
+            # A slide moves the frame along its world axis and turns nothing; its origin is
+            # taken after the slide, as frames_batch takes it.
+            position = [code.value([(position[k], 1.0), (world_axis[k], f'q{index}')])
+                        for k in range(3)]
+            origins.append(list(position))
+            continue
         origins.append(list(position))
-        axes.append([code.value([(rotation[k][m], axis[m]) for m in range(3)])
-                     for k in range(3)])
         cos_name = code.assign(f'cos(q{index})')
         sin_name = code.assign(f'sin(q{index})')
         unit = [m for m in range(3) if axis[m] != 0.0]
@@ -149,6 +157,10 @@ def _kernel_source(model: ArmModel) -> str:
     rows: list[list[Entry]] = [[0.0] * n for _ in range(6)]
     for index in range(n):
         w = axes[index]
+        if model.joints[index].prismatic:
+            for k in range(3):
+                rows[k][index] = w[k]
+            continue
         d = [jacobian_code.value([(position[k], 1.0), (origins[index][k], -1.0)])
              for k in range(3)]
         rows[0][index] = jacobian_code.value([(w[1], d[2]), (w[2], d[1], -1.0)])

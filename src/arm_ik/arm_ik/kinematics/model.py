@@ -41,21 +41,30 @@ class Joint:
     upper: float
     velocity: float
     effort: float
+    kind: str = 'revolute'   # revolute | continuous | prismatic (position in m, not rad)
+
+    @property
+    def prismatic(self) -> bool:
+        return self.kind == 'prismatic'
 
     @property
     def wraps(self) -> bool:
         """True when the range spans a full turn, so angles may be wrapped, not clamped."""
-        return self.upper - self.lower >= FULL_TURN - 1e-9
+        return not self.prismatic and self.upper - self.lower >= FULL_TURN - 1e-9
 
 
 def _parse_origin(element: ElementTree.Element | None) -> np.ndarray:
     if element is None:
         return np.eye(4)
-    xyz = np.array([float(v) for v in element.get('xyz', '0 0 0').split()])
-    rpy = [float(v) for v in element.get('rpy', '0 0 0').split()]
-    if xyz.shape != (3,) or len(rpy) != 3:
+    try:
+        xyz = np.array([float(v) for v in element.get('xyz', '0 0 0').split()])
+        rpy = [float(v) for v in element.get('rpy', '0 0 0').split()]
+    except ValueError:
+        xyz, rpy = np.zeros(0), []
+    if xyz.shape != (3,) or len(rpy) != 3 or not np.all(np.isfinite(xyz)) or \
+            not all(math.isfinite(v) for v in rpy):
         raise DescriptionError(f'malformed <origin xyz="{element.get("xyz")}" '
-                               f'rpy="{element.get("rpy")}">')
+                               f'rpy="{element.get("rpy")}"> (three finite numbers each)')
     return make_transform(rpy_to_matrix(*rpy), xyz)
 
 
@@ -63,7 +72,11 @@ def _float_attribute(element: ElementTree.Element, name: str, joint: str) -> flo
     text = element.get(name)
     if text is None:
         raise DescriptionError(f'joint "{joint}": <limit> has no "{name}" attribute')
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise DescriptionError(f'joint "{joint}": limit {name}={text!r} is not a number') \
+            from None
     if not math.isfinite(value):
         raise DescriptionError(f'joint "{joint}": limit {name}={text} is not finite')
     return value
@@ -77,7 +90,8 @@ class ArmModel:
         base_link, tip_link: frame names the chain runs between.
         joints: movable joints, base to tip.
         joint_names: their names (tuple).
-        lower, upper: position limits, radians (arrays of length n).
+        lower, upper: position limits, radians (m for prismatic joints), arrays of length n.
+        prismatic: (n,) bool, the joints that slide along their axis.
         velocity_limits: rad/s, from the URDF ``<limit velocity>``.
         tip_offset: fixed transform from the last joint's rotated frame to the tip.
     """
@@ -96,15 +110,23 @@ class ArmModel:
         self.upper = np.array([j.upper for j in joints])
         self.velocity_limits = np.array([j.velocity for j in joints])
         self.wraps = np.array([j.wraps for j in joints])
+        self.prismatic = np.array([j.prismatic for j in joints])
         self.tip_offset = tip_offset
         self.urdf = ''      # the URDF text the model was built from ('' when built by hand)
         # Rodrigues terms per joint as 4×4 (R = I + sin q·K + (1 − cos q)·K²), built once for
         # frames() and frames_batch(): building them per call costs as much as the products.
+        # A prismatic joint moves by q·slide (a translation along its axis) instead.
         skew = np.zeros((self.dof, 4, 4))
-        for index, (x, y, z) in enumerate(j.axis for j in joints):
-            skew[index, :3, :3] = [[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]]
+        slide = np.zeros((self.dof, 4, 4))
+        for index, joint in enumerate(joints):
+            x, y, z = joint.axis
+            if joint.prismatic:
+                slide[index, :3, 3] = joint.axis
+            else:
+                skew[index, :3, :3] = [[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]]
         self._skew = skew
         self._skew_sq = skew @ skew
+        self._slide = slide
 
     # ------------------------------------------------------------------ parsing
     @classmethod
@@ -129,17 +151,33 @@ class ArmModel:
                 raise DescriptionError(f'link "{frame}" is not in the description '
                                        f'(links: {", ".join(sorted(links))})')
         by_child = {}
+        names = {joint.get('name') for joint in root.findall('joint')}
         for joint in root.findall('joint'):
-            child = joint.find('child')
-            if child is not None:
-                by_child[child.get('link')] = joint
+            child, parent = joint.find('child'), joint.find('parent')
+            if child is None or parent is None:
+                raise DescriptionError(f'joint "{joint.get("name")}" lacks <parent> or <child>')
+            link = child.get('link')
+            if link in by_child:
+                raise DescriptionError(f'link "{link}" has two parents (joints '
+                                       f'"{by_child[link].get("name")}" and '
+                                       f'"{joint.get("name")}"): a URDF is a tree')
+            by_child[link] = joint
+            mimic = joint.find('mimic')
+            if mimic is not None and mimic.get('joint') not in names:
+                raise DescriptionError(f'joint "{joint.get("name")}" mimics unknown joint '
+                                       f'"{mimic.get("joint")}"')
         chain = []
         link = tip_link
+        seen = set()
         while link != base_link:
             joint = by_child.get(link)
             if joint is None:
                 raise DescriptionError(f'no joint chain from "{base_link}" to "{tip_link}" '
-                                       f'(link "{link}" has no parent joint)')
+                                       f'(link "{link}" has no parent joint; is "{tip_link}" '
+                                       f'below "{base_link}"?)')
+            if link in seen:
+                raise DescriptionError(f'the joints form a cycle through link "{link}"')
+            seen.add(link)
             chain.append(joint)
             link = joint.find('parent').get('link')
         chain.reverse()
@@ -152,9 +190,14 @@ class ArmModel:
             if kind == 'fixed':
                 pending = pending @ origin
                 continue
-            if kind not in ('revolute', 'continuous'):
-                raise DescriptionError(f'joint "{name}" is {kind}; only revolute, continuous '
-                                       'and fixed joints are supported')
+            if kind not in ('revolute', 'continuous', 'prismatic'):
+                raise DescriptionError(f'joint "{name}" is {kind}; only revolute, continuous, '
+                                       'prismatic and fixed joints are supported in the chain')
+            if element.find('mimic') is not None:
+                raise DescriptionError(f'joint "{name}" between "{base_link}" and '
+                                       f'"{tip_link}" is a mimic joint: mimic joints inside '
+                                       'the chain are not supported yet (outside it they '
+                                       'are left alone)')
             axis_element = element.find('axis')
             axis = np.array([float(v) for v in (axis_element.get('xyz') if axis_element
                                                 is not None else '1 0 0').split()])
@@ -169,7 +212,7 @@ class ArmModel:
                 effort = float(limit.get('effort', 'inf')) if limit is not None else math.inf
             else:
                 if limit is None:
-                    raise DescriptionError(f'revolute joint "{name}" has no <limit>')
+                    raise DescriptionError(f'{kind} joint "{name}" has no <limit>')
                 lower = _float_attribute(limit, 'lower', name)
                 upper = _float_attribute(limit, 'upper', name)
                 velocity = _float_attribute(limit, 'velocity', name)
@@ -180,7 +223,7 @@ class ArmModel:
             if velocity <= 0.0:
                 raise DescriptionError(f'joint "{name}": velocity limit {velocity} must be > 0')
             joints.append(Joint(name, axis / norm, pending @ origin, lower, upper,
-                                velocity, effort))
+                                velocity, effort, kind))
             pending = np.eye(4)
         model = cls(root.get('name', ''), base_link, tip_link, joints, pending)
         model.urdf = urdf_xml
@@ -220,9 +263,12 @@ class ArmModel:
         sin = np.sin(q)[:, :, None, None]
         one_minus_cos = (1.0 - np.cos(q))[:, :, None, None]
         for index, joint in enumerate(self.joints):
-            rotation = (identity + sin[:, index] * self._skew[index]
-                        + one_minus_cos[:, index] * self._skew_sq[index])
-            current = current @ joint.offset @ rotation
+            if joint.prismatic:
+                motion = identity + q[:, index, None, None] * self._slide[index]
+            else:
+                motion = (identity + sin[:, index] * self._skew[index]
+                          + one_minus_cos[:, index] * self._skew_sq[index])
+            current = current @ joint.offset @ motion
             frames[:, index] = current
         frames[:, self.dof] = current @ self.tip_offset
         return frames
@@ -232,10 +278,13 @@ class ArmModel:
         current = np.eye(4)
         identity = np.eye(4)
         for index, joint in enumerate(self.joints):
-            angle = float(q[index])
-            rotation = (identity + math.sin(angle) * self._skew[index]
-                        + (1.0 - math.cos(angle)) * self._skew_sq[index])
-            current = current @ joint.offset @ rotation
+            value = float(q[index])
+            if joint.prismatic:
+                motion = identity + value * self._slide[index]
+            else:
+                motion = (identity + math.sin(value) * self._skew[index]
+                          + (1.0 - math.cos(value)) * self._skew_sq[index])
+            current = current @ joint.offset @ motion
             frames[index] = current
         frames[self.dof] = current @ self.tip_offset
         return frames
@@ -300,7 +349,8 @@ class ArmModel:
         """Geometric Jacobian (6, n) of the tip: rows vx vy vz wx wy wz.
 
         For revolute joint i with world axis a_i and origin o_i the linear column is
-        a_i × (p − o_i) and the angular column is a_i (written out by the kernel).
+        a_i × (p − o_i) and the angular column is a_i; for a prismatic joint the linear
+        column is a_i and the angular one zero (written out by the kernel).
         """
         return self.kernel.jacobian(self._one_pose(q))
 
@@ -317,7 +367,7 @@ class ArmModel:
 
     def max_reach(self) -> float:
         """Upper bound of the tip's distance from the shoulder: the sum of the link lengths
-        from the shoulder joint on, metres."""
+        from the shoulder joint on, plus the travel of every prismatic joint, metres."""
         frames = self.frames(np.zeros(self.dof))
         points = [self.shoulder_position()]
         start = False
@@ -327,4 +377,5 @@ class ArmModel:
                 continue
             if start:
                 points.append(frame[:3, 3])
-        return float(sum(np.linalg.norm(b - a) for a, b in zip(points, points[1:])))
+        travel = sum(max(abs(j.lower), abs(j.upper)) for j in self.joints if j.prismatic)
+        return float(sum(np.linalg.norm(b - a) for a, b in zip(points, points[1:]))) + travel

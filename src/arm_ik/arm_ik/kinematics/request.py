@@ -186,7 +186,7 @@ class IKDispatcher:
         self.not_applicable: dict[str, str] = {}
         for name in SOLVERS:
             cls = solver_class(name)
-            reason = cls.applicability(model)
+            reason = cls.reason_for(model)
             if reason:
                 self.not_applicable[name] = reason
             else:

@@ -80,7 +80,7 @@ class Control:
 
 def applicable_solvers(model: ArmModel) -> tuple[str, ...]:
     """Solver names that can serve ``model``."""
-    return tuple(name for name in SOLVERS if not solver_class(name).applicability(model))
+    return tuple(name for name in SOLVERS if not solver_class(name).reason_for(model))
 
 
 def branch_labels(model: ArmModel) -> tuple[str, ...]:

@@ -125,10 +125,21 @@ class Solver:
         self.model = model
         self.workspace = workspace
 
+    # Solvers written for turning joints refuse chains with a slide (prismatic joint).
+    supports_prismatic = False
+
     @classmethod
     def applicability(cls, model: ArmModel) -> str:
         """'' when the solver can handle ``model``, else the reason it cannot."""
         return ''
+
+    @classmethod
+    def reason_for(cls, model: ArmModel) -> str:
+        """``applicability`` with the rule every solver shares: '' when it serves ``model``."""
+        slides = [j.name for j in model.joints if j.prismatic]
+        if slides and not cls.supports_prismatic:
+            return f'prismatic joint(s) {", ".join(slides)}: this solver turns joints only'
+        return cls.applicability(model)
 
     def solve(self, position: object, orientation: object = None,
               goal: GoalType = GoalType.POSITION, seed: object = None,
@@ -188,6 +199,12 @@ def reach_sphere(model: ArmModel) -> tuple[np.ndarray, float]:
     shoulder = model.shoulder_position()
     reach = model.max_reach()
     origins, axes, tip = model.joint_origins_and_axes(np.zeros(model.dof))
+    if model.prismatic.any():
+        # A slide moves every later joint: bound from the first joint, travels included.
+        points = [*origins, tip]
+        travel = sum(max(abs(j.lower), abs(j.upper)) for j in model.joints if j.prismatic)
+        return origins[0].copy(), travel + float(sum(np.linalg.norm(b - a)
+                                                     for a, b in zip(points, points[1:])))
     index = next(i for i, origin in enumerate(origins) if np.allclose(origin, shoulder))
     if index == 0:
         return shoulder.copy(), reach

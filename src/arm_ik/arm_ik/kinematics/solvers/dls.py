@@ -119,12 +119,13 @@ def damped_least_squares_step(jacobian: np.ndarray, error: np.ndarray,
 class JointLimiter:
     """Applies the joint limits of a model to a list of floats: clamp, or wrap full turns.
 
-    Joints whose range spans a full turn are wrapped back inside their limits by whole turns
-    instead of clamped: a clamp there would stop the solver at an artificial wall. Measured on six_axis
-    full-pose goals (1000 FK targets, one attempt, no restarts): 66 % solved with wrapping
-    against 61 % with clamping from q = 0, 87 % against 66 % from the nearest stored pose;
-    with 20 restarts 100 % against 99.8 %. The default is 200: SO-101 position goals near its
-    base needed up to 100 (1 in 400 failed with 20); the request timeout bounds the time.
+    Joints whose range spans a full turn are wrapped back inside their limits by whole
+    turns instead of clamped: a clamp there would stop the solver at an artificial wall.
+    Measured on six_axis full-pose goals (1000 FK targets, one attempt, no restarts): 66 %
+    solved with wrapping against 61 % with clamping from q = 0, 87 % against 66 % from the
+    nearest stored pose; with 20 restarts 100 % against 99.8 %. The default is 200: SO-101
+    position goals near its base needed up to 100 (1 in 400 failed with 20); the request
+    timeout bounds the time.
     """
 
     def __init__(self, model: ArmModel, respect_limits: bool = True) -> None:
@@ -286,6 +287,8 @@ class DLSSolver(Solver):
     a full turn. When an attempt stalls (λ keeps growing, or |e| stops falling) the solver
     restarts from a random configuration drawn with ``options.random_seed``.
     """
+
+    supports_prismatic = True
 
     name = 'dls'
 
