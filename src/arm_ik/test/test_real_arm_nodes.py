@@ -134,6 +134,13 @@ def test_executor_moves_a_real_arm(pipeline, name):
         assert pose is not None, 'no joint_states'
         assert np.linalg.norm(arm.model.fk(pose)[:3, 3] - target) < 1e-3
         assert arm.model.within_limits(pose)
+        # Joints outside the chain (the Panda's fingers, the SO-101's jaw) are published
+        # too, held where they rest, so robot_state_publisher has every link.
+        from arm_ik.kinematics.passive_joints import PassiveJoints
+        passive = PassiveJoints.of(arm.model)
+        state = client.states.last()
+        assert list(state.name) == [*arm.model.joint_names, *passive.names]
+        assert list(state.position[arm.model.dof:]) == passive.positions(pose)
     finally:
         client.close()
 

@@ -134,3 +134,15 @@ def test_a_cycle_is_named_not_followed_for_ever():
                      '<parent link="turret"/><child link="carriage"/>')
     with pytest.raises(DescriptionError, match=re.escape('cycle')):
         ArmModel.from_urdf(cyclic, 'world', 'tool0')
+
+
+def test_passive_joints_ride_along_with_the_chain(rail):
+    from arm_ik.kinematics.passive_joints import PassiveJoints
+    passive = PassiveJoints.of(rail.model)
+    assert passive.names == ('finger_left_joint', 'finger_right_joint')
+    # The left finger rests at 0 (inside its [0, 0.04] m); the right one mimics it.
+    assert passive.positions([0.2, 0.1, 0.3, -0.4]) == [0.0, 0.0]
+    shifted = PassiveJoints(passive.names, {'finger_left_joint': 0.03}, passive.mimics,
+                            passive.chain)
+    assert shifted.positions([0.0] * 4) == [0.03, 0.03]
+    assert passive.velocities([0.1, 0.2, 0.3, 0.4]) == [0.0, 0.0]

@@ -98,6 +98,7 @@ from arm_ik.kinematics.motion.planner import MotionPlanner, MotionSettings, Plan
 from arm_ik.kinematics.motion.runner import Mode, MotionRunner, Owner, Tick
 from arm_ik.kinematics.motion.trajectory import Trajectory
 from arm_ik.kinematics.motion.validation import ValidationSettings
+from arm_ik.kinematics.passive_joints import PassiveJoints
 from arm_ik.kinematics.request import IKRequest
 from arm_ik.kinematics.solvers.base import SolveOptions
 from arm_ik.nodes import motion_messages as messages
@@ -176,6 +177,8 @@ class TrajectoryExecutor(Node):
         self.arm, self.model, config = declare_arm_model(self, reloadable=True)
         self._config = config
         self.names = tuple(self.model.joint_names)
+        self._passive = PassiveJoints.of(self.model)
+        self._state_names = list(self.names) + list(self._passive.names)
         try:
             self._declare_parameters(config)
         except (InvalidParameterTypeException, InvalidParameterValueException) as error:
@@ -456,6 +459,7 @@ class TrajectoryExecutor(Node):
         spec, planner = built
         old = self._planning
         self.model = planner.model
+        self._passive = PassiveJoints.of(self.model)
         self.planner = planner
         self.runner.set_pose_check(planner.safety.check_pose if planner.safety is not None
                                    else None)
@@ -600,8 +604,12 @@ class TrajectoryExecutor(Node):
         with self._output_lock:
             tick = self.runner.tick(now)
             if tick.q is not None:
-                state = JointState(name=list(self.names), position=tick.q.tolist(),
-                                   velocity=tick.v.tolist())
+                # The URDF's joints outside the chain ride along, so robot_state_publisher
+                # has a frame for every link (a Panda's fingers); never commanded.
+                q, v = tick.q.tolist(), tick.v.tolist()
+                state = JointState(name=self._state_names,
+                                   position=q + self._passive.positions(q),
+                                   velocity=v + self._passive.velocities(v))
                 state.header.stamp = stamp.to_msg()
                 self.state_publisher.publish(state)
                 self._publish_command(tick)
