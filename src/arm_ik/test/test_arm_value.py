@@ -68,7 +68,11 @@ def test_defaults_from_the_urdf_alone(name, real_arm):
     arm = real_arm(name)
     model = arm.model
     assert arm.label == model.name
-    assert arm.default_solver == 'dls' and 'no closed form' in arm.solver_reason
+    if name == 'ur5':
+        # The UR family's closed form, recognised from the URDF (solvers.families).
+        assert arm.default_solver == 'closed_form' and 'UR family' in arm.solver_reason
+    else:
+        assert arm.default_solver == 'dls' and 'no closed form' in arm.solver_reason
     assert not arm.safety_enabled
     assert not arm.safety.floor_enabled and not arm.safety.obstacle_enabled
     np.testing.assert_allclose(arm.home, model.clamp(np.zeros(model.dof)))

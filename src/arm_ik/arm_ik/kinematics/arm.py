@@ -330,7 +330,11 @@ def choose_solver(model: ArmModel) -> tuple[str, str]:
             if name == 'dls':
                 return name, ('no closed form fits this chain (' + '; '.join(reasons) +
                               '): damped least squares')
-            return name, f'the chain fits the {name} closed form'
+            # A solver serving several families names the one it recognised.
+            describe = getattr(solver_class(name), 'family_description', None)
+            family = describe(model) if describe is not None else ''
+            return name, f'the chain fits the {name} closed form' + \
+                (f' ({family})' if family else '')
         reasons.append(f'{name}: {reason}')
     return 'dls', '; '.join(reasons)
 

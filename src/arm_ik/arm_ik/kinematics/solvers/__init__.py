@@ -1,5 +1,5 @@
-"""IK solvers by name: analytic (yaw + two-pitch arms), closed_form (spherical-wrist six-axis),
-ccd (any chain) and dls (any chain)."""
+"""IK solvers by name: analytic (yaw + two-pitch arms), closed_form (the six-joint families
+of solvers.families: spherical wrist, UR, OPW), ccd (any chain) and dls (any chain)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from arm_ik.kinematics.solvers.base import Solver
 # name → (module, class); imported on first use so a node loads only what it serves.
 SOLVERS = {
     'analytic': ('arm_ik.kinematics.solvers.analytic', 'AnalyticSolver'),
-    'closed_form': ('arm_ik.kinematics.solvers.closed_form', 'SphericalWristSolver'),
+    'closed_form': ('arm_ik.kinematics.solvers.families', 'ClosedFormSolver'),
     'ccd': ('arm_ik.kinematics.solvers.ccd', 'CCDSolver'),
     'dls': ('arm_ik.kinematics.solvers.dls', 'DLSSolver'),
 }
