@@ -439,6 +439,43 @@ def test_obstacle_contacts_reach_feedback_and_result(pointer):
 
 
 # ---------------------------------------------------------------------------- new lengths
+def test_the_safety_monitors_obstacle_radius_reaches_planning(pointer):
+    """The arm is one value: an obstacle radius set on the safety monitor at run time
+    (announced on /parameter_events, as every rclpy node does) is what the executor's next
+    plan checks. A move ending beside pointer3's ball (0.2 m to its side, 0.25 m above its
+    centre) touches it with the YAML's 0.25 m radius (+ 0.075 m rod) and not with 0.05 m
+    (checked offline with the planner: 56 contact samples against 0)."""
+    from rcl_interfaces.msg import Parameter as ParameterMsg
+    from rcl_interfaces.msg import ParameterEvent, ParameterType, ParameterValue
+    from rclpy.qos import qos_profile_parameter_events
+    client, _ = pointer
+    above = (1.3, -0.15, 1.455)
+
+    def contacts_of_the_move() -> int:
+        client.move_joints(POINTER_HOME, duration=0.5)
+        outcome = client.move(client.goal(position=above, law='min_jerk', duration=1.0))
+        assert outcome.code == 0, outcome.message
+        return len(outcome.result.contact_times)
+
+    publisher = client.node.create_publisher(ParameterEvent, '/parameter_events',
+                                             qos_profile_parameter_events)
+
+    def announce(radius: float) -> None:
+        event = ParameterEvent(node='/pointer3/safety_monitor', changed_parameters=[
+            ParameterMsg(name='obstacle_radius', value=ParameterValue(
+                type=ParameterType.PARAMETER_DOUBLE, double_value=radius))])
+        for _ in range(5):       # best effort: the subscription may match late
+            publisher.publish(event)
+            time.sleep(0.1)
+    try:
+        assert contacts_of_the_move() > 0
+        announce(0.05)
+        assert contacts_of_the_move() == 0
+    finally:
+        announce(0.25)
+        client.move_joints(POINTER_HOME, duration=1.0)
+
+
 def test_robot_description_is_replaced_at_rest_and_refused_while_moving(domain, group,
                                                                          urdf_of):
     from arm_ik.kinematics.description import expand_xacro, load_arm_config

@@ -73,14 +73,20 @@ import time
 
 from geometry_msgs.msg import Point, PointStamped
 import numpy as np
-from rcl_interfaces.msg import FloatingPointRange, IntegerRange, SetParametersResult
+from rcl_interfaces.msg import (
+    FloatingPointRange,
+    IntegerRange,
+    ParameterEvent,
+    ParameterType,
+    SetParametersResult,
+)
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import qos_profile_sensor_data
+from rclpy.qos import qos_profile_parameter_events, qos_profile_sensor_data
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray
@@ -122,6 +128,8 @@ DEFAULT_CONTROLLER_TOPICS = {'joint_trajectory': 'joint_trajectory_controller/jo
 # The reference system of each arm moves with this law unless its YAML's motion.default_law
 # says otherwise.
 EXECUTOR_THREADS = 8
+# The node that owns the run-time obstacle radius, in this executor's namespace.
+MONITOR_NODE = 'safety_monitor'
 POLL_PERIOD = 0.02          # s, how often a goal thread looks for cancel/preempt/the end
 FEEDBACK_HISTORY = 20       # measured-state intervals kept to estimate its period
 PLANNING_STOP_WAIT = 2.0    # s, how long shutdown waits for a plan in progress
@@ -176,6 +184,9 @@ class TrajectoryExecutor(Node):
         super().__init__('trajectory_executor')
         self.arm, self.model, config = declare_arm_model(self, reloadable=True)
         self._config = config
+        # The obstacle radius the safety monitor uses, once changed there at run time.
+        self._obstacle_radius: float | None = None
+        self._planner_stale = False
         self.names = tuple(self.model.joint_names)
         self._passive = PassiveJoints.of(self.model)
         self._state_names = list(self.names) + list(self._passive.names)
@@ -251,6 +262,9 @@ class TrajectoryExecutor(Node):
 
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
+        self._monitor_name = self.resolve_topic_name(MONITOR_NODE)
+        self.create_subscription(ParameterEvent, '/parameter_events', self._on_parameter_event,
+                                 qos_profile_parameter_events)
         self._reload = DescriptionReload(self, self.model, self._planner_of, self._use_planner,
                                          busy=self._busy_reason)
         self._clock_offset = time.time() - time.monotonic()
@@ -444,7 +458,8 @@ class TrajectoryExecutor(Node):
         spec = worker.PlannerSpec(model.urdf, self.arm, self._config, model.base_link,
                                   model.tip_link,
                                   self._default_solver, SolveOptions(),
-                                  avoid_obstacle=self.get_parameter('avoid_obstacle').value)
+                                  avoid_obstacle=self.get_parameter('avoid_obstacle').value,
+                                  obstacle_radius=self._obstacle_radius)
         return spec, worker.build_planner(spec, model)
 
     # ------------------------------------------------------------------ planning backend
@@ -479,8 +494,43 @@ class TrajectoryExecutor(Node):
         pool.submit(worker.ready)      # start it now, so the first goal does not wait
         return pool
 
+    def _on_parameter_event(self, event: ParameterEvent) -> None:
+        """The safety monitor's obstacle_radius changed: plan with it from the next plan on
+        (the arm is one value; the monitor owns this run-time setting)."""
+        if event.node != self._monitor_name:
+            return
+        for parameter in event.changed_parameters:
+            if parameter.name == 'obstacle_radius' and \
+                    parameter.value.type == ParameterType.PARAMETER_DOUBLE:
+                self._obstacle_radius = float(parameter.value.double_value)
+                self._planner_stale = True
+                self.get_logger().info(f'obstacle radius {self._obstacle_radius:.3f} m (set on '
+                                       f'{self._monitor_name}): the next plan uses it')
+
+    def _rebuild_planner(self) -> None:
+        """The planner with the obstacle radius now in use, here and in the planning
+        process (queued before the next plan: the pool has one worker)."""
+        try:
+            spec, planner = self._planner_of(self.model)
+        except ValueError as error:
+            self.get_logger().error(f'obstacle radius {self._obstacle_radius}: {error}; '
+                                    'planning goes on with the previous one')
+            return
+        self.planner = planner
+        self.runner.set_pose_check(planner.safety.check_pose if planner.safety is not None
+                                   else None)
+        self._spec = spec
+        if self._process_planning:
+            try:
+                self._planning.submit(worker.rebuild, spec)
+            except BrokenProcessPool:
+                pass            # the next plan starts a new process, from the new spec
+
     def _submit(self, function_name: str, *args: object) -> Future:
         """Run worker.<function_name> (process) or the planner's method (thread)."""
+        if self._planner_stale:
+            self._planner_stale = False
+            self._rebuild_planner()
         if self._process_planning:
             try:
                 return self._planning.submit(getattr(worker, function_name), *args)

@@ -48,6 +48,8 @@ class PlannerSpec:
         use_safety: check paths against the floor (and obstacle) when the configuration
             has a safety section.
         avoid_obstacle: obstacle contact blocks a move (else only reported).
+        obstacle_radius: the obstacle radius in use (m) when it was changed at run time
+            (on the safety monitor), else None for the configuration's.
     """
 
     urdf: str
@@ -59,6 +61,7 @@ class PlannerSpec:
     ik_options: SolveOptions = field(default_factory=SolveOptions)
     use_safety: bool = True
     avoid_obstacle: bool = False
+    obstacle_radius: float | None = None
 
 
 def build_planner(spec: PlannerSpec, model: ArmModel | None = None) -> MotionPlanner:
@@ -72,6 +75,8 @@ def build_planner(spec: PlannerSpec, model: ArmModel | None = None) -> MotionPla
     if model is None:
         model = ArmModel.from_urdf(spec.urdf, spec.base_frame, spec.tip_frame)
     arm = build_arm(model, spec.config, spec.arm)
+    if spec.obstacle_radius is not None:
+        arm = arm.with_obstacle_radius(spec.obstacle_radius)
     safety = SafetyAdapter(arm.safety, spec.avoid_obstacle) \
         if spec.use_safety and spec.config.get('safety') is not None else None
     return MotionPlanner(model, arm.dispatcher(spec.default_solver), spec.ik_options, safety)
@@ -89,6 +94,13 @@ def initialize(spec: PlannerSpec) -> None:
     # an idle worker: leave when the parent is gone rather than linger as an orphan.
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True,
                      name='parent-watch').start()
+    global _planner
+    _planner = build_planner(spec)
+
+
+def rebuild(spec: PlannerSpec) -> None:
+    """Build the planner anew in the running planning process (a run-time setting such as
+    the obstacle radius changed): the process and its warm caches stay."""
     global _planner
     _planner = build_planner(spec)
 
