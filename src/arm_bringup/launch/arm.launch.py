@@ -24,15 +24,15 @@ same files; test_launch_files.py checks that both name the same nodes.
 """
 
 from pathlib import Path
+import shlex
 
-from ament_index_python.packages import get_package_share_directory
+from ament_index_python.packages import get_package_share_directory, PackageNotFoundError
 from launch import LaunchContext, LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
 from launch.substitutions import Command, FindExecutable, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
-from launch_ros.substitutions import FindPackageShare
 
 SOLVERS = ['', 'analytic', 'closed_form', 'ccd', 'dls']
 MOTION_LAWS = ['', 'exponential', 'speed_cap', 'min_jerk', 'min_jerk_cartesian',
@@ -131,21 +131,30 @@ def launch_setup(context: LaunchContext) -> list:
     description_file = LaunchConfiguration('description_file').perform(context)
     urdf_file = LaunchConfiguration('urdf_file').perform(context)
     namespace = LaunchConfiguration('namespace').perform(context).strip('/') or arm
-    if urdf_file:
-        description_path = urdf_file
-    else:
-        description_path = PathJoinSubstitution([
-            FindPackageShare(description_package),
-            description_file or f'urdf/{arm}.urdf.xacro'])
-    # xacro expands a plain URDF unchanged, so one command serves both.
+    # Every argument is checked here, before any node is returned: an exception that launch
+    # meets later, while it executes the nodes (a failed xacro, an unknown package, a bad
+    # number), leaves the nodes it already started running after launch has exited.
+    description_path = _description_path(arm, urdf_file, description_package, description_file)
+    # xacro expands a plain URDF unchanged, so one command serves both. Quoted: Command
+    # splits its command line with shlex, so a path with a space would be two arguments.
     description = {'robot_description': ParameterValue(
-        Command([PathJoinSubstitution([FindExecutable(name='xacro')]), ' ', description_path]),
+        Command([PathJoinSubstitution([FindExecutable(name='xacro')]), ' ',
+                 shlex.quote(description_path)]),
         value_type=str)}
     sim_time = {'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'),
                                                value_type=bool)}
     own_description = bool(urdf_file or description_file)
     arm_config = LaunchConfiguration('arm_config').perform(context) or \
         ('' if own_description else _share_file('arm_description', 'config', f'{arm}.yaml'))
+    if arm_config and not Path(arm_config).is_file():
+        raise RuntimeError(f'arm_config:={arm_config}: no such file (write one with '
+                           '`ros2 run arm_ik arm_config <your URDF>`)')
+    cycles = LaunchConfiguration('cycles').perform(context)
+    if not cycles.isdigit():
+        raise RuntimeError(f'cycles:={cycles}: expected a whole number, 0 = until stopped')
+    if IfCondition(LaunchConfiguration('rviz')).evaluate(context) and not _has_package('rviz2'):
+        raise RuntimeError('rviz:=true but rviz2 is not installed: install it, or pass '
+                           'rviz:=false')
     node_parameters = _share_file('arm_bringup', 'config', f'{arm}.yaml')
     rviz_config = _share_file('arm_description', 'rviz', f'{arm}.rviz') or \
         _share_file('arm_description', 'rviz', 'generic.rviz')
@@ -176,7 +185,7 @@ def launch_setup(context: LaunchContext) -> list:
     ik_server = {'default_solver': solver} if solver else {}
     target_input = {
         'autostart': ParameterValue(LaunchConfiguration('cycle'), value_type=bool),
-        'cycles': ParameterValue(LaunchConfiguration('cycles'), value_type=int),
+        'cycles': int(cycles),
         **({'solver': solver} if solver else {}),
     }
 
@@ -221,3 +230,31 @@ def _share_file(package: str, *parts: str) -> str:
     """Path of a file in a package's share folder, '' when the file is not there."""
     path = Path(get_package_share_directory(package)).joinpath(*parts)
     return str(path) if path.is_file() else ''
+
+
+def _has_package(package: str) -> bool:
+    try:
+        get_package_share_directory(package)
+    except PackageNotFoundError:
+        return False
+    return True
+
+
+def _description_path(arm: str, urdf_file: str, package: str, description_file: str) -> str:
+    """The URDF or xacro file to expand; a clear error when there is none."""
+    if urdf_file:
+        if not Path(urdf_file).is_file():
+            raise RuntimeError(f'urdf_file:={urdf_file}: no such file')
+        return urdf_file
+    try:
+        share = Path(get_package_share_directory(package))
+    except PackageNotFoundError:
+        raise RuntimeError(f'description_package:={package}: no such package') from None
+    path = share / (description_file or f'urdf/{arm}.urdf.xacro')
+    if path.is_file():
+        return str(path)
+    if description_file:
+        raise RuntimeError(f'description_file:={description_file}: not in {share}')
+    bundled = sorted(p.name.split('.')[0] for p in (share / 'urdf').glob('*.urdf.*'))
+    raise RuntimeError(f'arm:={arm} has no bundled description ({path} does not exist): '
+                       f'give urdf_file:=<your URDF or xacro> (bundled: {", ".join(bundled)})')

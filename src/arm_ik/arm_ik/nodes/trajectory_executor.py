@@ -285,7 +285,7 @@ class TrajectoryExecutor(Node):
             + f', {self.settings.publish_rate:g} Hz, default law '
             f'{self.settings.motion.default_law}, feedback '
             f'{self.feedback_topic or "none"}, safety '
-            f'{"on" if self.planner.safety is not None else "off"}, planning in a '
+            f'{"on" if self._config.safety_enabled else "off"}, planning in a '
             f'{"separate process" if self._process_planning else "thread"}')
 
     # ------------------------------------------------------------------ parameters
