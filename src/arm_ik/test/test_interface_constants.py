@@ -18,3 +18,13 @@ def test_goal_and_limit_constants_match():
     assert SolveIK.Request.GOAL_FULL_POSE == GoalType.FULL_POSE
     assert (SolveIK.Request.LIMITS_DEFAULT, SolveIK.Request.LIMITS_ON,
             SolveIK.Request.LIMITS_OFF) == (LIMITS_DEFAULT, LIMITS_ON, LIMITS_OFF)
+
+
+def test_path_codes_match_the_cartesian_path_constants():
+    from arm_ik.kinematics.path_ik import MAX_BATCH, PathCode
+    from arm_interfaces.srv import CartesianPath, SolveIKBatch
+    constants = {name: getattr(CartesianPath.Request, name) for name in PathCode.__members__}
+    assert constants == {code.name: int(code) for code in PathCode}
+    assert (CartesianPath.Request.GOAL_POSITION, CartesianPath.Request.GOAL_TOOL_DOWN,
+            CartesianPath.Request.GOAL_FULL_POSE) == tuple(GoalType)
+    assert SolveIKBatch.Request.MAX_TARGETS == MAX_BATCH

@@ -4,6 +4,9 @@ Services (node-private, in the arm's namespace):
   ~/solve_ik          arm_interfaces/srv/SolveIK with the request's solver or the default
   ~/ik/<solver>       the same with one solver: analytic, closed_form, ccd, dls (the two
                       closed forms on a thread of their own: CheapServices)
+  ~/ik/cartesian_path arm_interfaces/srv/CartesianPath: a tool path as one continuous joint
+                      path, or where and why it stops (kinematics.path_ik)
+  ~/ik/batch          arm_interfaces/srv/SolveIKBatch: many targets, one answer each
 Publishes ``ik_status`` (arm_interfaces/IKStatus) after each answered request (while anyone
 subscribes) and subscribes to ``joint_states`` for the default seed. A new
 ``robot_description`` with the same joints (e.g. new link lengths) rebuilds the reach rules,
@@ -18,6 +21,7 @@ import math
 import os
 import sys
 import threading
+import time
 
 from geometry_msgs.msg import Point
 import numpy as np
@@ -31,6 +35,7 @@ from sensor_msgs.msg import JointState
 from arm_ik.client import SERVICE_QOS
 from arm_ik.kinematics.joint_state import positions_by_name
 from arm_ik.kinematics.model import ArmModel
+from arm_ik.kinematics.path_ik import PathCode, PathIK, PathResult
 from arm_ik.kinematics.request import IKAnswer, IKDispatcher, IKRequest
 from arm_ik.kinematics.result import ErrorCode, IKResult
 from arm_ik.kinematics.solvers import SOLVERS
@@ -49,8 +54,14 @@ from arm_ik.nodes.common import (
     StartupError,
 )
 from arm_ik.nodes.executors import HandoffExecutor, ServiceLoop
+from arm_ik.nodes.path_messages import (
+    batch_requests,
+    fill_batch_response,
+    fill_path_response,
+    path_request,
+)
 from arm_interfaces.msg import IKStatus, LabelledSolution
-from arm_interfaces.srv import SolveIK
+from arm_interfaces.srv import CartesianPath, SolveIK, SolveIKBatch
 
 CHEAP_SOLVERS = ('analytic', 'closed_form')
 EXECUTOR_THREADS = 6
@@ -100,6 +111,7 @@ class Derived:
     workspace: Workspace
     home: np.ndarray
     dispatcher: IKDispatcher
+    path_ik: PathIK
 
 
 class IKServer(Node):
@@ -131,6 +143,10 @@ class IKServer(Node):
                 self.create_service(SolveIK, f'~/ik/{name}', self._serve(name),
                                     qos_profile=SERVICE_QOS, callback_group=heavy_group)
         self._cheap = CheapServices(self, {name: self._serve(name) for name in CHEAP_SOLVERS})
+        self.create_service(CartesianPath, '~/ik/cartesian_path', self._serve_path,
+                            qos_profile=SERVICE_QOS, callback_group=heavy_group)
+        self.create_service(SolveIKBatch, '~/ik/batch', self._serve_batch,
+                            qos_profile=SERVICE_QOS, callback_group=heavy_group)
         self.get_logger().info(
             f'{self.arm}: solvers {", ".join(self.dispatcher.solvers)} '
             f'(default {self.dispatcher.default_solver})')
@@ -158,7 +174,7 @@ class IKServer(Node):
         faulty = os.environ.get(FAULT_ENV, '')
         if faulty in dispatcher.solvers:
             dispatcher.solvers[faulty].solve = _raise_injected_fault
-        return Derived(model, workspace, home, dispatcher)
+        return Derived(model, workspace, home, dispatcher, PathIK(dispatcher, arm.safety))
 
     def _use_derived(self, derived: Derived) -> None:
         # default_solver may have changed in the same update as robot_description.
@@ -168,6 +184,7 @@ class IKServer(Node):
         # A request in flight keeps the dispatcher it took (answer_request reads it once).
         self.model, self.workspace, self.home = derived.model, derived.workspace, derived.home
         self.dispatcher = derived.dispatcher
+        self.path_ik = derived.path_ik
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self, ik_config: dict) -> None:
@@ -295,6 +312,55 @@ class IKServer(Node):
             if not cheap:
                 self._heavy_slots.release()
         return self._respond(response, answer)
+
+    def _serve_path(self, request: CartesianPath.Request,
+                    response: CartesianPath.Response) -> CartesianPath.Response:
+        path_ik = self.path_ik       # one model for the whole request
+        try:
+            current = self._current_q if self._current_q is not None else self.home
+            core = path_request(request, path_ik.model, current.copy())
+            if isinstance(core, PathResult):
+                result = core
+            elif not self._heavy_slots.acquire(blocking=False):
+                result = PathResult(PathCode.BUSY, f'{EXECUTOR_THREADS - 2} numeric requests '
+                                    'already running; retry later')
+            else:
+                try:
+                    result = path_ik.follow(core, self.options)
+                finally:
+                    self._heavy_slots.release()
+        except Exception as error:   # an escaping exception would leave the client waiting
+            result = PathResult(PathCode.INTERNAL_ERROR,
+                                f'ik_server raised {type(error).__name__}: {error}')
+        return fill_path_response(response, result, path_ik.model)
+
+    def _serve_batch(self, request: SolveIKBatch.Request,
+                     response: SolveIKBatch.Response) -> SolveIKBatch.Response:
+        started = time.perf_counter()
+        path_ik = self.path_ik
+        try:
+            requests, reason = batch_requests(request)
+            if requests is None:
+                response.error_code.val = int(ErrorCode.INVALID_INPUT)
+                response.message = reason
+                return response
+            if not self._heavy_slots.acquire(blocking=False):
+                response.error_code.val = int(ErrorCode.BUSY)
+                response.message = (f'{EXECUTOR_THREADS - 2} numeric requests already '
+                                    'running; retry later')
+                return response
+            try:
+                current = self._current_q if self._current_q is not None else self.home
+                answers = path_ik.batch(requests, self.options, current.copy())
+            finally:
+                self._heavy_slots.release()
+            return fill_batch_response(response, answers, path_ik.model,
+                                       time.perf_counter() - started)
+        except Exception as error:   # an escaping exception would leave the client waiting
+            response = SolveIKBatch.Response()
+            response.error_code.val = int(ErrorCode.INTERNAL_ERROR)
+            response.message = f'ik_server raised {type(error).__name__}: {error}'
+            return response
 
     def _respond(self, response: SolveIK.Response, answer: IKAnswer,
                  publish: bool = True) -> SolveIK.Response:
