@@ -12,9 +12,9 @@ import sys
 
 HERE = Path(__file__).resolve().parent
 # Order: the core first (fast; our arms, then real arms' URDFs against TRAC-IK), then the
-# safety geometry, then the ROS services over DDS.
-SCRIPTS = ('bench_ik.py', 'bench_urdf_arms.py', 'bench_safety.py', 'bench_services.py',
-           'bench_motion.py')
+# safety geometry and the collision checker, then the ROS services over DDS.
+SCRIPTS = ('bench_ik.py', 'bench_urdf_arms.py', 'bench_safety.py', 'bench_collision.py',
+           'bench_services.py', 'bench_motion.py')
 
 
 def main(argv: list[str] | None = None) -> int:

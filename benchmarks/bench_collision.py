@@ -1,0 +1,325 @@
+"""Benchmark of the collision checker (kinematics.collision) on real arms' URDF geometry.
+
+For the Panda and the UR5 of example-robot-data, with their URDF collision meshes (convex
+hulls) and with primitives (each mesh replaced by its bounding box), around a scene of a table
+and two boxes, on N seeded random poses inside the joint limits:
+
+1. ours: ``CollisionChecker.check`` per pose (FK, self-collision against the computed allowed
+   pairs, the scene, the closest pair of each kind and every contact) and ``is_free`` (the
+   yes/no form a planner calls);
+2. the library's own pair queries for the same pairs plus FK, in the same run: ``model.frames``,
+   one transform per shape, and coal's distance (resp. collision) functor on every checked pair;
+   ratio = ours / that;
+3. python-fcl on the same shapes, poses and pairs (distance and collision of every pair), the
+   figure the library was chosen on.
+
+Ours must agree with the all-pairs answer (the closest distance to 1e-6 m, and the verdict):
+the script counts and prints disagreements. Times are the best of 3 runs over all poses in
+process CPU time, µs per pose. Results merge into ``bench_results.json`` under ``collision``.
+
+Run: ``python benchmarks/bench_collision.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+import datetime
+from importlib import metadata
+from pathlib import Path
+import sys
+import sysconfig
+import time
+from xml.etree import ElementTree
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+SEED = 2026
+DEFAULT_POSES = 1000
+QUICK_POSES = 100
+REPEATS = 3
+ARMS = {
+    'panda': ('panda_description/urdf/panda.urdf', 'panda_link0', 'panda_hand_tcp'),
+    'ur5': ('ur_description/urdf/ur5_robot.urdf', 'base_link', 'tool0'),
+}
+# A table under the arm and two boxes in its reach, base frame, m.
+SCENE = [
+    {'id': 'table', 'type': 'box', 'size': [1.6, 1.6, 0.04], 'pose': {'xyz': [0, 0, -0.03]}},
+    {'id': 'box_left', 'type': 'box', 'size': [0.2, 0.2, 0.4],
+     'pose': {'xyz': [0.5, 0.35, 0.2]}},
+    {'id': 'box_right', 'type': 'box', 'size': [0.15, 0.3, 0.3],
+     'pose': {'xyz': [0.45, -0.4, 0.5], 'rpy': [0.0, 0.0, 0.4]}},
+]
+
+try:
+    import arm_ik  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(REPO / 'src' / 'arm_ik'))
+
+from results_file import merge_section  # noqa: E402
+
+from arm_ik.kinematics.collision import backend, CollisionChecker, Scene  # noqa: E402
+from arm_ik.kinematics.collision.shapes import convex_hull, parse_origin  # noqa: E402
+from arm_ik.kinematics.config_writer import default_search_paths, resolve_mesh  # noqa: E402
+from arm_ik.kinematics.model import ArmModel  # noqa: E402
+
+
+def robots_dir() -> Path:
+    """example-robot-data's robots folder (FileNotFoundError when it is not installed)."""
+    folder = (Path(sysconfig.get_paths()['purelib']) / 'cmeel.prefix' / 'share'
+              / 'example-robot-data' / 'robots')
+    if not folder.is_dir():
+        raise FileNotFoundError(f'{folder} not found: install requirements/dev.txt')
+    return folder
+
+
+def primitive_urdf(urdf: str, urdf_path: Path) -> str:
+    """``urdf`` with every collision mesh replaced by its bounding box (same pose)."""
+    import trimesh
+    root = ElementTree.fromstring(urdf)
+    paths = default_search_paths(urdf_path)
+    for collision in root.iter('collision'):
+        geometry = collision.find('geometry')
+        mesh = geometry.find('mesh') if geometry is not None else None
+        if mesh is None:
+            continue
+        path = resolve_mesh(mesh.get('filename', ''), paths)
+        scale = np.array([float(v) for v in mesh.get('scale', '1 1 1').split()])
+        bounds = trimesh.load(str(path), force='mesh').bounds * scale
+        origin = parse_origin(collision.find('origin'))
+        centre = origin[:3, :3] @ bounds.mean(axis=0) + origin[:3, 3]
+        element = collision.find('origin')
+        if element is None:
+            element = ElementTree.SubElement(collision, 'origin')
+        element.set('xyz', ' '.join(f'{v:.9g}' for v in centre))
+        geometry.remove(mesh)
+        ElementTree.SubElement(geometry, 'box',
+                               size=' '.join(f'{v:.9g}' for v in bounds[1] - bounds[0]))
+    return ElementTree.tostring(root, encoding='unicode')
+
+
+class AllPairs:
+    """The same pairs as the checker's, every one queried each pose (no bounding-sphere
+    culling, no branch and bound): FK, a transform per shape, then the library's calls."""
+
+    def __init__(self, checker: CollisionChecker) -> None:
+        self.checker = checker
+        self.model = checker.model
+        self.self_pairs = checker._self
+        self.scene_pairs, self.objects = checker._scene_group()
+        self.offsets = checker._offset
+        self.frames_of = checker._frame
+
+    def poses(self, q: np.ndarray) -> np.ndarray:
+        frames = self.model.frames(q)
+        extended = np.concatenate([np.eye(4)[None], frames[:self.model.dof]])
+        return extended[self.frames_of] @ self.offsets
+
+    def coal_distance(self, q: np.ndarray) -> float:
+        poses = [backend.transform(p) for p in self.poses(q)]
+        objects = [backend.transform(o.pose) for o in self.objects]
+        best = np.inf
+        for a, b, query in zip(self.self_pairs.a, self.self_pairs.b, self.self_pairs.queries):
+            best = min(best, query.distance(poses[a], poses[b]))
+        for a, b, query in zip(self.scene_pairs.a, self.scene_pairs.b,
+                               self.scene_pairs.queries):
+            best = min(best, query.distance(poses[a], objects[b]))
+        return best
+
+    def coal_collides(self, q: np.ndarray) -> bool:
+        poses = [backend.transform(p) for p in self.poses(q)]
+        objects = [backend.transform(o.pose) for o in self.objects]
+        hit = False
+        for a, b, query in zip(self.self_pairs.a, self.self_pairs.b, self.self_pairs.queries):
+            hit |= query.collide(poses[a], poses[b])
+        for a, b, query in zip(self.scene_pairs.a, self.scene_pairs.b,
+                               self.scene_pairs.queries):
+            hit |= query.collide(poses[a], objects[b])
+        return hit
+
+
+class FclPairs(AllPairs):
+    """The same shapes, poses and pairs in python-fcl."""
+
+    def __init__(self, checker: CollisionChecker) -> None:
+        super().__init__(checker)
+        import fcl
+        self.fcl = fcl
+        self.robot = [fcl.CollisionObject(self._geometry(s)) for s in checker._shapes]
+        self.scene = [fcl.CollisionObject(self._geometry(o.shape),
+                                          fcl.Transform(o.pose[:3, :3], o.pose[:3, 3]))
+                      for o in self.objects]
+        self.pairs = ([(self.robot[a], self.robot[b])
+                       for a, b in zip(self.self_pairs.a, self.self_pairs.b)] +
+                      [(self.robot[a], self.scene[b])
+                       for a, b in zip(self.scene_pairs.a, self.scene_pairs.b)])
+
+    def _geometry(self, shape: object) -> object:
+        fcl, size = self.fcl, shape.dimensions
+        if shape.kind == 'box':
+            return fcl.Box(*size['size'])
+        if shape.kind == 'sphere':
+            return fcl.Sphere(size['radius'])
+        if shape.kind == 'cylinder':
+            return fcl.Cylinder(size['radius'], size['length'])
+        if shape.kind == 'capsule':
+            return fcl.Capsule(size['radius'], size['length'])
+        import trimesh
+        vertices = np.asarray(trimesh.load(size['file'], force='mesh').vertices) * \
+            np.asarray(size['scale'])
+        vertices, faces = convex_hull(vertices)
+        flat = np.hstack([np.full((len(faces), 1), 3), faces]).ravel()
+        return fcl.Convex(vertices, len(faces), flat)
+
+    def _pose(self, q: np.ndarray) -> None:
+        for item, pose in zip(self.robot, self.poses(q)):
+            item.setTransform(self.fcl.Transform(pose[:3, :3], pose[:3, 3]))
+
+    def fcl_distance(self, q: np.ndarray) -> float:
+        self._pose(q)
+        fcl = self.fcl
+        request = fcl.DistanceRequest(enable_signed_distance=True)
+        return min(fcl.distance(a, b, request, fcl.DistanceResult()) for a, b in self.pairs)
+
+    def fcl_collides(self, q: np.ndarray) -> bool:
+        self._pose(q)
+        fcl = self.fcl
+        request = fcl.CollisionRequest()
+        hit = False
+        for a, b in self.pairs:
+            hit |= fcl.collide(a, b, request, fcl.CollisionResult()) > 0
+        return hit
+
+
+def per_pose_us(function: Callable[[np.ndarray], object], qs: np.ndarray) -> float:
+    """Best of REPEATS process CPU times over all poses, µs per pose (CPU time: the machine
+    is shared, and wall time then measures the neighbours)."""
+    best = np.inf
+    for _ in range(REPEATS):
+        started = time.process_time()
+        for q in qs:
+            function(q)
+        best = min(best, time.process_time() - started)
+    return best / len(qs) * 1e6
+
+
+def bench(label: str, geometry: str, count: int, with_fcl: bool) -> dict:
+    """One arm with one kind of geometry."""
+    relative, base, tip = ARMS[label]
+    path = robots_dir() / relative
+    urdf = path.read_text(encoding='utf-8')
+    if geometry == 'primitives':
+        urdf = primitive_urdf(urdf, path)
+    model = ArmModel.from_urdf(urdf, base, tip)
+    started = time.perf_counter()
+    checker = CollisionChecker(model, urdf, urdf_path=path)
+    allowed_s = time.perf_counter() - started
+    scene = Scene(model.base_link)
+    scene.add_all(SCENE)
+    checker.scene = scene
+    qs = model.random_configurations(count, np.random.default_rng(SEED))
+    reference = AllPairs(checker)
+    reports = [checker.check(q) for q in qs]
+    truth = [reference.coal_distance(q) for q in qs]
+    closest = [min(c.distance for c in (r.closest_self, r.closest_scene) if c is not None)
+               for r in reports]
+    padding = checker.padding
+    record = {
+        'arm': label, 'geometry': geometry, 'poses': count,
+        'links': len(checker.links), 'shapes': len(checker._shapes),
+        'self_pairs_checked': len(checker._self), 'scene_pairs': len(reference.scene_pairs),
+        'allowed_pairs': len(checker.allowed), 'allowed_pairs_s': allowed_s,
+        'colliding_poses': sum(r.collides for r in reports),
+        'disagreements_distance': int(sum(abs(a - b) > 1e-6 for a, b in zip(closest, truth))),
+        'disagreements_verdict': int(sum(r.collides != (t <= padding)
+                                         for r, t in zip(reports, truth))) +
+        int(sum(checker.is_free(q) != (t > padding) for q, t in zip(qs, truth))),
+        'check_us': per_pose_us(checker.check, qs),
+        'is_free_us': per_pose_us(checker.is_free, qs),
+        'coal_all_pairs_distance_us': per_pose_us(reference.coal_distance, qs),
+        'coal_all_pairs_collide_us': per_pose_us(reference.coal_collides, qs),
+        'fk_only_us': per_pose_us(reference.poses, qs),
+    }
+    record['ratio_check'] = record['check_us'] / record['coal_all_pairs_distance_us']
+    record['ratio_is_free'] = record['is_free_us'] / record['coal_all_pairs_collide_us']
+    if with_fcl:
+        peer = FclPairs(checker)
+        fcl_truth = [peer.fcl_distance(q) for q in qs]
+        record['fcl_disagreements_distance_1mm'] = int(sum(
+            abs(a - b) > 1e-3 for a, b in zip(fcl_truth, truth)))
+        record['fcl_all_pairs_distance_us'] = per_pose_us(peer.fcl_distance, qs)
+        record['fcl_all_pairs_collide_us'] = per_pose_us(peer.fcl_collides, qs)
+    return record
+
+
+def format_table(records: Sequence[dict]) -> str:
+    head = (f'{"arm":6} {"geometry":10} {"pairs":>5} {"check":>8} {"is_free":>8} '
+            f'{"coal all":>9} {"ratio":>6} {"coal col":>9} {"ratio":>6} {"fcl all":>9} '
+            f'{"fcl col":>9} {"FK":>6} {"hit %":>6} {"disagree":>8}')
+    lines = [head, '-' * len(head)]
+    for r in records:
+        lines.append(
+            f'{r["arm"]:6} {r["geometry"]:10} {r["self_pairs_checked"] + r["scene_pairs"]:5d} '
+            f'{r["check_us"]:8.1f} {r["is_free_us"]:8.1f} '
+            f'{r["coal_all_pairs_distance_us"]:9.1f} {r["ratio_check"]:6.2f} '
+            f'{r["coal_all_pairs_collide_us"]:9.1f} {r["ratio_is_free"]:6.2f} '
+            f'{r.get("fcl_all_pairs_distance_us", float("nan")):9.1f} '
+            f'{r.get("fcl_all_pairs_collide_us", float("nan")):9.1f} {r["fk_only_us"]:6.1f} '
+            f'{100 * r["colliding_poses"] / r["poses"]:6.1f} '
+            f'{r["disagreements_distance"] + r["disagreements_verdict"]:8d}')
+    return '\n'.join(lines)
+
+
+def versions() -> dict[str, str]:
+    out = {'python': sys.version.split()[0], 'numpy': np.__version__}
+    for package in ('coal', 'python-fcl', 'trimesh', 'scipy', 'example-robot-data'):
+        try:
+            out[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            out[package] = 'not installed'
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line entry; returns the exit status."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--quick', action='store_true', help=f'{QUICK_POSES} poses per arm')
+    parser.add_argument('-n', '--poses', type=int, default=None)
+    parser.add_argument('--output', type=Path, default=REPO / 'bench_results.json')
+    args = parser.parse_args(argv)
+    count = args.poses or (QUICK_POSES if args.quick else DEFAULT_POSES)
+    try:
+        import fcl  # noqa: F401
+        with_fcl = True
+    except ImportError:
+        print('python-fcl is not installed (requirements/bench.txt): no fcl figures',
+              file=sys.stderr)
+        with_fcl = False
+    started = time.perf_counter()
+    records, skipped = [], {}
+    for label in ARMS:
+        for geometry in ('meshes', 'primitives'):
+            try:
+                records.append(bench(label, geometry, count, with_fcl))
+            except FileNotFoundError as error:
+                skipped[label] = str(error)
+                break
+    print(f'Collision check per pose, µs ({count} random poses, seed {SEED}, best of '
+          f'{REPEATS}, CPU time); scene: a table and two boxes. check = ours (self + scene, FK, '
+          'closest pairs); coal all / fcl all = FK + the library distance on every '
+          'checked pair; col = the yes/no forms; ratio = ours / coal all.')
+    print(format_table(records))
+    merge_section(args.output, 'collision', {
+        'generated': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
+        'poses_per_arm': count, 'seed': SEED, 'repeats': REPEATS, 'scene': SCENE,
+        'library': backend.NAME, 'versions': versions(), 'records': records,
+        'skipped': skipped, 'wall_time_s': time.perf_counter() - started,
+    })
+    print(f'wrote {args.output} (key "collision")')
+    bad = sum(r['disagreements_distance'] + r['disagreements_verdict'] for r in records)
+    return 1 if bad else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,23 @@
+"""Collision checking for any arm from its URDF ``<collision>`` geometry (ROS-free).
+
+- ``CollisionChecker``: self-collision with an allowed-pairs list and a scene, per pose and
+  along joint paths (``check``, ``is_free``, ``check_path``, ``max_link_motion``);
+- ``Scene``: boxes, spheres, cylinders and meshes in the base frame (add, move, remove, YAML);
+- ``compute_allowed_pairs``: adjacent, default (home), always and never pairs as plain data;
+- ``backend``: the one module that talks to the collision library (coal).
+"""
+
+from arm_ik.kinematics.collision.allowed import compute_allowed_pairs
+from arm_ik.kinematics.collision.checker import (
+    CollisionChecker,
+    CollisionReport,
+    Contact,
+    PathCheck,
+)
+from arm_ik.kinematics.collision.config import CollisionConfig, CollisionConfigError
+from arm_ik.kinematics.collision.scene import Scene, SceneError, SceneObject
+from arm_ik.kinematics.collision.shapes import ShapeError
+
+__all__ = ['CollisionChecker', 'CollisionConfig', 'CollisionConfigError', 'CollisionReport',
+           'compute_allowed_pairs', 'Contact', 'PathCheck', 'Scene', 'SceneError',
+           'SceneObject', 'ShapeError']
