@@ -203,3 +203,31 @@ def test_the_rail_arm_slides_to_a_target_its_arm_cannot_reach(pipeline):
         assert speeds.max() <= 0.3 * 1.1, speeds.max()
     finally:
         client.close()
+
+
+def test_a_new_description_on_the_topic_rebuilds_the_arm(pipeline):
+    """robot_state_publisher republishes the latched topic when its description changes: a
+    longer forearm (0.39225 → 0.59225 m) reaches the node that took the topic, and its reach
+    rules are the new model's (the reply's reach fraction is measured against them)."""
+    _, node, spin, arms = pipeline
+    from arm_ik.nodes.common import LATCHED_QOS
+    longer = REAL_ARMS['ur5'].urdf().replace('xyz="0.0 0.0 0.39225"', 'xyz="0.0 0.0 0.59225"')
+    assert longer != REAL_ARMS['ur5'].urdf()
+    new = load_arm(longer, None, 'base_link', 'tool0')
+    old = arms['ur5']
+    target = old.model.fk(old.model.clamp(old.home + 0.3))[:3, 3]
+    distance = float(np.linalg.norm(target - old.workspace.shoulder))
+    before = _solve(pipeline, 'from_topic', target)
+    assert before.reach_fraction == pytest.approx(distance / old.workspace.max_reach, rel=1e-9)
+    publisher = node.create_publisher(String, '/from_topic/robot_description', LATCHED_QOS)
+    publisher.publish(String(data=longer))
+    expected = distance / new.workspace.max_reach
+    deadline = time.monotonic() + 30.0
+    reply = before
+    while time.monotonic() < deadline:
+        reply = _solve(pipeline, 'from_topic', target)
+        if reply.reach_fraction == pytest.approx(expected, rel=1e-9):
+            break
+        time.sleep(0.5)
+    assert reply.reach_fraction == pytest.approx(expected, rel=1e-9), reply.message
+    assert reply.error_code.val == IKErrorCode.OK, reply.message

@@ -207,6 +207,18 @@ class DescriptionReload:
         self._pending: tuple[str, ArmModel, Any] | None = None
         node.add_on_set_parameters_callback(self._validate)
         node.add_post_set_parameters_callback(self._apply)
+        # robot_state_publisher republishes the latched topic when its own parameter
+        # changes: a new description there goes through the same checks as the parameter.
+        node.create_subscription(String, 'robot_description', self._on_topic, LATCHED_QOS)
+
+    def _on_topic(self, message: String) -> None:
+        if message.data == self.model.urdf or not message.data.strip():
+            return
+        [result] = self._node.set_parameters([Parameter('robot_description',
+                                                        value=message.data)])
+        if not result.successful:
+            self._node.get_logger().error(f'robot_description on the topic refused: '
+                                          f'{result.reason}')
 
     def _validate(self, parameters: list[Parameter]) -> SetParametersResult:
         update = [p for p in parameters if p.name == 'robot_description']
