@@ -23,6 +23,7 @@ setup(
             'ik_server = arm_ik.nodes.ik_server:main',
             'trajectory_executor = arm_ik.nodes.trajectory_executor:main',
             'ik_client = arm_ik.client:main',
+            'ik_path = arm_ik.path_client:main',
             'arm_config = arm_ik.arm_config:main',
             'target_input = arm_ik.nodes.target_input:main',
             'safety_monitor = arm_ik.nodes.safety_monitor:main',
