@@ -3,7 +3,9 @@ answers compared with the core (kinematics.path_ik) and with ~/solve_ik one by o
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
 
 from geometry_msgs.msg import Pose
 from ik_graph import IKGraph, service
@@ -17,6 +19,7 @@ from arm_ik.kinematics.description import expand_xacro, load_arm_config
 from arm_ik.kinematics.path_ik import PathIK, PathRequest, ToolPose
 from arm_ik.kinematics.result import ErrorCode, GoalType
 from arm_ik.kinematics.solvers.base import SolveOptions
+from arm_ik.process_group import executable_path
 from arm_interfaces.srv import CartesianPath, SolveIK, SolveIKBatch
 
 ARM = 'six_axis'
@@ -145,3 +148,25 @@ def test_a_batch_over_the_limit_is_refused_whole(graph):
     assert str(SolveIKBatch.Request.MAX_TARGETS) in response.message
     assert not response.codes
     assert math.isfinite(response.solve_time)
+
+
+def _ik_path(graph: IKGraph, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([executable_path('arm_ik', 'ik_path'), '--arm', ARM, *args],
+                          env=graph.claim.environment(), capture_output=True, text=True,
+                          timeout=60, check=False)
+
+
+def test_the_ik_path_command_prints_a_stop_and_a_batch(graph, arm):
+    start = _tool_down_start(arm)
+    pairs = [f'{name}={value!r}' for name, value in zip(arm.model.joint_names, start.tolist())]
+    done = _ik_path(graph, '--goal', 'tool_down', '--solver', 'closed_form', 'line',
+                    '--start', *pairs, '--to', '1.2', '0', '-0.2')
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith('FLOOR_CONTACT: followed 80.'), done.stdout
+    assert 'tool_link' in done.stdout and 'waypoint 0' in done.stdout
+    done = _ik_path(graph, '--json', '--solver', 'closed_form', 'batch', '--target', '1.2',
+                    '0', '1.0', '--target', '5', '0', '0')
+    assert done.returncode == 1, done.stderr
+    reply = json.loads(done.stdout)
+    assert reply['codes'] == ['OK', 'OUT_OF_REACH']
+    assert reply['solutions'][6:] == [None] * 6
