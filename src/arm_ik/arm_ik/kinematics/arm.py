@@ -99,13 +99,7 @@ class ArmConfig:
         """
         if data is None:
             data = {}
-        if not isinstance(data, Mapping):
-            raise ArmConfigError(f'{source}: must be a mapping of sections, got '
-                                 f'{type(data).__name__}')
-        unknown = sorted(str(key) for key in data if key not in _TOP_KEYS)
-        if unknown:
-            raise ArmConfigError(f'{source}: unknown key(s) {", ".join(unknown)} (known: '
-                                 f'{", ".join(sorted(_TOP_KEYS))})')
+        _check_keys(data, '', set(_TOP_KEYS), source)
         _check_section(data, 'ik', _IK_KEYS, source)
         _check_section(data, 'motion', _MOTION_KEYS, source)
         _check_section(data, 'lab', _LAB_KEYS, source)
@@ -243,16 +237,21 @@ class ArmConfig:
 
 
 def _check_section(data: Mapping, name: str, keys: set[str], source: str) -> None:
-    section = data.get(name)
-    if section is None:
-        return
+    if data.get(name) is not None:
+        _check_keys(data[name], name, keys, source)
+
+
+def _check_keys(section: object, name: str, keys: set[str], source: str) -> None:
+    """``section`` is a mapping of known keys; ``name`` '' for the top level."""
+    where = f'{source}: {name}' if name else source
     if not isinstance(section, Mapping):
-        raise ArmConfigError(f'{source}: {name} must be a mapping, got '
+        raise ArmConfigError(f'{where}{":" if not name else ""} must be a mapping'
+                             f'{" of sections" if not name else ""}, got '
                              f'{type(section).__name__}')
     unknown = sorted(str(key) for key in section if key not in keys)
     if unknown:
-        raise ArmConfigError(f'{source}: {name} has unknown key(s) {", ".join(unknown)} '
-                             f'(known: {", ".join(sorted(keys))})')
+        raise ArmConfigError(f'{where}{" has" if name else ":"} unknown key(s) '
+                             f'{", ".join(unknown)} (known: {", ".join(sorted(keys))})')
 
 
 def _finite(value: object, where: str) -> float:
