@@ -15,6 +15,7 @@ from arm_ik.kinematics.result import ErrorCode
 from arm_ik.kinematics.safety import load_safety_config, SafetyGeometry
 from arm_ik.kinematics.solvers.base import workspace_from_model
 from arm_ik.kinematics.tasks.console import ask_points
+from arm_ik.kinematics.tasks.current_pose import CurrentPose, DEFAULT_WAIT, PoseState
 from arm_ik.kinematics.tasks.pick_place import (
     Ball,
     CCD_PICK_PLACE,
@@ -290,6 +291,100 @@ def test_ball_attach_needs_a_known_tip():
     assert 'not known' in ball.attach([math.nan, 0.0, 0.0], 0.02)
     assert ball.attach([0.51, 0.0, 0.1], 0.02) == ''
     assert ball.attached
+
+
+# ---------------------------------------------------------------- the current pose
+HOME_Q = [0.0, 0.7853981633974483, -1.5707963267948966]   # manipulator3d_pick_place's home
+START_Q = [-0.46364762, 0.94289107, -1.82347659]          # its START [0.6, -0.3, 0.1] m
+
+
+def test_a_results_final_state_beats_joint_states_stamped_before_it():
+    pose = CurrentPose()
+    assert pose.measured(HOME_Q, 10.0)          # before any move: any joint state counts
+    pose.move_ended(12.0, START_Q)
+    assert pose.state(0.0) == PoseState.CURRENT
+    assert pose.fix.source == 'result' and pose.fix.stamp == 12.0
+    # The states sent while the arm was still at home, delivered after the result.
+    assert not pose.measured(HOME_Q, 11.99)
+    assert pose.positions == pytest.approx(START_Q)
+    # A state stamped after the result is newer still (a real arm's measured end).
+    later = [v + 0.001 for v in START_Q]
+    assert pose.measured(later, 12.01)
+    assert pose.fix.source == 'joint_states' and pose.positions == pytest.approx(later)
+    assert not pose.measured(START_Q, 12.005)    # after the result, but older than that
+    assert pose.positions == pytest.approx(later)
+    assert not pose.measured([math.nan, 0.0, 0.0], 13.0)
+    pose.positions[0] = 5.0                      # a copy: the fix stays as it was
+    assert pose.positions == pytest.approx(later)
+
+
+def test_without_a_final_state_the_decision_waits_for_a_later_joint_state():
+    pose = CurrentPose(wait=0.5)
+    pose.move_ended(20.0)
+    assert pose.positions is None
+    assert pose.state(100.0) == PoseState.WAITING            # the wait starts here
+    assert not pose.measured(HOME_Q, 19.9)                   # stamped before: not current
+    assert pose.state(100.4) == PoseState.WAITING
+    assert pose.measured(START_Q, 20.0)                      # stamped at the result: current
+    assert pose.state(100.45) == PoseState.CURRENT
+    assert pose.positions == pytest.approx(START_Q)
+
+
+def test_a_wait_that_ends_without_a_current_pose_says_why():
+    pose = CurrentPose(wait=0.5)
+    assert pose.state(1.0) == PoseState.WAITING
+    assert pose.state(1.5) == PoseState.TIMED_OUT
+    assert pose.timeout_reason() == 'no joint state came within 0.5 s'
+    pose.move_ended(30.0)             # a result without a final state: a new wait
+    pose.wait = 2.0
+    assert pose.state(5.0) == PoseState.WAITING
+    assert pose.state(6.9) == PoseState.WAITING
+    pose.wait = 0.1                   # serves the next wait; this one keeps its deadline
+    assert pose.state(7.0) == PoseState.TIMED_OUT
+    assert pose.state(50.0) == PoseState.TIMED_OUT            # stays so: no second wait
+    assert pose.timeout_reason() == (
+        "no joint state stamped after the last move's result came within 2 s, and the result "
+        'carried no final state')
+    assert not pose.measured(START_Q, 0.0)    # unstamped: cannot show it is after the result
+    assert pose.measured(START_Q, 30.5)
+    assert pose.state(50.0) == PoseState.CURRENT
+    pose.move_ended(31.0, [math.inf, 0.0, 0.0])   # a final state that is not finite: none
+    assert pose.positions is None and pose.state(51.0) == PoseState.WAITING
+
+
+@pytest.mark.parametrize('wait', [0.0, -1.0, math.nan, math.inf])
+def test_the_wait_must_be_a_positive_time(wait):
+    with pytest.raises(ValueError, match='finite number > 0 s'):
+        CurrentPose(wait)
+    pose = CurrentPose()
+    with pytest.raises(ValueError, match='finite number > 0 s'):
+        pose.wait = wait
+    assert pose.wait == DEFAULT_WAIT
+
+
+def test_attach_after_a_move_judges_the_results_end_not_the_last_joint_state(load_arm):
+    """Issue 20 without ROS: the START result is taken before the joint states of the move;
+    the last one received shows home, 0.350 m from the ball."""
+    model = load_arm('manipulator3d')
+    sequence = with_points(load_sequence(FILES['manipulator3d']),
+                           {'start': model.fk(START_Q)[:3, 3]})
+    machine = PickPlaceMachine(sequence, model)
+    pose = CurrentPose()
+    machine.start()
+
+    def tip() -> np.ndarray:
+        return model.fk(pose.positions)[:3, 3]
+    pose.measured(HOME_Q, 1.0)
+    machine.complete(tip())                            # HOME: already there
+    pose.move_ended(3.0, START_Q)                      # START done (its result)
+    pose.measured(HOME_Q, 2.5)                         # a late state from home
+    machine.complete(tip())
+    assert machine.phase == 'PICK'
+    stale = model.fk(HOME_Q)[:3, 3]
+    assert np.linalg.norm(stale - machine.ball.position) == pytest.approx(0.350, abs=1e-3)
+    assert machine.complete(tip()) == ''               # PICK: attach at the move's end
+    assert machine.ball.attached
+    assert machine.ball.position == pytest.approx(sequence.point('start'))
 
 
 # ---------------------------------------------------------------- reachability

@@ -16,6 +16,7 @@ import subprocess
 import time
 
 from geometry_msgs.msg import PointStamped, PoseStamped
+import numpy as np
 import pytest
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
@@ -25,9 +26,14 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from ros_harness import call_service, wait_for
+from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker
+import yaml
 
+from arm_ik.kinematics.description import load_model
+from arm_ik.kinematics.model import ArmModel
 from arm_ik.process_group import executable_path
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import BallState, IKErrorCode, MotionErrorCode, TargetStatus
@@ -54,23 +60,55 @@ class FakeExecutor:
     goal's target as the tip, as a real executor's last feedback would. Goals for which
     ``hold(goal)`` is true are parked until ``release()`` (a move that takes a while); the
     first ``unanswered`` goal requests get no accept or reject at all (a lost request).
+    ``path(goal)`` is the result's executed path; by default, as a real executor's, it ends
+    at the pose reached (``reached``, of ``model``: the arm's own unless given).
     """
 
     def __init__(self, node, arm: str,
                  answer: Callable[[MoveToTarget.Goal], tuple[int, str]] | None = None,
                  hold: Callable[[MoveToTarget.Goal], bool] | None = None,
-                 unanswered: int = 0) -> None:
+                 unanswered: int = 0,
+                 path: Callable[[MoveToTarget.Goal], JointTrajectory | None] | None = None,
+                 model: ArmModel | None = None) -> None:
         self.goals: list[MoveToTarget.Goal] = []
         self.requests = 0
         self.unanswered = unanswered
         self.answer = answer or (lambda goal: (MotionErrorCode.SUCCESS, ''))
         self.hold = hold or (lambda goal: False)
+        self.path = path or self.reached
+        self.model = model if model is not None else load_model(arm)
+        home = yaml.safe_load((CONFIG / f'{arm}_pick_place.yaml').read_text(encoding='utf-8'))
+        self.at = np.array([home['poses']['home'][n] for n in self.model.joint_names])
         self.held: list[Future] = []
         # Reentrant: a parked goal callback must not block the test node's other callbacks.
         self.server = ActionServer(node, MoveToTarget,
                                    f'/{arm}/trajectory_executor/move_to_target', self._execute,
                                    goal_callback=self._on_goal,
                                    callback_group=ReentrantCallbackGroup())
+
+    def reached(self, goal: MoveToTarget.Goal) -> JointTrajectory | None:
+        """A one-point executed path at the goal: its joint target, or a pose with the tool at
+        its point (damped least squares from where the last move ended, the fake's own IK, so
+        it leans on nothing under test); None when that finds none (no final state then)."""
+        names = list(self.model.joint_names)
+        if goal.joint_target.name:
+            by_name = dict(zip(goal.joint_target.name, goal.joint_target.position))
+            q = np.array([by_name[n] for n in names])
+        else:
+            q = self.at.copy()
+            point = np.array(_goal_point(goal))
+            for _ in range(200):
+                error = point - self.model.fk(q)[:3, 3]
+                if np.linalg.norm(error) < 1e-10:
+                    break
+                jacobian = self.model.jacobian(q)[:3]
+                q = q + jacobian.T @ np.linalg.solve(jacobian @ jacobian.T + 1e-3 * np.eye(3),
+                                                     error)
+            else:
+                return None
+        self.at = q
+        return JointTrajectory(joint_names=names,
+                               points=[JointTrajectoryPoint(positions=q.tolist())])
 
     def release(self) -> None:
         for future in self.held:
@@ -99,6 +137,9 @@ class FakeExecutor:
         code, message = self.answer(goal)
         result = MoveToTarget.Result(message=message)
         result.error_code.val = code
+        executed = self.path(goal)
+        if executed is not None:
+            result.executed_path = executed
         if code == MotionErrorCode.IK_FAILED:
             result.ik_error_code.val = IKErrorCode.OUT_OF_REACH
         if code == MotionErrorCode.SUCCESS:
@@ -370,6 +411,140 @@ def _is_point(goal: MoveToTarget.Goal, point: list[float]) -> bool:
     return not goal.joint_target.name and _goal_point(goal) == pytest.approx(point)
 
 
+class LaggingArm:
+    """The arm behind a FakeExecutor whose joint_states lag its results (issue 20).
+
+    Its stream (``publish``, called between spins) shows the pose each move started from,
+    stamped when the move's result went out: late copies of what was sampled before the
+    result, while the states of the move's end are dropped. ``final(name, k, q)`` is what the
+    result of the k-th goal for target ``name`` (at ``q``) carries as its final state (the
+    executed path's last point; None: no final state); ``resume(name, k)``, when not None, is
+    the pose the stream shows from ``RESUME_DELAY`` s after that result on, stamped as sent.
+    """
+
+    PERIOD = 0.05         # s between joint states
+    RESUME_DELAY = 0.3    # s
+
+    def __init__(self, node, arm: str, names: tuple[str, ...], home: list[float],
+                 points: dict[str, tuple[list[float], list[float]]]) -> None:
+        """``points``: target name -> (tool position m, joint pose rad) of Cartesian goals."""
+        self.node, self.names, self.points = node, names, points
+        self.publisher = node.create_publisher(JointState, f'/{arm}/joint_states', 10)
+        self.at = list(home)                    # where the arm is
+        self.q, self.stamp = list(home), None   # what the stream shows; None: stamp as sent
+        self.count: dict[str, int] = {}
+        self.final: Callable[[str, int, list[float]], list[float] | None] = \
+            lambda name, k, q: q
+        self.resume: Callable[[str, int], list[float] | None] = lambda name, k: None
+        self.hold_goal: Callable[[str, int], bool] = lambda name, k: False
+        self._resume_at: tuple[float, list[float]] | None = None
+        self._sent_at = 0.0
+        self._goal: tuple[str, int, list[float]] = ('', 0, list(home))
+
+    def hold(self, goal: MoveToTarget.Goal) -> bool:
+        """Every executed goal passes here first: count it by target."""
+        if goal.joint_target.name:
+            name, q = 'home', list(goal.joint_target.position)
+        else:
+            name = next(n for n, (point, _) in self.points.items() if _is_point(goal, point))
+            q = self.points[name][1]
+        self.count[name] = self.count.get(name, 0) + 1
+        self._goal = (name, self.count[name], q)
+        return self.hold_goal(name, self.count[name])
+
+    def path(self, goal: MoveToTarget.Goal) -> JointTrajectory | None:
+        """The result is about to go out: the stream shows the move's start, stamped now."""
+        name, k, q = self._goal
+        self.q, self.stamp = self.at, self.node.get_clock().now().to_msg()
+        final = self.final(name, k, q)
+        resumed = self.resume(name, k)
+        self.at = resumed or final or q
+        self._resume_at = None if resumed is None else (
+            time.monotonic() + self.RESUME_DELAY, resumed)
+        if final is None:
+            return None
+        return JointTrajectory(joint_names=list(self.names),
+                               points=[JointTrajectoryPoint(positions=final)])
+
+    def publish(self) -> None:
+        now = time.monotonic()
+        if now - self._sent_at < self.PERIOD:
+            return
+        self._sent_at = now
+        if self._resume_at is not None and now >= self._resume_at[0]:
+            self.q, self.stamp, self._resume_at = self._resume_at[1], None, None
+        state = JointState(name=list(self.names), position=[float(v) for v in self.q])
+        state.header.stamp = self.stamp or self.node.get_clock().now().to_msg()
+        self.publisher.publish(state)
+
+
+def test_the_cycle_decides_on_the_moves_end_when_joint_states_lag(processes, ros_node,
+                                                                  urdf_of, load_arm):
+    """Issue 20, forced: every result is taken while joint_states still show the move's start.
+    Cycle 1: results carry their final state, the target's states are dropped: attach at the
+    START result's end. Cycle 2: START's result carries none and the states resume 0.3 s
+    later: attach waits for them; GOAL's carries none and nothing comes within the (then
+    shortened) wait: the move's target stands in, and the status says so."""
+    node, spin = ros_node
+    model = load_arm('manipulator3d')
+    home = [0.0, 0.7853981633974483, -1.5707963267948966]
+    start_q, goal_q = [-0.46, 0.94, -1.82], [0.79, 1.05, -1.88]
+    start, goal = (model.fk(q)[:3, 3].tolist() for q in (start_q, goal_q))
+    ended = [start_q[0] + 0.006, start_q[1] + 0.006, start_q[2]]     # 5.7 mm from START
+    resumed = [start_q[0] - 0.006, start_q[1] - 0.006, start_q[2]]   # 5.7 mm the other way
+    arm = LaggingArm(node, 'manipulator3d', model.joint_names, home,
+                     {'start': (start, start_q), 'goal': (goal, goal_q)})
+    arm.final = lambda name, k, q: (ended if (name, k) == ('start', 1) else
+                                    None if (name, k) in (('start', 2), ('goal', 2)) else q)
+    arm.resume = lambda name, k: resumed if (name, k) == ('start', 2) else None
+    arm.hold_goal = lambda name, k: (name, k) == ('goal', 2)
+    fake = FakeExecutor(node, 'manipulator3d', hold=arm.hold, path=arm.path)
+    recorder = Recorder(node, 'manipulator3d')
+    process = processes.start_node('arm_ik', 'target_input', namespace='/manipulator3d',
+                                   params=_params('manipulator3d', urdf_of, cycles=2,
+                                                  autostart=False, response_timeout=60.0,
+                                                  current_pose_timeout=30.0, start=start,
+                                                  goal=goal,
+                                                  sequence_file='manipulator3d_pick_place.yaml'))
+
+    def spin_arm() -> None:
+        arm.publish()
+        spin(0.01)
+    # The node hears the stream before the cycle starts, so its last joint state at PICK is
+    # the stale one (without any, a stand-in would hide the race).
+    _wait(lambda: arm.publisher.get_subscription_count() > 0, START_TIMEOUT, spin_arm,
+          'target_input subscribed to joint_states', process)
+    _wait(lambda: _trigger(node, spin_arm, '/manipulator3d/target_input/run_cycle').success,
+          START_TIMEOUT, spin_arm, 'the cycle started', process)
+    _wait(lambda: fake.held or recorder.with_state(TargetStatus.FAILED), 60.0, spin_arm,
+          "cycle 2's GOAL move", process)
+    assert not recorder.with_state(TargetStatus.FAILED), \
+        recorder.with_state(TargetStatus.FAILED)[0].message
+    shortened = _set(node, spin_arm, 'manipulator3d', 'current_pose_timeout',
+                     ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=0.5))
+    assert shortened.successful, shortened.reason
+    fake.release()
+    _wait(lambda: recorder.with_state(TargetStatus.FINISHED) or
+          recorder.with_state(TargetStatus.FAILED), 60.0, spin_arm, 'the cycles finished',
+          process)
+    failed = recorder.with_state(TargetStatus.FAILED)
+    assert not failed, f'{failed[0].phase}: {failed[0].message}\n{process.output()}'
+
+    def attached_at(cycle: int) -> list[float]:
+        ball = next(b for b in recorder.balls if b.attached and b.cycle == cycle)
+        return [ball.position.x, ball.position.y, ball.position.z]
+    assert attached_at(1) == pytest.approx(model.fk(ended)[:3, 3].tolist(), abs=1e-9)
+    assert attached_at(2) == pytest.approx(model.fk(resumed)[:3, 3].tolist(), abs=1e-9)
+    stand_in = "no joint state stamped after the last move's result came within 0.5 s"
+    noted = [(s.cycle, s.phase, s.step_kind) for s in recorder.with_state(TargetStatus.SUCCEEDED)
+             if stand_in in s.message and 'the target of the last move stands in' in s.message]
+    assert noted == [(2, 'GOAL', 'move'), (2, 'PLACE', 'detach')]
+    placed = recorder.balls[-1]
+    assert not placed.attached
+    assert [placed.position.x, placed.position.y, placed.position.z] == pytest.approx(goal)
+    assert process.alive(), process.output()
+
+
 def test_a_click_takes_over_the_running_cycle(processes, ros_node, urdf_of):
     node, spin = ros_node
     start = [0.6, -0.3, 0.1]
@@ -467,7 +642,8 @@ def test_robot_description_replaced_at_run_time(processes, ros_node, urdf_of, lo
     and any model while a cycle runs are refused with the reason, and change nothing."""
     node, spin = ros_node
     goal_point = [0.45, 0.45, 0.15]
-    fake = FakeExecutor(node, 'manipulator3d', hold=lambda goal: _is_point(goal, goal_point))
+    fake = FakeExecutor(node, 'manipulator3d', hold=lambda goal: _is_point(goal, goal_point),
+                        model=load_arm('manipulator3d', L1='0.9', L2='0.8'))
     recorder = Recorder(node, 'manipulator3d')
     process = processes.start_node('arm_ik', 'target_input', namespace='/manipulator3d',
                                    params=_params('manipulator3d', urdf_of,
@@ -556,7 +732,6 @@ def test_interactive_console_asks_until_reachable(ros_domain, ros_node, urdf_of,
     fake = FakeExecutor(node, 'manipulator3d')
     recorder = Recorder(node, 'manipulator3d')
     params = tmp_path / 'params.yaml'
-    import yaml
     params.write_text(yaml.safe_dump({'/**': {'ros__parameters': _params(
         'manipulator3d', urdf_of, sequence_file='manipulator3d_pick_place.yaml',
         interactive=True, cycles=1)}}), encoding='utf-8')

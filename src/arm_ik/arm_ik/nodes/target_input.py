@@ -12,11 +12,16 @@ lift -> place -> home cycle or the Manipulator3D cycle HOME -> START -> PICK -> 
 ``interactive``, from the console. Every point is checked (reach rules, IK, the floor) before
 the cycle starts: an unreachable one is refused with the reason and no goal is sent.
 A clicked point or goal pose takes over: the running cycle stops and the click is sent.
+Attach, detach and the step after a move are decided on a pose known to be current
+(kinematics.tasks.current_pose): the result's final state, or a joint state stamped after the
+result; without either the cycle waits up to ``current_pose_timeout`` s, then goes on with
+the move's target and says so in the step's status.
 
 Topics (relative, in the arm's namespace; remap RViz's /clicked_point and /goal_pose):
   sub  clicked_point   geometry_msgs/PointStamped
   sub  goal_pose       geometry_msgs/PoseStamped
-  sub  joint_states    sensor_msgs/JointState (the tip the carried ball follows)
+  sub  joint_states    sensor_msgs/JointState (the tip the carried ball follows; a state
+                       stamped before the last move's result is ignored)
   pub  target_status   arm_interfaces/TargetStatus (transient local, depth 20)
   pub  ball_state      arm_interfaces/BallState (latched)
   pub  ball_marker     visualization_msgs/Marker (latched; orange carried, green free)
@@ -28,6 +33,7 @@ Services: ~/run_cycle, ~/stop_cycle (std_srvs/Trigger).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 import functools
 import math
@@ -56,6 +62,7 @@ from arm_ik.kinematics.result import ErrorCode
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.solvers.base import Workspace, workspace_of_arm
 from arm_ik.kinematics.tasks.console import ask_points
+from arm_ik.kinematics.tasks.current_pose import CurrentPose, PoseState
 from arm_ik.kinematics.tasks.pick_place import (
     check_reachable,
     CYCLES,
@@ -120,7 +127,6 @@ class ActiveGoal:
     attempts: int = 0
     ask_result_at: float = 0.0
     handle: object = None
-    feedback_tip: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -405,23 +411,27 @@ class TargetInput(Node):
             self._report(TargetStatus.STARTED, 'sequence', step, step.label)
             self._wait_until = time.monotonic() + step.seconds
         else:
-            self._finish_step(self._best_tip(None), 0.0, '')
+            self._when_current(step, lambda tip, note: self._finish_step(tip, 0.0, '', note))
 
-    def _finish_step(self, tip: np.ndarray | None, final_error: float, message: str) -> None:
+    def _finish_step(self, tip: np.ndarray | None, final_error: float, message: str,
+                     note: str = '') -> None:
+        """Complete the current step with the tool at ``tip`` (None: the machine's stand-in,
+        the target of the last move); ``note`` says why no current tip was known."""
         step = self.machine.current
         cycle = self.machine.cycle      # completing a cycle's last step starts the next
         reason = self.machine.complete(tip)
+        stand_in = f' ({note}: the target of the last move stands in)' if note else ''
         if reason:
-            self._report(TargetStatus.FAILED, 'sequence', step, f'{reason}; cycle stopped',
-                         cycle=cycle)
+            self._report(TargetStatus.FAILED, 'sequence', step,
+                         f'{reason}{stand_in}; cycle stopped', cycle=cycle)
             self._mark_ball(force=True)
             return
         if step.kind in (StepKind.ATTACH, StepKind.DETACH):
             message = f'{step.label} at {_fmt(self.machine.ball.position)} m'
             # Labelled with the step's state (PICK, PLACE): the machine has moved on already.
             self._mark_ball(force=True, phase=step.phase)
-        self._report(TargetStatus.SUCCEEDED, 'sequence', step, message or step.label,
-                     final_error=final_error, cycle=cycle)
+        self._report(TargetStatus.SUCCEEDED, 'sequence', step,
+                     (message or step.label) + stand_in, final_error=final_error, cycle=cycle)
         if self.machine.state == MachineState.RUNNING:
             if self.machine.index == 0:
                 self._mark_ball(force=True)   # a new cycle: a fresh ball at the pick point
@@ -441,6 +451,7 @@ class TargetInput(Node):
             return pending
         self.machine.stop(reason)
         self._wait_until = None
+        self._decision = None
         self._report(TargetStatus.STOPPED, 'sequence', None,
                      f'{self.machine.sequence.name}: cycle {self.machine.cycle} stopped: {reason}')
         return True
@@ -544,10 +555,10 @@ class TargetInput(Node):
             return
         point = message.feedback.tip_position
         tip = np.array([point.x, point.y, point.z])
-        if np.all(np.isfinite(tip)):
-            active.feedback_tip = tip
-            if self._joint_tip is None:
-                self._follow(tip)
+        # Where the move is now, for the carried ball only: no decision is taken on it (the
+        # last feedback may be from before the move's end).
+        if np.all(np.isfinite(tip)) and self._joint_tip is None:
+            self._follow(tip)
 
     def _on_result(self, token: int, future) -> None:
         active = self._current(token)
@@ -560,28 +571,35 @@ class TargetInput(Node):
             self._goal_failed(active, f'no result: {error}', MotionErrorCode.INTERNAL_ERROR)
             return
         result = wrapped.result
+        # From here on only the result's final state or a joint state stamped after this
+        # instant says where the arm is; what joint_states delivered so far may be older.
+        self._pose.move_ended(self._ros_seconds(), task_messages.final_positions(
+            self.model.joint_names, result.executed_path))
         code = int(result.error_code.val)
         if wrapped.status != GoalStatus.STATUS_SUCCEEDED or code != MotionErrorCode.SUCCESS:
             self._goal_failed(active, result.message or f'goal ended with status '
                               f'{wrapped.status}', code, int(result.ik_error_code.val),
-                              float(result.final_error))
+                              float(result.final_error), pose_known=True)
             return
-        tip = task_messages.tip_of_path(self.model.fk, self.model.joint_names,
-                                        result.executed_path)
-        tip = self._best_tip(tip if tip is not None else active.feedback_tip)
         message = (f'{active.target_name or "target"} {_fmt(active.target)} m reached, error '
                    f'{result.final_error * 1e3:.2f} mm' + (f': {result.message}'
                                                           if result.message else ''))
         if active.step is not None:
             if self.machine.current is active.step:
-                self._finish_step(tip, float(result.final_error), message)
+                final_error = float(result.final_error)
+                self._when_current(active.step, lambda tip, note: self._finish_step(
+                    tip, final_error, message, note))
             return
         self._report(TargetStatus.SUCCEEDED, active.source, None, message, target=active.target,
                      final_error=float(result.final_error))
 
     def _goal_failed(self, active: ActiveGoal, reason: str, code: int, ik_code: int = 0,
-                     final_error: float = 0.0) -> None:
+                     final_error: float = 0.0, pose_known: bool = False) -> None:
+        """Report a goal that failed; ``pose_known``: its result already told
+        ``_pose`` where the arm ended (else the arm may have moved anywhere)."""
         self._active = None
+        if not pose_known:
+            self._pose.move_ended(self._ros_seconds())
         text = f'{_MOTION_CODE_NAMES.get(code, code)}: {reason}'
         if active.step is not None and self.machine.current is active.step:
             self.machine.fail(text)
@@ -628,15 +646,49 @@ class TargetInput(Node):
         q, _ = positions_by_name(self.model.joint_names, message.name, message.position)
         if q is None:           # an unusable state keeps the last good tip
             return
+        stamp = message.header.stamp.sec + message.header.stamp.nanosec * 1e-9
+        if not self._pose.measured(q, stamp):
+            return              # stamped before the last move's result: where the arm was
         self._joint_tip = self.model.fk(q)[:3, 3].copy()
         self._follow(self._joint_tip)
+        self._take_decision(time.monotonic())
 
-    def _best_tip(self, measured: np.ndarray | None) -> np.ndarray | None:
-        """The tool position to attach at: the move's end, else the joint states, else None
-        (the machine then uses the target of the last move)."""
-        if measured is not None:
-            return measured
-        return self._joint_tip
+    # ------------------------------------------------------------------ the current pose
+    # Built on first use (and _decision defaults at class level): __init__ is about the
+    # arm model and its tools, the cycle's pose rule needs nothing of them.
+    _decision: tuple[Step, Callable[[np.ndarray | None, str], None]] | None = None
+
+    @functools.cached_property
+    def _pose(self) -> CurrentPose:
+        """Which pose counts as current for the cycle's decisions (kinematics.tasks)."""
+        return CurrentPose(self.settings.current_pose_timeout)
+
+    def _ros_seconds(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _when_current(self, step: Step,
+                      decide: Callable[[np.ndarray | None, str], None]) -> None:
+        """Run ``decide(tip, note)`` for ``step`` on a tip known to be current: now when
+        one is, else from joint_states or the tick once one comes, or with tip None and the
+        reason in ``note`` once the wait ends."""
+        self._decision = (step, decide)
+        self._take_decision(time.monotonic())
+
+    def _take_decision(self, now: float) -> None:
+        if self._decision is None:
+            return
+        step, decide = self._decision
+        if self.machine is None or self.machine.current is not step:
+            self._decision = None       # the cycle stopped or moved on meanwhile
+            return
+        self._pose.wait = self.settings.current_pose_timeout
+        state = self._pose.state(now)
+        if state == PoseState.WAITING:
+            return
+        self._decision = None
+        q = self._pose.positions
+        tip = None if q is None else self.model.fk(q)[:3, 3].copy()
+        decide(tip, '' if state == PoseState.CURRENT else self._pose.timeout_reason())
 
     def _follow(self, tip: np.ndarray) -> None:
         if self.machine is not None and self.machine.follow(tip):
@@ -682,6 +734,7 @@ class TargetInput(Node):
     def _tick(self) -> None:
         now = time.monotonic()
         self._take_console_answer()
+        self._take_decision(now)
         if self._pending_start:
             if self.client.server_is_ready():
                 self._pending_start = False

@@ -16,13 +16,15 @@ from rclpy.exceptions import ParameterException, ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from arm_ik.kinematics.tasks.current_pose import DEFAULT_WAIT
 from arm_ik.kinematics.tasks.sequences import MOTION_LAWS, MoveSettings, TaskSequence
 from arm_ik.nodes.common import describe, StartupError
 from arm_ik.nodes.task_messages import GOAL_TYPES
 
 POINT_PARAMETERS = ('start', 'goal')
 SEND_ATTEMPTS = 3    # a goal without accept/reject is sent this many times in all
-_POSITIVE = ('grasp_tolerance', 'result_timeout', 'response_timeout', 'ball_rate')
+_POSITIVE = ('grasp_tolerance', 'result_timeout', 'response_timeout', 'ball_rate',
+             'current_pose_timeout')
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,8 @@ class Settings:
         result_timeout: time a move may take beyond its duration, s.
         response_timeout: time for the executor to accept or reject a goal, s.
         ball_rate: highest publish rate of the carried ball, Hz.
+        current_pose_timeout: how long a cycle's decision (attach, detach, the next step)
+            waits for a pose known to be current, s (see kinematics.tasks.current_pose).
     """
 
     clicks: MoveSettings
@@ -47,6 +51,7 @@ class Settings:
     result_timeout: float
     response_timeout: float
     ball_rate: float
+    current_pose_timeout: float
 
 
 def _range(low: float, high: float) -> FloatingPointRange:
@@ -95,6 +100,11 @@ def declare_parameters(node: Node) -> None:
     node.declare_parameter('ball_rate', 30.0, describe(
         'highest rate of ball_state and ball_marker while the ball is carried, Hz',
         floating_point_range=[_range(0.0, 1000.0)]))
+    node.declare_parameter('current_pose_timeout', DEFAULT_WAIT, describe(
+        "after a move whose result carries no final state: how long the cycle waits for a "
+        'joint state stamped after the result before it attaches, detaches or goes on with '
+        "the move's target instead (and says so in target_status), s",
+        floating_point_range=[_range(0.01, 600.0)]))
 
 
 def declare_point_parameters(node: Node, sequence: TaskSequence | None) -> None:
@@ -145,7 +155,8 @@ def read_settings(node: Node) -> Settings:
                                  float(value['speed_scale']), value['solver']),
                     value['goal_pose_type'], int(value['cycles']),
                     float(value['grasp_tolerance']), float(value['result_timeout']),
-                    float(value['response_timeout']), float(value['ball_rate']))
+                    float(value['response_timeout']), float(value['ball_rate']),
+                    float(value['current_pose_timeout']))
 
 
 def setting_reason(name: str, value: object, solver_reason: Callable[[str], str]) -> str:

@@ -6,7 +6,7 @@ Units: m, rad, s.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point
@@ -15,6 +15,7 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker
 
+from arm_ik.kinematics.joint_state import positions_by_name
 from arm_ik.kinematics.tasks.pick_place import Ball
 from arm_ik.kinematics.tasks.sequences import MoveSettings
 from arm_interfaces.action import MoveToTarget
@@ -108,22 +109,17 @@ def ball_marker(ball: Ball | None, frame_id: str, stamp: Time, namespace: str = 
     return marker
 
 
-def tip_of_path(model_fk: Callable[[np.ndarray], np.ndarray], names: Sequence[str],
-                executed_path: JointTrajectory) -> np.ndarray | None:
-    """Tool position at the last point of a result's executed path, m; None when empty.
+def final_positions(names: Sequence[str], executed_path: JointTrajectory) -> np.ndarray | None:
+    """The arm's joints (chain order) at the last point of a result's executed path: the
+    executor's final commanded state, current when the result is taken; None when the path
+    is empty or that point does not give every joint of the arm a finite value.
 
     Args:
-        model_fk: callable q (chain order) → 4x4 tool transform.
         names: the arm's joint names in chain order.
         executed_path: trajectory_msgs/JointTrajectory from the MoveToTarget result.
     """
-    if not executed_path.points or not executed_path.joint_names:
+    if not executed_path.points:
         return None
-    last = executed_path.points[-1].positions
-    index = {name: i for i, name in enumerate(executed_path.joint_names)}
-    if len(last) != len(executed_path.joint_names) or any(n not in index for n in names):
-        return None
-    q = np.array([last[index[n]] for n in names], dtype=float)
-    if not np.all(np.isfinite(q)):
-        return None
-    return np.asarray(model_fk(q))[:3, 3].copy()
+    q, _ = positions_by_name(names, executed_path.joint_names,
+                             executed_path.points[-1].positions)
+    return q

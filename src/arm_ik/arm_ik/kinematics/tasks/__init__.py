@@ -5,4 +5,7 @@
 - ``pick_place``: the two pick-and-place state machines (``CYCLES``), the ball that follows the
   tool while attached (``Ball``), the cycle runner (``PickPlaceMachine``) and the reachability
   check of a sequence's points (``check_reachable``).
+- ``current_pose``: which arm pose counts as current for a decision after a move (a result's
+  final state or a joint state stamped after the result), and the bounded wait for one
+  (``CurrentPose``).
 """
