@@ -11,10 +11,11 @@ import subprocess
 import sys
 
 HERE = Path(__file__).resolve().parent
-# Order: the core first (fast; our arms, then real arms' URDFs against TRAC-IK), then the
+# Order: the core first (fast; our arms, then real arms' URDFs against TRAC-IK, then the
+# closed-form families against their compiled peers), then the
 # safety geometry and the collision checker, then the ROS services over DDS.
-SCRIPTS = ('bench_ik.py', 'bench_urdf_arms.py', 'bench_safety.py', 'bench_collision.py',
-           'bench_services.py', 'bench_motion.py')
+SCRIPTS = ('bench_ik.py', 'bench_urdf_arms.py', 'bench_families.py', 'bench_safety.py',
+           'bench_collision.py', 'bench_services.py', 'bench_motion.py')
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -59,6 +59,9 @@ from arm_ik.kinematics.solvers.analytic import (
 )
 from arm_ik.kinematics.solvers.base import SolveOptions, Solver, Workspace
 from arm_ik.kinematics.solvers.closed_form import (
+    _mat_mul,
+    _mat_vec,
+    _rotation,
     BRANCHES,
     parse_orientation,
     rotation_angle,
@@ -684,6 +687,193 @@ class FamilyEngine:
         return np.nan_to_num(q), ok, flags.reshape(count, 8)
 
 
+# ---------------------------------------------------------------------- one pose
+# The same steps as FamilyEngine on plain floats: one request makes about a hundred small
+# operations, each of which costs more as a numpy call than as arithmetic.
+Vec = tuple[float, float, float]
+
+
+def _dot(a: Sequence[float], b: Sequence[float]) -> float:
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def _vcross(a: Sequence[float], b: Sequence[float]) -> Vec:
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def _turn(w: Sequence[float], angle: float, v: Sequence[float]) -> Vec:
+    """``v`` turned about the unit axis ``w`` by ``angle`` (Rodrigues)."""
+    c, s = math.cos(angle), math.sin(angle)
+    k = (1.0 - c) * _dot(w, v)
+    x = _vcross(w, v)
+    return (v[0] * c + x[0] * s + w[0] * k, v[1] * c + x[1] * s + w[1] * k,
+            v[2] * c + x[2] * s + w[2] * k)
+
+
+def _mat_t_vec(m: Sequence[float], v: Sequence[float]) -> Vec:
+    return (m[0] * v[0] + m[3] * v[1] + m[6] * v[2], m[1] * v[0] + m[4] * v[1] + m[7] * v[2],
+            m[2] * v[0] + m[5] * v[1] + m[8] * v[2])
+
+
+def _transpose(m: Sequence[float]) -> tuple[float, ...]:
+    return (m[0], m[3], m[6], m[1], m[4], m[7], m[2], m[5], m[8])
+
+
+def _angle_one(w: Sequence[float], p: Sequence[float], q: Sequence[float]
+               ) -> tuple[float, float]:
+    """``_angle_between`` for one pair of vectors: (angle, length of p across w)."""
+    kp, kq = _dot(p, w), _dot(q, w)
+    pp = (p[0] - kp * w[0], p[1] - kp * w[1], p[2] - kp * w[2])
+    qq = (q[0] - kq * w[0], q[1] - kq * w[1], q[2] - kq * w[2])
+    return math.atan2(_dot(_vcross(pp, qq), w), _dot(pp, qq)), math.sqrt(_dot(pp, pp))
+
+
+def _cosine_one(a: float, b: float, rhs: float) -> tuple[float, float, bool, bool]:
+    """``_cosine_equation`` for one equation."""
+    r = math.hypot(a, b)
+    ratio = rhs / max(r, 1e-300)
+    half = math.acos(1.0 if ratio > 1.0 else -1.0 if ratio < -1.0 else ratio)
+    return (math.atan2(b, a), half, abs(ratio) <= 1.0 + STRETCH_SLACK,
+            abs(math.sin(half)) < 1e-7)
+
+
+class ScalarEngine:
+    """FamilyEngine's closed form for one pose, in plain floats (same labels and order)."""
+
+    def __init__(self, engine: FamilyEngine) -> None:
+        def t(v: np.ndarray) -> tuple:
+            return tuple(float(x) for x in np.ravel(v))
+        e = engine
+        self.ur = e.family.name == 'ur'
+        self.w = tuple(t(a) for a in e.w)
+        self.o = tuple(t(a) for a in e.o)
+        self.n = t(e.n)
+        self.s = t(e.signs)
+        self.r0t = t(e.r0.T)
+        self.point_tool = t(e.point_tool)
+        self.up, self.forward = t(e.up), t(e.forward)
+        self.side = t(np.cross(e.w[0], e.forward))
+        self.d, self.k1, self.w1xn = e.d, e.k1, t(e.w1xn)
+        self.q5 = e.q5_coeffs
+        self.delta = e.delta
+        self.link_a, self.link_b, self.tri = t(e.link_a), t(e.link_b), e.tri
+        self.w6_perp = t(e.w6_perp)
+        self.r0t_w6 = t(e.r0.T @ e.w[5])
+        if self.ur:
+            self.lever, self.n_perp = t(e.lever), t(e.n_perp)
+
+    def _yaw(self, point: Vec, seed: float) -> tuple[list[float], bool, int, Vec]:
+        w1, o1 = self.w[0], self.o[0]
+        v = (point[0] - o1[0], point[1] - o1[1], point[2] - o1[2])
+        along = _dot(v, w1)
+        a = _dot(v, self.n) - self.k1 * along
+        b = _dot(v, self.w1xn)
+        centre, half, solvable, _ = _cosine_one(a, b, self.d - self.k1 * along)
+        flag = 0
+        if math.hypot(a, b) < SINGULAR:
+            centre, half, solvable, flag = seed, 0.5 * math.pi, True, SHOULDER_SINGULAR
+        q1 = [centre + half, centre - half]
+        vf, vg = _dot(v, self.forward), _dot(v, self.side)
+        if math.cos(q1[1]) * vf + math.sin(q1[1]) * vg > math.cos(q1[0]) * vf + \
+                math.sin(q1[0]) * vg:
+            q1.reverse()
+        return q1, solvable, flag, v
+
+    def _triangle(self, x: Vec) -> tuple[list[tuple[float, float]], bool, bool, int]:
+        n, o2 = self.n, self.o[1]
+        y = (x[0] - o2[0], x[1] - o2[1], x[2] - o2[2])
+        k = _dot(y, n)
+        y = (y[0] - k * n[0], y[1] - k * n[1], y[2] - k * n[2])
+        reach_sq = _dot(y, y)
+        a3, b3, squares = self.tri
+        centre, half, solvable, edge = _cosine_one(a3, b3, 0.5 * (reach_sq - squares))
+        perp = _vcross(n, y)
+        if _dot(perp, self.up) < 0.0:
+            perp = (-perp[0], -perp[1], -perp[2])
+        out = []
+        for q3 in (centre + half, centre - half):
+            b = _turn(self.w[2], q3, self.link_b)
+            reach = (self.link_a[0] + b[0], self.link_a[1] + b[1], self.link_a[2] + b[2])
+            q2, _ = _angle_one(self.w[1], reach, y)
+            out.append((_dot(_turn(self.w[1], q2, self.link_a), perp), q2, q3))
+        if out[1][0] > out[0][0]:
+            out.reverse()
+        return ([(q2, q3) for _, q2, q3 in out], solvable, reach_sq < squares,
+                STRETCHED if edge else 0)
+
+    def solve(self, position: Sequence[float], rotation: Sequence[float],
+              seed: Sequence[float]) -> tuple[list[tuple[tuple, bool, int]], bool]:
+        """([(q, reachable, flags)] × 8 in BRANCHES order, every branch too near).
+
+        Args:
+            position: tip position, m. rotation: row-major 9 floats. seed: 6 joints, rad.
+        """
+        point = _mat_vec(rotation, self.point_tool)
+        point = (point[0] + position[0], point[1] + position[1], point[2] + position[2])
+        q1s, solvable, flag1, v = self._yaw(point, seed[0])
+        out: list = [None] * 8
+        near_all = True
+        w, o = self.w, self.o
+        flip = (0.0, math.pi)
+        a5, b5, c5 = self.q5
+        r5 = math.hypot(a5, b5)
+        goal_r0t = _mat_mul(rotation, self.r0t)
+        for i, q1 in enumerate(q1s):
+            r1 = _rotation(w[0], q1)
+            undone = _turn(w[0], -q1, v)
+            if self.ur:
+                n1 = _turn(w[0], q1, self.n)
+                axis6 = _mat_vec(rotation, self.r0t_w6)
+                ratio = (_dot(n1, axis6) - c5) / r5
+                half = math.acos(1.0 if ratio > 1.0 else -1.0 if ratio < -1.0 else ratio)
+                wrist_singular = abs(math.sin(half)) < SINGULAR
+                m = _mat_t_vec(self.r0t, _mat_t_vec(rotation, n1))
+                base = _mat_mul(_transpose(r1), goal_r0t)
+                for j, q5 in enumerate((self.delta + half, self.delta - half)):
+                    q6, across = _angle_one(w[5], m, _turn(w[4], -q5, self.n))
+                    free = wrist_singular or across < SINGULAR
+                    if free:
+                        q6 = seed[5] + flip[j]
+                    # R234 = base·R6ᵀ·R5ᵀ, applied to two vectors only.
+                    u = _mat_vec(base, _turn(w[5], -q6, _turn(w[4], -q5, self.n_perp)))
+                    theta = math.atan2(_dot(_vcross(self.n_perp, u), self.n),
+                                       _dot(u, self.n_perp))
+                    lever = _mat_vec(base, _turn(w[5], -q6, _turn(w[4], -q5, self.lever)))
+                    x = (undone[0] + o[0][0] - lever[0], undone[1] + o[0][1] - lever[1],
+                         undone[2] + o[0][2] - lever[2])
+                    pairs, ok3, near, flag3 = self._triangle(x)
+                    near_all &= near
+                    flags = flag1 | flag3 | (WRIST_SINGULAR if free else 0)
+                    for k, (q2, q3) in enumerate(pairs):
+                        q4 = self.s[3] * (theta - self.s[1] * q2 - self.s[2] * q3)
+                        out[i * 4 + k * 2 + j] = ((q1, q2, q3, q4, q5, q6),
+                                                  solvable and ok3, flags)
+                continue
+            x = (undone[0] + o[0][0], undone[1] + o[0][1], undone[2] + o[0][2])
+            pairs, ok3, near, flag3 = self._triangle(x)
+            near_all &= near
+            for k, (q2, q3) in enumerate(pairs):
+                # Axes 2 and 3 are parallel: R2·R3 is one turn about n.
+                r123 = _mat_mul(r1, _rotation(self.n, self.s[1] * q2 + self.s[2] * q3))
+                r456 = _mat_mul(_transpose(r123), goal_r0t)
+                axis6 = _mat_vec(r456, w[5])
+                ratio = (_dot(w[3], axis6) - c5) / r5
+                half = math.acos(1.0 if ratio > 1.0 else -1.0 if ratio < -1.0 else ratio)
+                wrist_singular = abs(math.sin(half)) < SINGULAR
+                for j, q5 in enumerate((self.delta + half, self.delta - half)):
+                    q4, across = _angle_one(w[3], _turn(w[4], q5, w[5]), axis6)
+                    free = wrist_singular or across < SINGULAR
+                    if free:
+                        q4 = seed[3] + flip[j]
+                    # R6 = R5ᵀ·R4ᵀ·R456, applied to one vector across axis 6.
+                    u = _turn(w[4], -q5, _turn(w[3], -q4, _mat_vec(r456, self.w6_perp)))
+                    q6 = math.atan2(_dot(_vcross(self.w6_perp, u), w[5]),
+                                    _dot(u, self.w6_perp))
+                    out[i * 4 + k * 2 + j] = ((q1, q2, q3, q4, q5, q6), solvable and ok3,
+                                              flag1 | flag3 | (WRIST_SINGULAR if free else 0))
+        return out, near_all
+
+
 # ---------------------------------------------------------------------- solvers
 def _turns(angle: float, lower: float, upper: float) -> list[float]:
     """Every ``angle`` + 2πk inside [lower, upper] (± LIMIT_TOLERANCE, clamped onto them)."""
@@ -741,6 +931,7 @@ class FamilySolver(Solver):
         super().__init__(model, workspace)
         self.family = family
         self.engine = FamilyEngine(model, family)
+        self.scalar = ScalarEngine(self.engine)
         self.ranges = JointRanges(model.lower, model.upper)
         self.gate = PositionGate(workspace)
         if home is None:
@@ -791,25 +982,29 @@ class FamilySolver(Solver):
         return [tuple(c) for c in itertools.product(*choices)]
 
     # ------------------------------------------------------------------ one pose
-    def all_solutions(self, position: Sequence[float], rotation: np.ndarray,
+    def all_solutions(self, position: Sequence[float], rotation: Sequence[float],
                       reference: Sequence[float]
                       ) -> tuple[list[tuple[str, tuple, int]], list[tuple[str, float, str]],
                                  ErrorCode, str]:
         """Labelled solutions of one pose inside the limits, with every whole-turn copy.
+
+        Args:
+            position: tip position, m. rotation: tip rotation, row-major 9 floats.
+            reference: the seed, rad (free joints at singularities keep its values).
 
         Returns:
             (solutions [(label, per-joint whole-turn copies inside the limits, flags)],
             out-of-limit branches [(label, rad past, words)], code, reason): code OK
             when some branch is reachable, else OUT_OF_REACH or INSIDE_INNER_HOLE and why.
         """
-        raw, ok, flags = self.engine.solve_raw(np.asarray(position, dtype=float)[None],
-                                               np.asarray(rotation, dtype=float)[None],
-                                               np.asarray(reference, dtype=float))
-        raw, ok, flags = raw[0].tolist(), ok[0], flags[0]
-        if not ok.any():
+        raw, too_near = self.scalar.solve(position, rotation, reference)
+        ok = [good for _, good, _ in raw]
+        flags = [flag for _, _, flag in raw]
+        raw = [q for q, _, _ in raw]
+        if not any(ok):
             point = 'where axes 5 and 6 cross' if self.family.name == 'ur' else \
                 'the wrist centre'
-            if self.engine.last_too_near[0].all():
+            if too_near:
                 return [], [], ErrorCode.INSIDE_INNER_HOLE, (
                     f'the point {point} is too near the shoulder for this orientation')
             return [], [], ErrorCode.OUT_OF_REACH, (
@@ -837,22 +1032,22 @@ class FamilySolver(Solver):
         return IKResult(code, reason, solve_time=perf_counter() - start)
 
     def _goal_rotation(self, goal: int, orientation: object, reference: Sequence[float]
-                       ) -> tuple[np.ndarray | None, str]:
+                       ) -> tuple[tuple[float, ...] | None, str]:
+        """The goal's tool rotation (row-major 9 floats), or (None, reason)."""
         if goal == GoalType.FULL_POSE:
             if orientation is None:
                 return None, 'a FULL_POSE goal needs a target orientation'
-            matrix, reason = parse_orientation(orientation)
-            return (None, reason) if matrix is None else (np.array(matrix).reshape(3, 3), '')
+            return parse_orientation(orientation)
         seed_rotation = self.model.fk(np.asarray(reference))[:3, :3]
         if goal == GoalType.POSITION:
-            return seed_rotation, ''
+            return tuple(seed_rotation.reshape(-1).tolist()), ''
         # TOOL_DOWN: the heading of the seed's tool x axis (its y axis when x is vertical).
         if math.hypot(seed_rotation[0, 0], seed_rotation[1, 0]) > 1e-6:
             heading = math.atan2(seed_rotation[1, 0], seed_rotation[0, 0])
         else:
             heading = math.atan2(seed_rotation[1, 1], seed_rotation[0, 1]) + 0.5 * math.pi
         ch, sh = math.cos(heading), math.sin(heading)
-        return np.array([[ch, sh, 0.0], [sh, -ch, 0.0], [0.0, 0.0, -1.0]]), ''
+        return (ch, sh, 0.0, sh, -ch, 0.0, 0.0, 0.0, -1.0), ''
 
     def solve(self, position: object, orientation: object = None,
               goal: GoalType = GoalType.POSITION, seed: object = None,
@@ -924,7 +1119,7 @@ class FamilySolver(Solver):
         result.solve_time = perf_counter() - start
         return result
 
-    def _choose(self, start: float, target: Sequence[float], rotation: np.ndarray,
+    def _choose(self, start: float, target: Sequence[float], rotation: Sequence[float],
                 goal: int, reference: Sequence[float], found: list, outside: list,
                 branch: str, return_all: bool) -> IKResult:
         nearest = branch in NEAREST
@@ -952,8 +1147,7 @@ class FamilySolver(Solver):
         tip = reached[:3, 3]
         error = float(np.linalg.norm(tip - np.asarray(target)))
         if goal == GoalType.FULL_POSE:
-            angle = rotation_angle(rotation.reshape(-1).tolist(),
-                                   reached[:3, :3].reshape(-1).tolist())
+            angle = rotation_angle(rotation, reached[:3, :3].reshape(-1).tolist())
         elif goal == GoalType.TOOL_DOWN:
             angle = math.atan2(math.hypot(reached[0, 2], reached[1, 2]), -reached[2, 2])
         else:
@@ -961,8 +1155,17 @@ class FamilySolver(Solver):
         reason = f'solved in closed form ({self.family.name} family)'
         if flags:
             reason += f'; {flag_words(flags)}'
-        solutions = [Solution(name, np.array(copy)) for name, choices, _ in found
-                     for copy in itertools.product(*choices)] if return_all else []
+        solutions = []
+        if return_all:
+            labels, rows = [], []
+            for name, choices, _ in found:
+                copies = list(itertools.product(*choices))
+                labels += [name] * len(copies)
+                rows += copies
+            # One array, one row per solution: a UR5 lists 256 copies, and an array each
+            # would cost more than the closed form.
+            table = np.array(rows)
+            solutions = [Solution(name, row) for name, row in zip(labels, table, strict=True)]
         return IKResult(ErrorCode.OK, reason, np.array(q), label, tip, error, angle, 0,
                         best_step, solutions, perf_counter() - start)
 
