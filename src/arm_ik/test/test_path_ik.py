@@ -347,3 +347,28 @@ def test_the_condition_number_of_a_position_goal_is_the_metrics_one(pointer3):
     q = np.array([0.2, 0.9, -1.1])
     expected = metrics.condition_number(pointer3.model.jacobian(q)[:3])
     assert _path_ik(pointer3).condition(q, GoalType.POSITION) == pytest.approx(expected)
+
+
+def test_an_unavoidable_jump_is_reported_with_its_joint_and_never_returned(six_axis):
+    # Position goals of the closed form keep the start's tool orientation: near the
+    # stretched elbow that orientation forces a fast elbow swing, a jump at any step size.
+    start = six_axis.home
+    result = _path_ik(six_axis).follow(
+        PathRequest(start, [ToolPose((2.6, 0.0, 1.0))], solver='closed_form'), OPTIONS)
+    assert result.code == PathCode.JOINT_JUMP, result.message
+    assert result.joint in six_axis.model.joint_names
+    assert result.joint_step > DEFAULT_MAX_JOINT_STEP
+    gap = float(np.linalg.norm(result.failed_position - result.stop_position))
+    assert gap <= DEFAULT_MIN_STEP + 1e-9
+    assert 0.0 < result.fraction < 1.0
+    _assert_continuous(six_axis, result, [six_axis.model.fk(start)[:3, 3],
+                                          np.array([2.6, 0.0, 1.0])])
+
+
+@pytest.mark.parametrize('solver', ['closed_form', 'dls'])
+def test_a_path_out_of_time_stops_with_timeout(six_axis, solver):
+    result = _path_ik(six_axis).follow(
+        PathRequest(six_axis.home, [ToolPose((1.0, 0.3, 1.0))], solver=solver, timeout=1e-9),
+        OPTIONS)
+    assert result.code == PathCode.TIMEOUT, result.message
+    assert result.fraction == 0.0 and len(result.trajectory) == 1

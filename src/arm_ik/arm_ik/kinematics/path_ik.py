@@ -711,8 +711,24 @@ class _Run:
         if not result.success:
             return [], self._failure(result, None)
         solutions = [(s.label, s.q) for s in result.solutions] or [(result.branch, result.q)]
-        states = [(label, copy) for label, q in solutions
-                  for copy in self._copies(q, reference)]
+        # A solver may list whole-turn copies itself: keep one per label, _copies adds the
+        # ones a continuous path can use.
+        labels = [label for label, _ in solutions]
+        values = np.array([q for _, q in solutions], dtype=float)
+        keys = values.copy()
+        keys[:, self.turns] = np.mod(keys[:, self.turns], 2.0 * math.pi)
+        names = {label: i for i, label in enumerate(dict.fromkeys(labels))}
+        keys = np.column_stack([[names[label] for label in labels], np.round(keys, 9)])
+        _, first = np.unique(keys, axis=0, return_index=True)
+        states = [(labels[i], copy) for i in sorted(first.tolist())
+                  for copy in self._copies(values[i], reference)]
+        # A state farther than half a turn (plus a step) from every state before it, on some
+        # joint, is never the next sample of a continuous path: left out before the checks.
+        array = np.array([q for _, q in states])
+        gap = np.abs(array[:, None, :] - reference[None, :, :]).max(axis=2).min(axis=1)
+        near = gap <= math.pi + self.settings.max_joint_step
+        if near.any():
+            states = [state for state, keep in zip(states, near, strict=True) if keep]
         ok, stops = self._pose_checks(np.array([q for _, q in states]))
         kept = [state for state, good in zip(states, ok, strict=True) if good]
         for (label, _), stop in zip(states, stops, strict=True):
