@@ -112,6 +112,15 @@ def test_opw_parameters_offsets_and_signs_come_out_of_the_urdf(arm):
                                    atol=1e-12)
 
 
+@pytest.mark.parametrize('arm', ['pointer3', 'manipulator3d'])
+def test_yaw_two_pitch_arms_are_recognised_and_left_to_the_analytic_solver(arm):
+    model = load_model(arm)
+    family, _ = recognise(model)
+    assert family.name == 'yaw_two_pitch'
+    assert 'needs 6 joints' in ClosedFormSolver.applicability(model)
+    assert choose_solver(model)[0] == 'analytic'
+
+
 def test_six_axis_keeps_the_spherical_wrist_solver_exactly():
     model = load_model('six_axis')
     family, _ = recognise(model)

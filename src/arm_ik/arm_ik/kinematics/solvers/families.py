@@ -1,8 +1,10 @@
 """Arm families with a closed-form IK, recognised from the URDF, and their solvers.
 
 Recognition looks at the joint axes and origins at q = 0 (``ArmModel.joint_origins_and_axes``)
-and names the family of a six-joint chain, with its parameters, or says why it is none:
+and names the family of a chain, with its parameters, or says why it is none:
 
+- ``yaw_two_pitch``: a yaw and two parallel pitch joints (pointer3, manipulator3d), by the
+  rules of ``analytic.AnalyticSolver``, which serves it.
 - ``spherical_wrist``: yaw, two parallel pitch joints and three wrist axes meeting in one
   point on the forearm line (six_axis); served by ``closed_form.SphericalWristSolver``.
 - ``ur``: axes 2, 3 and 4 parallel and perpendicular to axis 1, axis 5 perpendicular to
@@ -50,6 +52,7 @@ from arm_ik.kinematics.result import (
     Solution,
 )
 from arm_ik.kinematics.solvers.analytic import (
+    AnalyticSolver,
     JointRanges,
     LIMIT_TOLERANCE,
     NEAREST,
@@ -89,7 +92,9 @@ FLAG_WORDS = {WRIST_SINGULAR: 'wrist singular (two wrist axes on one line; one j
               SHOULDER_SINGULAR: 'shoulder singular (the wrist point on the first axis; '
                                  'the first joint kept from the seed)',
               STRETCHED: 'arm stretched or folded (the elbow at its reach boundary)'}
-FAMILY_NAMES = ('spherical_wrist', 'ur', 'opw')
+# The yaw + two-pitch arms are the analytic solver's; the others closed_form's.
+FAMILY_NAMES = ('yaw_two_pitch', 'spherical_wrist', 'ur', 'opw')
+SIX_JOINT_FAMILIES = ('spherical_wrist', 'ur', 'opw')
 _DEFAULT_OPTIONS = SolveOptions()
 
 
@@ -173,7 +178,8 @@ class Family:
         words = {'ur': 'UR family (three parallel middle axes, offset wrist)',
                  'opw': 'OPW family (ortho-parallel base, spherical wrist)',
                  'spherical_wrist': 'spherical-wrist six-axis (wrist centre on the forearm '
-                                    'line)'}[self.name]
+                                    'line)',
+                 'yaw_two_pitch': 'yaw + two parallel pitch joints'}[self.name]
         lengths = ', '.join(f'{key} {1000.0 * value:.1f}' for key, value in
                             self.parameters.items() if isinstance(value, float))
         return f'{words}: {lengths} mm' if lengths else words
@@ -363,10 +369,16 @@ def recognise(model: ArmModel) -> tuple[Family | None, dict[str, str]]:
         return cached
     reasons: dict[str, str] = {}
     found = None
+    # The two closed forms that existed before the families, by their own rules.
+    planar = AnalyticSolver.applicability(model)
     spherical = SphericalWristSolver.applicability(model)
-    if not spherical:
+    if not planar:
+        found = Family('yaw_two_pitch')
+    elif not spherical:
+        reasons['yaw_two_pitch'] = planar
         found = Family('spherical_wrist')
     else:
+        reasons['yaw_two_pitch'] = planar
         reasons['spherical_wrist'] = spherical
         for name, recogniser in (('ur', recognise_ur), ('opw', recognise_opw)):
             family = recogniser(model)
@@ -1127,11 +1139,18 @@ class FamilySolver(Solver):
         for label, choices, flags in found:
             if nearest or label == branch:
                 # The copy nearest the seed joint by joint (the joints turn independently).
-                q = tuple(min(copies, key=lambda a, r=r: abs(a - r))
-                          for copies, r in zip(choices, reference, strict=True))
-                step = max(abs(a - r) for a, r in zip(q, reference, strict=True))
+                q, step = [], 0.0
+                for copies, r in zip(choices, reference, strict=True):
+                    a = copies[0]
+                    for other in copies[1:]:
+                        if abs(other - r) < abs(a - r):
+                            a = other
+                    move = a - r if a > r else r - a
+                    if move > step:
+                        step = move
+                    q.append(a)
                 if step < best_step:
-                    best, best_step = (label, q, flags), step
+                    best, best_step = (label, tuple(q), flags), step
         if best is None:
             candidates = outside if nearest else [o for o in outside if o[0] == branch]
             if not candidates:
@@ -1185,8 +1204,10 @@ class ClosedFormSolver(Solver):
                  home: Sequence[float] | None = None) -> None:
         super().__init__(model, workspace)
         family, _ = recognise(model)
-        self.family = family
         self._not_applicable = self.applicability(model)
+        if self._not_applicable:
+            family = None
+        self.family = family
         if family is None:
             self._delegate: Solver | None = None
         elif family.name == 'spherical_wrist':
@@ -1198,19 +1219,20 @@ class ClosedFormSolver(Solver):
     def applicability(cls, model: ArmModel) -> str:
         """'' when a closed-form family fits ``model``, else why none does."""
         family, reasons = recognise(model)
-        if family is not None:
+        if family is not None and family.name in SIX_JOINT_FAMILIES:
             return ''
-        spherical = reasons.get('spherical_wrist', '')
         if model.dof != 6:
-            return spherical
+            return SphericalWristSolver.applicability(model)
         return 'no closed-form family fits: ' + '; '.join(
-            f'{name}: {reason}' for name, reason in reasons.items())
+            f'{name}: {reason}' for name, reason in reasons.items()
+            if name in SIX_JOINT_FAMILIES)
 
     @classmethod
     def family_description(cls, model: ArmModel) -> str:
         """The recognised family in words ('' when none)."""
         family, _ = recognise(model)
-        return '' if family is None else family.describe()
+        return '' if family is None or family.name not in SIX_JOINT_FAMILIES else \
+            family.describe()
 
     def __getattr__(self, name: str) -> object:
         delegate = self.__dict__.get('_delegate')
