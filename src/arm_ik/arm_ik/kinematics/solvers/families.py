@@ -945,6 +945,12 @@ class FamilySolver(Solver):
         self.engine = FamilyEngine(model, family)
         self.scalar = ScalarEngine(self.engine)
         self.ranges = JointRanges(model.lower, model.upper)
+        r = self.ranges
+        # Per joint: the wrap constants of JointRanges and whether a second copy can fit.
+        self._joint_constants = tuple(
+            (shift, base, top, lo, hi, hi - lo >= TWO_PI - 2.0 * LIMIT_TOLERANCE)
+            for shift, base, top, lo, hi in zip(r.shift, r.base, r.top, r.lower, r.upper,
+                                                strict=True))
         self.gate = PositionGate(workspace)
         if home is None:
             home = model.clamp(np.zeros(model.dof))
@@ -1024,11 +1030,27 @@ class FamilySolver(Solver):
         found, outside = [], []
         names = self.model.joint_names
         lower, upper = self.ranges.lower, self.ranges.upper
+        constants = self._joint_constants
         for label, q, good, flag in zip(BRANCHES, raw, ok, flags, strict=True):
             if not good:
                 continue
-            choices = [_turns(angle, lower[j], upper[j]) for j, angle in enumerate(q)]
-            if all(choices):
+            # _turns inlined (the hot path): the lowest copy, then more for long ranges.
+            choices = []
+            for angle, (shift, base, top, lo, hi, multi) in zip(q, constants, strict=True):
+                first = (angle + shift) % TWO_PI + base
+                if first > top:
+                    break
+                first = lo if first < lo else hi if first > hi else first
+                if multi:
+                    copies = [first]
+                    following = first + TWO_PI
+                    while following <= top:
+                        copies.append(hi if following > hi else following)
+                        following += TWO_PI
+                    choices.append(copies)
+                else:
+                    choices.append((first,))
+            else:
                 found.append((label, choices, int(flag)))
                 continue
             past = [(_past_limits(angle, lower[j], upper[j]), j) for j, angle in enumerate(q)]
@@ -1139,18 +1161,15 @@ class FamilySolver(Solver):
         for label, choices, flags in found:
             if nearest or label == branch:
                 # The copy nearest the seed joint by joint (the joints turn independently).
-                q, step = [], 0.0
-                for copies, r in zip(choices, reference, strict=True):
-                    a = copies[0]
-                    for other in copies[1:]:
-                        if abs(other - r) < abs(a - r):
-                            a = other
-                    move = a - r if a > r else r - a
-                    if move > step:
-                        step = move
-                    q.append(a)
+                q = tuple(copies[0] if len(copies) == 1 else
+                          min(copies, key=lambda a, r=r: abs(a - r))
+                          for copies, r in zip(choices, reference, strict=True))
+                q1, q2, q3, q4, q5, q6 = q
+                r1, r2, r3, r4, r5, r6 = reference
+                step = max(abs(q1 - r1), abs(q2 - r2), abs(q3 - r3), abs(q4 - r4),
+                           abs(q5 - r5), abs(q6 - r6))
                 if step < best_step:
-                    best, best_step = (label, tuple(q), flags), step
+                    best, best_step = (label, q, flags), step
         if best is None:
             candidates = outside if nearest else [o for o in outside if o[0] == branch]
             if not candidates:
