@@ -111,7 +111,8 @@ class _Pairs:
         self.b = np.asarray(b, dtype=np.intp)
         self.queries = queries
         self.names = names
-        self.reach = None   # radius sums, filled by the checker
+        self.reach = None   # radius sums (self) or link radii (scene), from the checker
+        self.rotation = self.box_centre = self.half = None   # scene: the objects' boxes
 
     def __len__(self) -> int:
         return len(self.queries)
@@ -243,10 +244,16 @@ class CollisionChecker:
             self._query_cache = {k: v for k, v in self._query_cache.items() if k[1] in live}
             pairs = _Pairs(a, b, queries, names)
             if objects:
-                pairs.reach = self._radius[pairs.a] + np.array(
-                    [objects[i].shape.radius for i in pairs.b])
-                self._object_centres = np.array([item.pose[:3, :3] @ item.shape.centre +
-                                                 item.pose[:3, 3] for item in objects])
+                # Objects are static: a shape's bounding sphere against the object's box
+                # (in the object's frame) bounds the pair far tighter than two spheres when
+                # the object is flat or long (a table's sphere would cover the whole arm).
+                pairs.reach = self._radius[pairs.a]
+                rotation = np.array([item.pose[:3, :3].T for item in objects])
+                box_centre = np.array([item.pose[:3, :3] @ item.shape.centre +
+                                       item.pose[:3, 3] for item in objects])
+                pairs.rotation = rotation[pairs.b]
+                pairs.box_centre = box_centre[pairs.b]
+                pairs.half = np.array([objects[i].shape.half_extents for i in pairs.b])
                 self._object_transforms = [backend.transform(item.pose) for item in objects]
             self._scene_pairs = pairs
             self._scene_key = key
@@ -314,13 +321,20 @@ class CollisionChecker:
         scene, objects = self._scene_group()
         scene_contacts, closest_scene = [], None
         if len(scene):
-            bound = np.linalg.norm(centres[scene.a] - self._object_centres[scene.b],
-                                   axis=1) - scene.reach
+            bound = self._scene_bound(scene, centres)
             scene_contacts, closest_scene = self._branch(
                 scene, bound, robot, self._object_transforms.__getitem__, 'scene')
         return CollisionReport(bool(self_contacts or scene_contacts), bool(self_contacts),
                                bool(scene_contacts), tuple(self_contacts + scene_contacts),
                                closest_self, closest_scene)
+
+    @staticmethod
+    def _scene_bound(pairs: _Pairs, centres: np.ndarray) -> np.ndarray:
+        """Lower bounds of the link-object distances, m: from each link shape's bounding
+        sphere to the object's box."""
+        local = np.einsum('pij,pj->pi', pairs.rotation, centres[pairs.a] - pairs.box_centre)
+        outside = np.maximum(np.abs(local) - pairs.half, 0.0)
+        return np.sqrt(np.einsum('pi,pi->p', outside, outside)) - pairs.reach
 
     def _branch(self, pairs: _Pairs, bound: np.ndarray, pose_a, pose_b,
                 kind: str) -> tuple[list[Contact], Contact | None]:
@@ -359,8 +373,7 @@ class CollisionChecker:
                     return False
         scene, objects = self._scene_group()
         if len(scene):
-            bound = np.linalg.norm(centres[scene.a] - self._object_centres[scene.b],
-                                   axis=1) - scene.reach
+            bound = self._scene_bound(scene, centres)
             for index in np.flatnonzero(bound <= self.padding).tolist():
                 if self._touch(scene.queries[index], poses[scene.a[index]],
                                objects[scene.b[index]].pose):

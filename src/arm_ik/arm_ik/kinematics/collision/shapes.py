@@ -40,6 +40,9 @@ class Shape:
         centre: (3,) bounding-sphere centre in the shape's own frame, m.
         radius: bounding-sphere radius, m.
         note: how it was obtained ('' for a plain primitive; the fallback's reason).
+        half_extents: (3,) half sides of a box centred on ``centre`` and aligned with the
+            shape's frame that holds the shape, m (a tighter bound than the sphere for
+            flat or long objects such as a table).
     """
 
     kind: str
@@ -49,6 +52,7 @@ class Shape:
     centre: np.ndarray
     radius: float
     note: str = ''
+    half_extents: np.ndarray | None = None
 
 
 def _positive(value: object, what: str) -> float:
@@ -71,7 +75,7 @@ def box_shape(size: Sequence[float], origin: np.ndarray | None = None) -> Shape:
         raise ShapeError(f'box size must be three side lengths, got {size!r}')
     sides = np.array([_positive(v, 'box side') for v in size])
     return Shape('box', {'size': sides.tolist()}, _origin(origin), backend.box(sides),
-                 np.zeros(3), 0.5 * float(np.linalg.norm(sides)))
+                 np.zeros(3), 0.5 * float(np.linalg.norm(sides)), '', sides / 2)
 
 
 def sphere_shape(radius: float, origin: np.ndarray | None = None) -> Shape:
@@ -82,7 +86,7 @@ def sphere_shape(radius: float, origin: np.ndarray | None = None) -> Shape:
     """
     radius = _positive(radius, 'sphere radius')
     return Shape('sphere', {'radius': radius}, _origin(origin), backend.sphere(radius),
-                 np.zeros(3), radius)
+                 np.zeros(3), radius, '', np.full(3, radius))
 
 
 def cylinder_shape(radius: float, length: float, origin: np.ndarray | None = None) -> Shape:
@@ -94,7 +98,8 @@ def cylinder_shape(radius: float, length: float, origin: np.ndarray | None = Non
     radius = _positive(radius, 'cylinder radius')
     length = _positive(length, 'cylinder length')
     return Shape('cylinder', {'radius': radius, 'length': length}, _origin(origin),
-                 backend.cylinder(radius, length), np.zeros(3), math.hypot(radius, length / 2))
+                 backend.cylinder(radius, length), np.zeros(3), math.hypot(radius, length / 2),
+                 '', np.array([radius, radius, length / 2]))
 
 
 def capsule_shape(radius: float, length: float, origin: np.ndarray | None = None,
@@ -103,7 +108,8 @@ def capsule_shape(radius: float, length: float, origin: np.ndarray | None = None
     radius = _positive(radius, 'capsule radius')
     length = max(float(length), 0.0)
     return Shape('capsule', {'radius': radius, 'length': length}, _origin(origin),
-                 backend.capsule(radius, length), np.zeros(3), radius + length / 2, note)
+                 backend.capsule(radius, length), np.zeros(3), radius + length / 2, note,
+                 np.array([radius, radius, radius + length / 2]))
 
 
 def mesh_shape(path: str | Path, scale: Sequence[float] = (1.0, 1.0, 1.0),
@@ -138,7 +144,7 @@ def mesh_shape(path: str | Path, scale: Sequence[float] = (1.0, 1.0, 1.0),
     radius = float(np.max(np.linalg.norm(vertices - centre, axis=1)))
     return Shape('convex' if convex else 'mesh',
                  {'file': str(path), 'scale': factors.tolist()}, _origin(origin), geometry,
-                 centre, radius)
+                 centre, radius, '', 0.5 * (high - low))
 
 
 def convex_hull(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -206,7 +212,7 @@ def link_shapes(link: ElementTree.Element, search_paths: Sequence[str | Path],
                             f'{fallback.dimensions} instead')
                 shapes.append(Shape(fallback.kind, fallback.dimensions, fallback.origin,
                                     fallback.geometry, fallback.centre, fallback.radius,
-                                    f'fallback: {error}'))
+                                    f'fallback: {error}', fallback.half_extents))
     return shapes
 
 
