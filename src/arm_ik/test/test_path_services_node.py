@@ -69,8 +69,7 @@ def test_a_line_through_the_floor_stops_as_the_core_says(graph, arm):
     request.start.position = start.tolist()
     request.waypoints.poses = [_pose((1.2, 0.0, -0.2))]
     request.goal_type = CartesianPath.Request.GOAL_TOOL_DOWN
-    request.solver = 'closed_form'
-    request.partial = True
+    request.solver = 'closed_form'     # partial: true by default
     response = _call(graph, CartesianPath, service(ARM, 'cartesian_path'), request)
     assert response.code == CartesianPath.Request.FLOOR_CONTACT, response.message
     core = PathIK(arm.dispatcher(), arm.safety).follow(
@@ -108,6 +107,18 @@ def test_a_complete_path_from_the_current_state_and_a_bad_request(graph, arm):
     assert response.code == CartesianPath.Request.INVALID_INPUT
     assert response.ik_error_code.val == ErrorCode.UNKNOWN_JOINT_NAMES
     assert not response.trajectory.points
+
+
+def test_no_partial_path_when_not_wanted(graph, arm):
+    request = CartesianPath.Request()
+    request.start.name = list(arm.model.joint_names)
+    request.start.position = _tool_down_start(arm).tolist()
+    request.waypoints.poses = [_pose((1.2, 0.0, -0.2))]
+    request.goal_type = CartesianPath.Request.GOAL_TOOL_DOWN
+    request.partial = False
+    response = _call(graph, CartesianPath, service(ARM, 'cartesian_path'), request)
+    assert response.code == CartesianPath.Request.FLOOR_CONTACT, response.message
+    assert not response.trajectory.points and 0.0 < response.fraction < 1.0
 
 
 def test_a_batch_answers_as_solve_ik_one_by_one(graph, arm):

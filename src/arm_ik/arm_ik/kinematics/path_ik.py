@@ -53,7 +53,7 @@ from arm_ik.kinematics.result import ErrorCode, GoalType, IKResult
 from arm_ik.kinematics.safety.geometry import SafetyGeometry, Verdict
 from arm_ik.kinematics.solvers.analytic import BRANCHES as ANALYTIC_BRANCHES
 from arm_ik.kinematics.solvers.analytic import NEAREST
-from arm_ik.kinematics.solvers.base import SolveOptions
+from arm_ik.kinematics.solvers.base import SolveOptions, Solver
 from arm_ik.kinematics.transforms import matrix_to_quaternion, quaternion_to_matrix
 
 # Defaults of the request fields (documented units).
@@ -595,14 +595,14 @@ def _angle(a: np.ndarray, b: np.ndarray) -> float:
 class _Run:
     """One path being followed: the sample solver, the checks and the subdivision."""
 
-    def __init__(self, owner: PathIK, solver: object, goal: GoalType, options: SolveOptions,
+    def __init__(self, owner: PathIK, solver: Solver, goal: GoalType, options: SolveOptions,
                  settings: _Settings, path: _ToolPath, start: np.ndarray, deadline: float,
                  allow_branch_change: bool) -> None:
         self.owner, self.model = owner, owner.model
         self.solver, self.goal, self.options = solver, goal, options
         self.settings, self.path, self.start = settings, path, start
         self.deadline, self.allow_change = deadline, allow_branch_change
-        self.labelled = bool(getattr(solver, 'labelled', False))
+        self.labelled = solver.labelled
         self.failed_u: float | None = None
         self.refused: dict[str, _Stop] = {}
         model = self.model
