@@ -25,7 +25,7 @@ from rclpy.action import ActionServer, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
-from ros_harness import call_service, wait_for
+from ros_harness import call_service, config_file, wait_for
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -183,7 +183,7 @@ def _wait(condition: Callable[[], object], timeout: float, spin, what: str, proc
 
 
 def _params(arm: str, urdf_of, **extra) -> dict:
-    return {'robot_description': urdf_of(arm), 'arm': arm, **extra}
+    return {'robot_description': urdf_of(arm), 'arm': arm, 'arm_config': config_file(arm), **extra}
 
 
 def _distinct(goals: list[MoveToTarget.Goal]) -> list[MoveToTarget.Goal]:

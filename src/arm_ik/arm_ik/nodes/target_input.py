@@ -54,13 +54,12 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import Marker
 
-from arm_ik.kinematics.description import home_from_config
 from arm_ik.kinematics.joint_state import positions_by_name
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.request import IKDispatcher
 from arm_ik.kinematics.result import ErrorCode
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
-from arm_ik.kinematics.solvers.base import Workspace, workspace_of_arm
+from arm_ik.kinematics.solvers.base import Workspace
 from arm_ik.kinematics.tasks.console import ask_points
 from arm_ik.kinematics.tasks.current_pose import CurrentPose, PoseState
 from arm_ik.kinematics.tasks.pick_place import (
@@ -83,12 +82,12 @@ from arm_ik.kinematics.tasks.sequences import (
 from arm_ik.nodes import target_input_parameters as params
 from arm_ik.nodes import task_messages
 from arm_ik.nodes.common import (
+    arm_of,
     constant_names,
     declare_arm_model,
     DescriptionReload,
     LATCHED_QOS,
     run,
-    safety_geometry_of,
     StartupError,
 )
 from arm_ik.nodes.target_input_parameters import POINT_PARAMETERS
@@ -205,14 +204,10 @@ class TargetInput(Node):
             StartupError: the arm's IK or safety settings do not fit ``model``.
             ValueError: the sequence or the solver parameter does not fit it.
         """
-        ik_config = self._config.get('ik', {}) or {}
-        workspace = workspace_of_arm(model, self._config)
-        home = np.array(home_from_config(model, self._config))
-        try:
-            dispatcher = IKDispatcher(model, workspace, ik_config.get('default_solver', 'dls'))
-        except ValueError as error:
-            raise StartupError(f'{self.arm}: {error}') from None
-        geometry = safety_geometry_of(model, self._config, self.arm)
+        arm = arm_of(model, self._config, self.arm)
+        workspace, home, geometry = arm.workspace, arm.home, arm.safety
+        # The arm's one dispatcher: the same solver and floor rules as ik_server's.
+        dispatcher = arm.dispatcher()
         machine = None
         if self.machine is not None:
             solver = self.settings.clicks.solver
