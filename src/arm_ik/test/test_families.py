@@ -341,6 +341,8 @@ def test_only_out_of_limit_solutions_give_joint_limits_with_how_far_out():
     ('ur5', (0.1, -1.0, 0.0, 0.3, 0.4, 0.5), 'arm stretched'),
     ('irb2400_like', (0.2, 0.3, 0.4, 0.5, 0.0, 0.6), 'wrist singular'),
     ('kr6_r700_like', (0.2, -1.0, 0.4, 0.5, 0.0, 0.6), 'wrist singular'),
+    # A3 chosen (by root finding) to put the wrist centre on the A1 axis, x = 1e-17 m.
+    ('kr6_r700_like', (0.2, -1.4, -0.2910654471643948, 0.3, 0.5, 0.1), 'shoulder singular'),
 ])
 def test_singular_configurations_give_a_defined_answer_and_say_so(arm, q, words):
     model = _model(arm)
@@ -348,6 +350,9 @@ def test_singular_configurations_give_a_defined_answer_and_say_so(arm, q, words)
     seed = np.array(q) + 0.05
     result = _solver(arm).solve(pose[:3, 3], pose[:3, :3], GoalType.FULL_POSE, seed, ALL)
     assert result.success and words in result.reason
+    if words == 'shoulder singular':
+        # Any yaw reaches the pose: the seed's is kept.
+        assert result.q[0] == pytest.approx(seed[0], abs=1e-12)
     for solution in [*result.solutions]:
         assert np.all(np.isfinite(solution.q))
         assert _pose_error(model, solution.q, pose) < FK_TOLERANCE

@@ -532,7 +532,8 @@ class FamilyEngine:
         b = v @ self.w1xn
         centre, half, solvable, _ = _cosine_equation(a, b, self.d - self.k1 * along)
         on_axis = np.hypot(a, b) < SINGULAR
-        centre = np.where(on_axis, seed_q1, centre)
+        # On the axis any yaw does: the seed's, and the seed's + π (centre ± half).
+        centre = np.where(on_axis, seed_q1 + 0.5 * math.pi, centre)
         half = np.where(on_axis, 0.5 * math.pi, half)
         solvable = solvable | on_axis
         q1 = np.stack([centre + half, centre - half], axis=1)
@@ -783,7 +784,9 @@ class ScalarEngine:
         centre, half, solvable, _ = _cosine_one(a, b, self.d - self.k1 * along)
         flag = 0
         if math.hypot(a, b) < SINGULAR:
-            centre, half, solvable, flag = seed, 0.5 * math.pi, True, SHOULDER_SINGULAR
+            # On the axis any yaw does: the seed's, and the seed's + π (centre ± half).
+            centre, half, solvable, flag = seed + 0.5 * math.pi, 0.5 * math.pi, True, \
+                SHOULDER_SINGULAR
         q1 = [centre + half, centre - half]
         vf, vg = _dot(v, self.forward), _dot(v, self.side)
         if math.cos(q1[1]) * vf + math.sin(q1[1]) * vg > math.cos(q1[0]) * vf + \
