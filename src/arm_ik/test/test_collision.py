@@ -420,3 +420,22 @@ def test_no_path_when_a_wall_cuts_the_only_joint_that_moves_the_link() -> None:
     assert not checker.is_free(np.array([math.pi / 4, 0.0]))
     result = plan_joint_path(checker, start, goal, time_budget=0.3)
     assert result.status == NO_PATH and 'no collision-free path found' in result.reason
+
+
+def test_removing_and_adding_objects_between_checks_uses_the_new_shapes() -> None:
+    checker = toy_checker()
+    checker.scene.add(box('a', 1.0))
+    assert not checker.check(np.zeros(2)).collides
+    for round_ in range(20):
+        # Remove and add in one go (no check in between), then a new scene altogether: the
+        # checker must never answer with a freed object's shape.
+        checker.scene.remove(checker.scene.ids[0])
+        checker.scene.add({'id': f'ball{round_}', 'type': 'sphere', 'radius': 0.06,
+                           'pose': {'xyz': [0.1, 0.0, 0.2]}})
+        report = checker.check(np.zeros(2))
+        assert report.scene_collision and report.closest_scene.b == f'ball{round_}'
+        assert report.closest_scene.distance == pytest.approx(0.1 - 0.06 - 0.05, abs=1e-6)
+    fresh = Scene('base')
+    fresh.add(box('far', 1.0))
+    checker.scene = fresh
+    assert not checker.check(np.zeros(2)).collides

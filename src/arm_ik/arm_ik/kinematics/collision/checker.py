@@ -183,7 +183,7 @@ class CollisionChecker:
         self._self = self._self_pairs({frozenset(entry[:2]) for entry in self.allowed})
         self._scene_key = None
         self._scene_pairs = _Pairs([], [], [], [])
-        self._query_cache: dict[tuple[int, int], backend.PairQuery] = {}
+        self._query_cache: dict[tuple[int, object], backend.PairQuery] = {}
         self._motion_radius = self._joint_reach()
 
     def _init_kinematics(self) -> None:
@@ -225,12 +225,17 @@ class CollisionChecker:
     def _scene_group(self) -> tuple[_Pairs, list]:
         """Link × object pairs, rebuilt when the scene changed (queries kept per shape)."""
         objects = self.scene.objects
-        key = (id(self.scene), self.scene.version)
-        if key != self._scene_key:
+        # The scene object itself, not its id(): a replaced scene may be freed and its id
+        # reused by the next one.
+        key = (self.scene, self.scene.version)
+        if self._scene_key is None or key[0] is not self._scene_key[0] or \
+                key[1] != self._scene_key[1]:
             a, b, queries, names = [], [], [], []
             for index, item in enumerate(objects):
                 for shape in range(len(self._shapes)):
-                    cache_key = (shape, id(item.shape))
+                    # Keyed by the shape object itself (hashed by identity): an id() could be
+                    # reused by a new object's shape once a removed one is freed.
+                    cache_key = (shape, item.shape)
                     query = self._query_cache.get(cache_key)
                     if query is None:
                         query = backend.PairQuery(self._shapes[shape].geometry,
@@ -240,7 +245,7 @@ class CollisionChecker:
                     b.append(index)
                     queries.append(query)
                     names.append((self._shape_link[shape], item.id))
-            live = {id(item.shape) for item in objects}
+            live = {item.shape for item in objects}
             self._query_cache = {k: v for k, v in self._query_cache.items() if k[1] in live}
             pairs = _Pairs(a, b, queries, names)
             if objects:
