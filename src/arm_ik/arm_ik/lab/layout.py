@@ -17,14 +17,23 @@ COLOURS = ('#2659bf', '#f27f19', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#1
 BUTTONS = {
     'plan_and_go': ('Plan and go', "send one MoveToTarget goal to the gizmo's pose"),
     'home': ('Home pose', "move to the arm's home pose (arm_info)"),
-    'cycle_start': ('Start pick and place', 'target_input ~/run_cycle'),
-    'cycle_stop': ('Stop pick and place', 'target_input ~/stop_cycle'),
+    'cycle_start': ('Resume scripted cycle', 'target_input ~/run_cycle: the scripted cycle '
+                    'starts again from its first step'),
+    'cycle_stop': ('Pause: take over', 'target_input ~/stop_cycle: the cycle stops where it '
+                   'is, the arm holds its pose and the panel drives it'),
     'refresh_joint_map': ('Refresh joint map', 'safety_monitor ~/joint_map at the current yaw'),
     'damping_sweep': ('Run damping sweep', 'plain fixed-lambda DLS near the stretched '
                       'singularity (arm_ik.kinematics.experiments)'),
     'apply_lengths': ('Apply link lengths', 'expand the xacro with these lengths and set it '
                       'as robot_description of the running nodes'),
 }
+
+# Plot heights in CSS pixels (the whole uPlot element, title and legend included, is about
+# 60 px more): fixed, not a width-to-height ratio, so a narrowed panel keeps them readable.
+# The Readouts tab (readouts + error plot) and the Last move tab (two plots) each fit a
+# 1400 × 900 window without scrolling (test_lab_layout.py measures it in Chromium).
+PLOT_HEIGHTS = {'error': 220, 'joints': 260, 'w': 200}
+CYCLE_UNKNOWN = 'No scripted cycle reported yet (target_input runs one in `make demo`).'
 
 
 class LabLayout:
@@ -33,7 +42,7 @@ class LabLayout:
     def __init__(self, gui, controls: Sequence[Control], lengths: Sequence[Control],
                  apply: Callable[[Control, object], Outcome],
                  report: Callable[[Control, Outcome], None], joint_names: Sequence[str],
-                 joint_map: bool, damping_sweep: bool) -> None:
+                 joint_map: bool, damping_sweep: bool, joint_map_note: str = '') -> None:
         self.gui = gui
         by_key = {control.key: control for control in controls}
 
@@ -42,10 +51,18 @@ class LabLayout:
 
         self.panels: list[ControlPanel] = []
         self.buttons = {}
-        # Right: the controls. Left: what the arm does (readouts, plots; the joint map or
-        # the damping sweep below them), so one screen shows both.
+        # Right: the controls. Left: what the arm does, in one panel of tabs (readouts with
+        # the live error; the last move's plots; the joint map or the damping sweep). Tabs,
+        # not panels docked below each other: viser splits a docked column in equal parts,
+        # which left the plots a strip a hundred pixels high at 1400 × 900.
         gui.main_panel.dock_right()
         gui.main_panel.set_width(400)
+        # First: a scripted cycle (make demo runs one) moves the arm while the user tries the
+        # panel, so pausing it and taking over is the first thing the panel offers.
+        with gui.add_folder('Scripted cycle'):
+            self.cycle_status = gui.add_markdown(CYCLE_UNKNOWN)
+            self._button('cycle_stop', color='red')
+            self._button('cycle_start', color='green')
         with gui.add_folder('Target and move'):
             self.panels.append(ControlPanel(gui, group('live_follow'), apply, report))
             self._button('plan_and_go', color='blue')
@@ -61,10 +78,6 @@ class LabLayout:
                 gui, group('motion_law', 'iterations_per_tick', 'motor_speed'), apply, report))
         with gui.add_folder('Safety'):
             self.panels.append(ControlPanel(gui, group('obstacle_radius'), apply, report))
-        with gui.add_folder('Pick and place'):
-            self._button('cycle_start', color='green')
-            self._button('cycle_stop', color='red')
-            self.cycle_status = gui.add_markdown('')
         self.length_panel = None
         if lengths:
             with gui.add_folder('Link lengths', expand_by_default=False):
@@ -76,46 +89,49 @@ class LabLayout:
         readouts = gui.add_panel()
         readouts.dock_left()
         readouts.set_width(420)
-        with readouts.add_tab('Readouts and plots'):
+        with readouts.add_tab('Readouts'):
             self.readouts = gui.add_markdown('waiting for joint_states ...')
-            self._add_plots(joint_names)
-        self.joint_map = self.joint_map_text = self.sweep_table = None
-        if joint_map or damping_sweep:
-            tools = gui.add_panel()
-            tools.dock_below(readouts)
+            self.error_plot = gui.add_uplot(
+                (np.zeros(2), np.zeros(2)),
+                ({'label': 't (s)'},
+                 {'label': 'error (mm)', 'stroke': '#d62728', 'width': 1.5}),
+                title='IK tracking error, live (mm)', scales={'x': {'time': False}},
+                height=PLOT_HEIGHTS['error'])
+        with readouts.add_tab('Last move'):
+            self._add_move_plots(joint_names)
+        self.joint_map = self.sweep_table = None
         # The six-axis reference experiment first: it is that arm's picture.
         if damping_sweep:
-            with tools.add_tab('Damping sweep'):
+            with readouts.add_tab('Damping sweep'):
                 self._button('damping_sweep')
                 self.sweep_table = gui.add_markdown(
                     'The reference six-axis experiment: plain fixed-λ DLS near the '
                     'stretched singularity.')
-        if joint_map:
-            with tools.add_tab('Joint map'):
+        # Every arm gets the tab, so an arm without a map says why instead of showing none.
+        with readouts.add_tab('Joint map'):
+            if joint_map:
                 self.joint_map = gui.add_image(np.full((8, 8, 3), 240, dtype=np.uint8),
                                                label='shoulder (up) × elbow (right)',
                                                format='png')
-                self.joint_map_text = gui.add_markdown('no map yet')
+            self.joint_map_text = gui.add_markdown(joint_map_note)
+            if joint_map:
                 self._button('refresh_joint_map')
+        self.readouts_panel = readouts
 
-    def _add_plots(self, joint_names: Sequence[str]) -> None:
+    def _add_move_plots(self, joint_names: Sequence[str]) -> None:
         gui = self.gui
-        self.error_plot = gui.add_uplot(
-            (np.zeros(2), np.zeros(2)),
-            ({'label': 't (s)'}, {'label': 'error (mm)', 'stroke': '#d62728', 'width': 1.5}),
-            title='IK tracking error, live (mm)', scales={'x': {'time': False}}, aspect=2.2)
         self.joint_plot = gui.add_uplot(
             (np.zeros(2),) + tuple(np.zeros(2) for _ in joint_names),
             ({'label': 't (s)'},) + tuple(
                 {'label': name, 'stroke': COLOURS[k % len(COLOURS)], 'width': 1.5}
                 for k, name in enumerate(joint_names)),
             title='Joint angles along the last move (rad)', scales={'x': {'time': False}},
-            aspect=1.8)
+            height=PLOT_HEIGHTS['joints'])
         self.w_plot = gui.add_uplot(
             (np.zeros(2), np.zeros(2)),
             ({'label': 't (s)'}, {'label': 'w', 'stroke': '#2659bf', 'width': 1.5}),
             title='Manipulability w along the last move', scales={'x': {'time': False}},
-            aspect=2.2)
+            height=PLOT_HEIGHTS['w'])
 
     def _button(self, key: str, color: str | None = None) -> None:
         label, hint = BUTTONS[key]

@@ -63,3 +63,41 @@ def joint_map_caption(axes: Sequence[str], base: dict[str, float], summary: str)
     return (f'{rows} (up) × {columns} (right) at {fixed}. Grey-brown: below the floor; '
             'red: touching the obstacle; the path runs blue → orange with measured '
             f'contacts as red dots. {summary}')
+
+
+def joint_map_note(model: ArmModel) -> str:
+    """What the joint-map tab says before its first map: which joints it maps and why, or
+    why this arm gets none (a bare "no map yet" left users guessing)."""
+    from arm_ik.kinematics.safety.planning import default_search_joints
+    names = list(model.joint_names)
+    _, axes, _ = model.joint_origins_and_axes(np.zeros(model.dof))
+    horizontal = [name for name, axis in zip(names, axes) if abs(axis[2]) < 1e-6]
+    rule = ('The joint map plots the first two joints whose axes are horizontal at the zero '
+            'pose (a shoulder and an elbow pitch, as on a yaw + two pitch arm) against each '
+            'other, with the floor and the obstacle contacts.')
+    joints = default_search_joints(model)
+    if joints is None:
+        found = f'only {horizontal[0]} has' if horizontal else 'none has'
+        return (f'**No joint map for this arm.** {rule} Of its joints ({", ".join(names)}) '
+                f'{found} a horizontal axis, so there is no such pair.')
+    rows, columns = names[joints[0]], names[joints[1]]
+    others = [name for name in names if name not in (rows, columns)]
+    note = (f'**No map yet:** it is drawn after each move and by *Refresh joint map*. {rule} '
+            f'Here: {rows} (up) × {columns} (right)')
+    if others:
+        note += f', at the current angles of {", ".join(others)}'
+    extra = [name for name in horizontal if name not in (rows, columns)]
+    if extra:
+        verb = 'is a pitch joint' if len(extra) == 1 else 'are pitch joints'
+        note += f"; {', '.join(extra)} {verb} too, so the map is one slice of the joint space"
+    return note + '.'
+
+
+def cycle_markdown(running: bool, last: str) -> str:
+    """The scripted-cycle folder's text: whether a cycle drives the arm and what to press."""
+    if running:
+        head = ('**A scripted cycle is moving the arm.** *Pause: take over* stops it; *Plan '
+                'and go*, *Home pose* and *Live follow* take over too.')
+    else:
+        head = '**No scripted cycle is moving the arm**: the panel drives it.'
+    return f'{head}\n\n{last}' if last else head

@@ -127,7 +127,39 @@ class LabMoves:
                                                     fields['branch'])
         goal.motion_law = self.layout.value('motion_law')
         goal.speed_scale = float(self.layout.value('motor_speed'))
-        return self._send_goal(goal, target, f'move to {np.round(target, 3).tolist()} m')
+        note = self._take_over()
+        return self._send_goal(goal, target, f'move to {np.round(target, 3).tolist()} m',
+                               note)
+
+    def _take_over(self) -> str:
+        """Stop a running scripted cycle before a move of the panel's own, as a click in
+        RViz does (target_input's ~/stop_cycle): else the cycle's next step would take the
+        arm back from the user. Returns a note for the outcome ('' when none ran)."""
+        if not self._cycle_running:
+            return ''
+        response, reason = call(self.cycle_clients['cycle_stop'], Trigger.Request(),
+                                self._timeout)
+        if response is None:
+            return f'; the scripted cycle could not be paused: {reason}'
+        self._cycle_running = False
+        self.layout.cycle_status.content = texts.cycle_markdown(
+            False, f'paused by the panel: {response.message}')
+        return '; the scripted cycle is paused (Resume scripted cycle starts it again)'
+
+    def _pause_cycle(self) -> Outcome:
+        """The panel's "Pause: take over": stop the scripted cycle; the executor holds the
+        pose reached and the panel's moves are the only ones sent."""
+        response, reason = call(self.cycle_clients['cycle_stop'], Trigger.Request(),
+                                self._timeout)
+        if response is None:
+            return Outcome(False, f'pause: {reason}')
+        if response.success:
+            self._cycle_running = False
+        message = (f'{response.message}: the panel has the arm; Resume scripted cycle '
+                   'starts the cycle again from its first step') if response.success \
+            else response.message
+        self.layout.cycle_status.content = texts.cycle_markdown(False, message)
+        return Outcome(bool(response.success), message)
 
     def _go_home(self) -> Outcome:
         goal = MoveToTarget.Goal()
@@ -137,9 +169,11 @@ class LabMoves:
         # Joint targets move with a joint-space law only.
         goal.motion_law = law if law in (laws.MIN_JERK, laws.EXPONENTIAL) else laws.MIN_JERK
         goal.speed_scale = float(self.layout.value('motor_speed'))
-        return self._send_goal(goal, self.model.fk(self.home)[:3, 3], 'home pose')
+        note = self._take_over()
+        return self._send_goal(goal, self.model.fk(self.home)[:3, 3], 'home pose', note)
 
-    def _send_goal(self, goal: MoveToTarget.Goal, target: np.ndarray, what: str) -> Outcome:
+    def _send_goal(self, goal: MoveToTarget.Goal, target: np.ndarray, what: str,
+                   note: str = '') -> Outcome:
         if not self.move_client.server_is_ready():
             return Outcome(False, "the trajectory executor's move_to_target action is not "
                            'available (is trajectory_executor running?)')
@@ -151,7 +185,7 @@ class LabMoves:
             future = self.move_client.send_goal_async(goal, feedback_callback=self._on_feedback)
             future.add_done_callback(lambda done: self._on_goal_response(done, what))
         self._hop.post(send)
-        return Outcome(True, f'goal sent: {what}')
+        return Outcome(True, f'goal sent: {what}{note}')
 
     def _on_goal_response(self, future, what: str) -> None:
         handle = future.result() if future.exception() is None else None
@@ -205,7 +239,10 @@ class LabMoves:
         response, reason = call(self.cycle_clients[key], Trigger.Request(), self._timeout)
         if response is None:
             return Outcome(False, reason)
-        self.layout.cycle_status.content = response.message
+        if key == 'cycle_start' and response.success:
+            self._cycle_running = True
+        self.layout.cycle_status.content = texts.cycle_markdown(
+            self._cycle_running, response.message)
         return Outcome(bool(response.success), response.message)
 
     # ------------------------------------------------------------------ tools

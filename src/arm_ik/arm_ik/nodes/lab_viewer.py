@@ -5,9 +5,9 @@ services and the executor's action, and sets their parameters through their own
 set_parameters services (so each node validates, and a refusal comes back with its reason).
 It serves http://127.0.0.1:<port> only, unless ``host`` says otherwise.
 
-Parameters: robot_description, arm, base_frame, tip_frame, host, port, control_service and
-the names of the pipeline's nodes (read-only); render_rate, target_rate, error_history,
-service_timeout.
+Parameters: robot_description, arm, base_frame, tip_frame, urdf_file, host, port,
+control_service and the names of the pipeline's nodes (read-only); render_rate, target_rate,
+error_history, service_timeout.
 Subscribes (relative, in the arm's namespace): joint_states, arm_info, ik_status,
 safety_status, planned_path, ball_state, target_status, trajectory_executor/status and
 /parameter_events (to show changes made elsewhere).
@@ -52,10 +52,12 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
 
 from arm_ik.client import SERVICE_QOS
+from arm_ik.kinematics.arm import default_safety_section
 from arm_ik.kinematics.description import home_from_config
 from arm_ik.kinematics.joint_state import positions_by_name
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.motion import laws
+from arm_ik.kinematics.safety.config import parse_safety_config
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.safety.planning import default_search_joints
 from arm_ik.kinematics.solvers.base import workspace_from_model
@@ -72,7 +74,7 @@ from arm_ik.lab.controls import (
 from arm_ik.lab.layout import LabLayout
 from arm_ik.lab.panel import Outcome
 from arm_ik.lab.scene import LabScene
-from arm_ik.lab.urdf_view import ArmView
+from arm_ik.lab.urdf_view import ArmView, search_paths
 from arm_ik.nodes.common import (
     constant_names,
     declare_arm_model,
@@ -148,6 +150,8 @@ class LabViewer(LabMoves, Node):
         self._status_contacts: list[np.ndarray] = []
         self._last_path: JointTrajectory | None = None
         self._texts = {'executor': '-', 'safety': '-', 'cycle': ''}
+        self._cycle_running = False     # target_input's scripted cycle, from target_status
+        self._map_pending = True        # the first joint map, once joint_states come
         self._scene_updates: dict[str, tuple] = {}
 
         self._io = MutuallyExclusiveCallbackGroup()
@@ -169,9 +173,9 @@ class LabViewer(LabMoves, Node):
         self.server.request_share_url = _share_refused
         self.server.gui.configure_theme(control_width='large', show_share_button=False,
                                         brand_color=(38, 89, 191))
+        self._mesh_paths = search_paths(str(self.get_parameter('urdf_file').value))
         try:
-            self.view = ArmView(self.server, self.model.urdf,
-                                self.names)
+            self.view = self._arm_view(self.model, geometry)
         except (ValueError, KeyError) as error:
             self.server.stop()
             raise StartupError(f'the URDF cannot be drawn: {error}') from None
@@ -191,7 +195,8 @@ class LabViewer(LabMoves, Node):
                                 length_controls(config), self._apply, self._report,
                                 self.names,
                                 joint_map=default_search_joints(self.model) is not None,
-                                damping_sweep='damping_sweep' in config.experiments)
+                                damping_sweep='damping_sweep' in config.experiments,
+                                joint_map_note=texts.joint_map_note(self.model))
         self._wire_buttons()
         self._create_ros_io()
         url = f'http://{host}:{self.server.get_port()}'
@@ -216,14 +221,25 @@ class LabViewer(LabMoves, Node):
         the scene)."""
         # Same scene names: the old arm goes first, or removing it would remove the new one.
         self.view.remove()
-        self.view = ArmView(self.server, model.urdf, self.names)
         workspace = workspace_from_model(model)
         geometry = _safety_geometry(model, self._config, self.arm)
+        self.view = self._arm_view(model, geometry)
         self.model, self.workspace = model, workspace
         self.scene.set_reach(workspace.shoulder, workspace.max_reach, workspace.min_reach,
                              geometry.floor_z if geometry and geometry.floor_enabled else None)
         self.get_logger().info(f'arm drawn with the new link lengths: reach '
                                f'{workspace.max_reach:.3f} m')
+
+    def _arm_view(self, model: ArmModel, geometry: SafetyGeometry | None) -> ArmView:
+        """The arm drawn from its URDF meshes, or as capsules when they cannot be shown
+        (logged with the reason, once per drawing)."""
+        capsules = geometry or SafetyGeometry(model, parse_safety_config(
+            default_safety_section(model), self.arm))
+        view = ArmView(self.server, model.urdf, self.names, capsules, paths=self._mesh_paths)
+        if view.capsules:
+            self.get_logger().warning(f'arm drawn as capsules (its safety geometry): '
+                                      f'{view.reason}')
+        return view
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> None:
@@ -235,6 +251,11 @@ class LabViewer(LabMoves, Node):
             'TCP port of the web server (0: any free port; a port in use: the next free one, '
             'logged)', read_only=True,
             integer_range=[IntegerRange(from_value=0, to_value=65535, step=1)]))
+        declare('urdf_file', '', describe(
+            'path of the URDF file robot_description came from, if any: package:// meshes '
+            'are looked for in its folder and its parents (then AMENT_PREFIX_PATH and '
+            'ROS_PACKAGE_PATH); meshes that are not found are drawn as capsules',
+            read_only=True))
         declare('control_service', False, describe(
             'serve ~/set_controls (rcl_interfaces/SetParameters) to change panel inputs and '
             'press buttons by key, as a browser user would (scripts, tests)', read_only=True))
@@ -361,12 +382,17 @@ class LabViewer(LabMoves, Node):
     # ------------------------------------------------------------------ subscriptions
     def _on_joint_states(self, message: JointState) -> None:
         q, reason = positions_by_name(self.names, message.name, message.position)
+        first_map = False
         with self._lock:
             if q is None:
                 self._rejected += 1
                 self._reject_reason = reason
             else:
                 self._measured, self._new_pose = q, True
+                first_map, self._map_pending = self._map_pending, False
+        if q is not None and first_map and self.layout.joint_map is not None:
+            # A map from the start, not "no map yet" until the first move ends.
+            self._background(self._refresh_joint_map)
         if q is None:
             self.get_logger().warning(f'joint_states ignored: {reason}',
                                       throttle_duration_sec=2.0)
@@ -427,7 +453,11 @@ class LabViewer(LabMoves, Node):
         where = f'{message.sequence} cycle {message.cycle}, {message.phase}' \
             if message.sequence else message.source
         self._texts['cycle'] = f'**{state}** ({where}): {message.message}'
-        self.layout.cycle_status.content = self._texts['cycle']
+        if message.source == 'sequence':
+            self._cycle_running = message.state in (TargetStatus.STARTED,
+                                                    TargetStatus.SUCCEEDED)
+        self.layout.cycle_status.content = texts.cycle_markdown(self._cycle_running,
+                                                                self._texts['cycle'])
 
     def _on_executor_status(self, message: ExecutorStatus) -> None:
         state = EXECUTOR_STATES.get(message.state, str(message.state))
@@ -475,7 +505,8 @@ class LabViewer(LabMoves, Node):
             if control.key == 'live_follow' and not value:
                 with self._lock:
                     self._tracked = None
-            return Outcome(True, f'{control.label}: {value}')
+            note = self._take_over() if control.key == 'live_follow' and value else ''
+            return Outcome(True, f'{control.label}: {value}{note}')
         owner, parameter = control.target
         remote = self.remotes[owner]
         ok, message = remote.set(parameter, value, self._timeout)
@@ -498,7 +529,7 @@ class LabViewer(LabMoves, Node):
     def _wire_buttons(self) -> None:
         actions = {'plan_and_go': self._plan_and_go, 'home': self._go_home,
                    'cycle_start': lambda: self._trigger('cycle_start'),
-                   'cycle_stop': lambda: self._trigger('cycle_stop'),
+                   'cycle_stop': self._pause_cycle,
                    'refresh_joint_map': self._refresh_joint_map,
                    'damping_sweep': self._damping_sweep,
                    'apply_lengths': self._apply_lengths}
