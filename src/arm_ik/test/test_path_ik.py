@@ -234,6 +234,9 @@ def test_a_line_down_through_the_floor_stops_at_the_tool_capsule(six_axis, solve
         assert result.fraction == pytest.approx((1.0 - z) / 1.2, abs=SOLVER_TOLERANCE)
         # Sample 0 is the start (z = 1.0), then one every 0.01 m down.
         assert result.stop_sample == math.ceil((1.0 - z) / 0.01)
+        assert np.all(np.diff(result.progress) > 0.0)
+        assert result.progress[0] == 0.0
+        assert result.progress[-1] == pytest.approx(result.fraction, abs=1e-12)
         _assert_continuous(six_axis, result, [np.array([1.2, 0.0, 1.0]),
                                               np.array([1.2, 0.0, -0.2])])
 

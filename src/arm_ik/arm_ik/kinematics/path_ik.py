@@ -179,6 +179,8 @@ class PathResult:
         ik_code: the solver's ErrorCode behind UNREACHABLE / JOINT_LIMIT / INVALID_INPUT.
         solver: the solver used.
         branches: branch label of every joint sample ('' for numeric solvers).
+        progress: share of the path length at every joint sample, 0..1 (for a Cartesian
+            timing law: the tool is at that share of the path at that sample).
         largest_step: the largest single-joint change between two returned samples.
         samples: path samples the tool path was cut into.
         solve_time: s.
@@ -199,6 +201,7 @@ class PathResult:
     ik_code: ErrorCode = ErrorCode.OK
     solver: str = ''
     branches: list[str] = field(default_factory=list)
+    progress: np.ndarray = field(default_factory=lambda: np.zeros(0))
     largest_step: float = 0.0
     samples: int = 0
     solve_time: float = 0.0
@@ -482,6 +485,8 @@ class PathIK:
             len(path), waypoints, frame[:3, 3].copy(),
             np.array(matrix_to_quaternion(frame[:3, :3])), solver=run.solver.name,
             branches=[s.label for s in samples],
+            progress=np.array([path.length_at(s.u) / path.length if path.length > 0.0 else 1.0
+                               for s in samples]),
             largest_step=float(steps.max()) if steps.size else 0.0, samples=len(path),
             condition_number=self.condition(last.q, run.goal))
         complete = stop is None
