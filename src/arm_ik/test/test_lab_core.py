@@ -99,14 +99,55 @@ def viser_server():
     server.stop()
 
 
+def _capsules_of(model):
+    from arm_ik.kinematics.arm import default_safety_section
+    from arm_ik.kinematics.safety.config import parse_safety_config
+    from arm_ik.kinematics.safety.geometry import SafetyGeometry
+    return SafetyGeometry(model, parse_safety_config(default_safety_section(model)))
+
+
 def test_arm_view_never_shows_non_finite_poses(viser_server, urdf_of, load_arm):
     from arm_ik.lab.urdf_view import ArmView
     model = load_arm('pointer3')
-    view = ArmView(viser_server, urdf_of('pointer3'), model.joint_names)
+    view = ArmView(viser_server, urdf_of('pointer3'), model.joint_names, _capsules_of(model))
+    assert not view.capsules, view.reason          # primitives: drawn from the URDF
     assert view.show([0.1, 0.2, -0.3])
     for bad in ([math.nan, 0.0, 0.0], [0.0, math.inf, 0.0], [0.0, 0.0]):
         assert not view.show(bad)
     assert view.shown.tolist() == [0.1, 0.2, -0.3] and view.refused == 3
+
+
+def test_meshes_resolve_through_the_urdf_folder_or_the_arm_is_capsules(viser_server):
+    """SO-101's package://example-robot-data/... STL meshes: found from the URDF file's
+    folder and drawn opaque; with no search path they are not found and the arm is drawn as
+    its capsules, posed by FK."""
+    from real_arms import REAL_ARMS
+
+    from arm_ik.kinematics.model import ArmModel
+    from arm_ik.lab.urdf_view import ArmView, load_urdf, MeshError, search_paths
+    arm = REAL_ARMS['so101']
+    urdf = load_urdf(arm.urdf(), search_paths(str(arm.path)))
+    assert len(urdf.scene.geometry) >= 5
+    for mesh in urdf.scene.geometry.values():
+        assert (mesh.visual.vertex_colors[:, 3] == 255).all()       # never see-through
+    with pytest.raises(MeshError, match='not found .*package://example-robot-data'):
+        load_urdf(arm.urdf(), [])
+    model = ArmModel.from_urdf(arm.urdf(), arm.base, arm.tip)
+    geometry = _capsules_of(model)
+    view = ArmView(viser_server, arm.urdf(), model.joint_names, geometry, paths=[])
+    assert view.capsules and 'not found' in view.reason
+    q = model.clamp(np.full(model.dof, 0.4))
+    assert view.show(q)
+    starts, ends, _ = geometry.link_segments(q)
+    cylinders = view.capsule_view._cylinders
+    assert len(cylinders) == len(geometry.capsules) > 0
+    for cylinder, start, end in zip(cylinders, starts[0], ends[0]):
+        assert np.allclose(cylinder.position, 0.5 * (start + end))
+        # The cylinder's axis (+Z turned by its quaternion) runs along the link.
+        w, x, y, z = cylinder.wxyz
+        axis = np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])
+        link = (end - start) / np.linalg.norm(end - start)
+        assert np.allclose(axis, link, atol=1e-9)
 
 
 def test_panel_reverts_a_refused_change(viser_server):
@@ -179,3 +220,34 @@ def test_an_executed_path_is_plotted_in_the_arms_joint_order(load_arm):
     assert values.tolist() == pytest.approx(
         [manipulability(model.jacobian(np.array(q))) for q in ([0.1, 0.2, 0.3],
                                                                [0.2, 0.4, 0.6])])
+
+
+SCARA = """<robot name="scara">
+  <link name="base"/><link name="l1"/><link name="l2"/><link name="tool"/>
+  <joint name="yaw_1" type="revolute"><parent link="base"/><child link="l1"/>
+    <origin xyz="0 0 0.3"/><axis xyz="0 0 1"/>
+    <limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
+  <joint name="yaw_2" type="revolute"><parent link="l1"/><child link="l2"/>
+    <origin xyz="0.4 0 0"/><axis xyz="0 0 1"/>
+    <limit lower="-2" upper="2" effort="1" velocity="1"/></joint>
+  <joint name="lift" type="prismatic"><parent link="l2"/><child link="tool"/>
+    <origin xyz="0.3 0 0"/><axis xyz="0 0 -1"/>
+    <limit lower="0" upper="0.2" effort="1" velocity="0.1"/></joint>
+</robot>"""
+
+
+def test_the_joint_map_tab_says_what_it_maps_or_why_there_is_none(load_arm):
+    """ccd5 gets a map of shoulder × elbow that is one slice (two more pitch joints); an
+    arm without two horizontal axes (a SCARA) is told why it gets none."""
+    from arm_ik.kinematics.model import ArmModel
+    from arm_ik.lab.texts import joint_map_note
+    note = joint_map_note(load_arm('ccd5'))
+    assert 'shoulder_pitch (up) × elbow_pitch (right)' in note
+    assert 'wrist_pitch, wrist_tip_pitch are pitch joints too' in note and 'slice' in note
+    assert 'Refresh joint map' in note
+    note = joint_map_note(load_arm('pointer3'))
+    assert 'at the current angles of base_yaw.' in note and 'slice' not in note
+    note = joint_map_note(ArmModel.from_urdf(SCARA, 'base', 'tool'))
+    assert note.startswith('**No joint map for this arm.**')
+    assert 'first two joints whose axes are horizontal' in note
+    assert 'Of its joints (yaw_1, yaw_2, lift) none has a horizontal axis' in note
