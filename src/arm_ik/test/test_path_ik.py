@@ -9,7 +9,7 @@ import pytest
 from real_arms import REAL_ARMS
 
 from arm_ik.kinematics import metrics
-from arm_ik.kinematics.arm import Arm, load_arm
+from arm_ik.kinematics.arm import Arm, ArmConfig, load_arm
 from arm_ik.kinematics.description import expand_xacro, load_arm_config
 from arm_ik.kinematics.motion.validation import peak_speed_ratio
 from arm_ik.kinematics.path_ik import (
@@ -239,6 +239,25 @@ def test_a_line_down_through_the_floor_stops_at_the_tool_capsule(six_axis, solve
         assert result.progress[-1] == pytest.approx(result.fraction, abs=1e-12)
         _assert_continuous(six_axis, result, [np.array([1.2, 0.0, 1.0]),
                                               np.array([1.2, 0.0, -0.2])])
+
+
+@pytest.mark.parametrize('solver', ['closed_form', 'dls'])
+def test_a_line_past_the_obstacle_stops_where_the_wrist_would_touch_it(solver):
+    data = load_arm_config('six_axis').as_mapping()
+    data['safety']['obstacle']['enabled'] = True      # ball (1.2, 0, 1.2), r 0.2, rod 0.075
+    arm = load_arm(expand_xacro('six_axis'), ArmConfig.from_mapping(data))
+    ik = arm.dispatcher().solvers['closed_form']
+    start = ik.solve((1.2, -0.8, 0.9), DOWN, GoalType.FULL_POSE, arm.home, OPTIONS).q
+    result = _path_ik(arm).follow(
+        PathRequest(start, [ToolPose((1.2, 0.8, 0.9), DOWN)], GoalType.TOOL_DOWN,
+                    solver=solver), OPTIONS)
+    assert result.code == PathCode.OBSTACLE_CONTACT, result.message
+    # The tool points down, so the wrist rod stands vertical through the ball's height: it
+    # touches once it is closer than radius + rod radius = 0.275 m to the centre.
+    y = result.stop_position[1]
+    assert -0.275 - DEFAULT_MIN_STEP - SOLVER_TOLERANCE <= y <= -0.275 + SOLVER_TOLERANCE
+    assert result.fraction == pytest.approx((0.8 + y) / 1.6, abs=SOLVER_TOLERANCE)
+    assert arm.safety.check(result.trajectory.positions).verdict.max() == 0
 
 
 def test_no_partial_path_unless_asked(six_axis):
