@@ -71,6 +71,10 @@ def test_defaults_from_the_urdf_alone(name, real_arm):
     if name == 'ur5':
         # The UR family's closed form, recognised from the URDF (solvers.families).
         assert arm.default_solver == 'closed_form' and 'UR family' in arm.solver_reason
+    elif name == 'so101':
+        # Yaw + three parallel pitch + tool roll (solvers.planar), served by analytic.
+        assert arm.default_solver == 'analytic' and \
+            'yaw + three parallel pitch + tool roll' in arm.solver_reason
     else:
         assert arm.default_solver == 'dls' and 'no closed form' in arm.solver_reason
     assert not arm.safety_enabled

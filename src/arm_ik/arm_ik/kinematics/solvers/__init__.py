@@ -1,4 +1,5 @@
-"""IK solvers by name: analytic (yaw + two-pitch arms), closed_form (the six-joint families
+"""IK solvers by name: analytic (yaw + two-pitch arms, and yaw + three-pitch arms with an
+optional tool roll by solvers.planar), closed_form (the six-joint families
 of solvers.families: spherical wrist, UR, OPW), ccd (any chain) and dls (any chain)."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from arm_ik.kinematics.solvers.base import Solver
 
 # name → (module, class); imported on first use so a node loads only what it serves.
 SOLVERS = {
-    'analytic': ('arm_ik.kinematics.solvers.analytic', 'AnalyticSolver'),
+    'analytic': ('arm_ik.kinematics.solvers.planar', 'PlanarAnalyticSolver'),
     'closed_form': ('arm_ik.kinematics.solvers.families', 'ClosedFormSolver'),
     'ccd': ('arm_ik.kinematics.solvers.ccd', 'CCDSolver'),
     'dls': ('arm_ik.kinematics.solvers.dls', 'DLSSolver'),
