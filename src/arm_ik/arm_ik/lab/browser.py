@@ -6,7 +6,10 @@ localhost fails to resolve.
 
 ``capture`` drives the headless browser over the DevTools protocol on a loopback port, in
 real time: it waits until the page shows ``ready_text`` (the panel came over the websocket),
-lets WebGL settle, then captures. Chromium's own ``--screenshot`` with a virtual-time budget
+lets WebGL settle, then captures; ``inspect`` then gets the open page (``Page``: evaluate
+JavaScript, click tabs as a user does, capture again), e.g. to measure the plots' boxes
+(``plot_boxes``: what a user sees of each, clipped by the window and the scrolling panels).
+Chromium's own ``--screenshot`` with a virtual-time budget
 is not used: with viser's page it now and then never returned (a 120 s timeout under load),
 and virtual time runs ahead of the websocket, so viser's client dropped a connection that had
 not opened within 5 s of *virtual* time and the picture showed the greyed, disconnected
@@ -16,6 +19,8 @@ viewer.
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
+from dataclasses import dataclass
 import itertools
 import json
 import os
@@ -87,7 +92,8 @@ class _DevTools:
 
 def capture(url: str, png: Path, size: tuple[int, int] = (1280, 800),
             ready_text: str = '', settle: float = 3.0, timeout: float = 60.0,
-            chromium: str | None = None) -> str:
+            chromium: str | None = None,
+            inspect: Callable[[Page], None] | None = None) -> str:
     """Open ``url`` in headless Chromium, wait for ``ready_text``, write a PNG.
 
     Args:
@@ -98,6 +104,8 @@ def capture(url: str, png: Path, size: tuple[int, int] = (1280, 800),
         settle: seconds to wait after that (WebGL drawing, late messages).
         timeout: longest wait for the browser and the text, s.
         chromium: the executable (default: the first of CANDIDATES found).
+        inspect: called with the open page after the capture (measure, click, capture more)
+            while the browser still runs.
 
     Returns:
         The page's visible text at the capture (for checks).
@@ -117,7 +125,8 @@ def capture(url: str, png: Path, size: tuple[int, int] = (1280, 800),
             process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                        stdin=subprocess.DEVNULL, start_new_session=True)
         try:
-            return _drive(process, log_path, url, Path(png), size, ready_text, settle, timeout)
+            return _drive(process, log_path, url, Path(png), size, ready_text, settle, timeout,
+                          inspect)
         finally:
             _stop(process)
 
@@ -137,7 +146,8 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 def _drive(process: subprocess.Popen, log_path: Path, url: str, png: Path,
-           size: tuple[int, int], ready_text: str, settle: float, timeout: float) -> str:
+           size: tuple[int, int], ready_text: str, settle: float, timeout: float,
+           inspect: Callable[[Page], None] | None) -> str:
     deadline = time.monotonic() + timeout
     address = None
     while address is None:
@@ -183,11 +193,94 @@ def _drive(process: subprocess.Popen, log_path: Path, url: str, png: Path,
         text = tools.send('Runtime.evaluate', {'expression': 'document.body.innerText',
                                                'returnByValue': True},
                           session)['result'].get('value', text)
-        shot = tools.send('Page.captureScreenshot', {'format': 'png'}, session)
-        png.write_bytes(base64.b64decode(shot['data']))
+        page = Page(tools, session)
+        page.screenshot(png)
+        if inspect is not None:
+            inspect(page)
         return text
     finally:
         tools.close()
+
+
+class Page:
+    """The open tab: evaluate JavaScript, click as a user does, capture."""
+
+    def __init__(self, tools: _DevTools, session: str) -> None:
+        self._tools, self._session = tools, session
+
+    def evaluate(self, expression: str) -> object:
+        """The value of a JavaScript expression (JSON-serialisable)."""
+        reply = self._tools.send('Runtime.evaluate', {'expression': expression,
+                                                      'returnByValue': True}, self._session)
+        if 'exceptionDetails' in reply:
+            raise BrowserError(f'{expression[:80]}: {reply["exceptionDetails"]}')
+        return reply['result'].get('value')
+
+    def click(self, x: float, y: float) -> None:
+        """A real left click at (x, y) CSS px: viser's tabs take pointer events, not a
+        scripted element.click()."""
+        for kind in ('mouseMoved', 'mousePressed', 'mouseReleased'):
+            self._tools.send('Input.dispatchMouseEvent', {
+                'type': kind, 'x': x, 'y': y, 'button': 'left', 'clickCount': 1,
+                'buttons': 1 if kind == 'mousePressed' else 0}, self._session)
+
+    def click_tab(self, label: str) -> bool:
+        """Click the tab (role=tab) labelled ``label``; False when there is none."""
+        centre = self.evaluate(
+            "(() => { const tab = [...document.querySelectorAll('[role=tab]')].find("
+            f"e => e.innerText.trim() === {json.dumps(label)}); if (!tab) return null; "
+            'const r = tab.getBoundingClientRect(); '
+            'return [r.x + r.width / 2, r.y + r.height / 2]; })()')
+        if not centre:
+            return False
+        self.click(*centre)
+        return True
+
+    def screenshot(self, png: Path) -> None:
+        shot = self._tools.send('Page.captureScreenshot', {'format': 'png'}, session=self._session)
+        Path(png).write_bytes(base64.b64decode(shot['data']))
+
+
+@dataclass(frozen=True)
+class Box:
+    """A page element's box and the part of it a user sees, CSS px.
+
+    Attributes:
+        title: the plot's title.
+        width, height: its layout box.
+        visible_width, visible_height: that box clipped by the window and by every
+            scrolling or clipping container around it (0 when hidden, e.g. in another tab).
+    """
+
+    title: str
+    width: float
+    height: float
+    visible_width: float
+    visible_height: float
+
+
+# Every uPlot chart of the page (viser's add_uplot), with the part inside the window and
+# inside each ancestor that clips (overflow other than visible: the panels scroll).
+PLOT_BOXES_JS = """(() => [...document.querySelectorAll('.uplot')].map(plot => {
+  const r = plot.getBoundingClientRect();
+  let l = Math.max(r.left, 0), t = Math.max(r.top, 0);
+  let R = Math.min(r.right, innerWidth), B = Math.min(r.bottom, innerHeight);
+  for (let a = plot.parentElement; a; a = a.parentElement) {
+    const style = getComputedStyle(a);
+    if (style.overflowX === 'visible' && style.overflowY === 'visible') continue;
+    const q = a.getBoundingClientRect();
+    l = Math.max(l, q.left); t = Math.max(t, q.top);
+    R = Math.min(R, q.right); B = Math.min(B, q.bottom);
+  }
+  const title = plot.querySelector('.u-title');
+  return [title ? title.innerText : '', r.width, r.height, Math.max(0, R - l),
+          Math.max(0, B - t)];
+}))()"""
+
+
+def plot_boxes(page: Page) -> list[Box]:
+    """The boxes of the page's uPlot charts (see PLOT_BOXES_JS)."""
+    return [Box(str(title), *map(float, rest)) for title, *rest in page.evaluate(PLOT_BOXES_JS)]
 
 
 def pixel_spread(png: Path, box: tuple[int, int, int, int] | None = None) -> float:
