@@ -456,6 +456,13 @@ class LabViewer(LabMoves, Node):
         if message.source == 'sequence':
             self._cycle_running = message.state in (TargetStatus.STARTED,
                                                     TargetStatus.SUCCEEDED)
+        if message.state == TargetStatus.STARTED and message.step_kind in ('move', 'target'):
+            # A move of target_input (its cycle, a click): the live error plot follows it
+            # too, not only the panel's own moves.
+            point = np.array([message.target.x, message.target.y, message.target.z])
+            if np.all(np.isfinite(point)):
+                with self._lock:
+                    self._tracked = point
         self.layout.cycle_status.content = texts.cycle_markdown(self._cycle_running,
                                                                 self._texts['cycle'])
 
