@@ -64,13 +64,18 @@ from arm_ik.kinematics.solvers.analytic import (
 from arm_ik.kinematics.solvers.base import SolveOptions, Solver, Workspace
 from arm_ik.kinematics.solvers.families import (
     _angle_between,
+    _angle_one,
     _cosine_equation,
+    _cosine_one,
     _cross,
+    _dot,
     _parallel,
     _past_limits,
     _perpendicular,
     _rotate,
+    _turn,
     _turns,
+    _vcross,
     ANGLE_TOLERANCE,
     CHECK_TOLERANCE,
     FLAG_WORDS,
@@ -78,19 +83,21 @@ from arm_ik.kinematics.solvers.families import (
     SHOULDER_SINGULAR,
     SINGULAR,
     STRETCHED,
+    Vec,
 )
 
 FAMILY_NAME = 'yaw_three_pitch'
 # Shape conditions the closed form takes exactly (see the module docstring), rad.
 SHAPE_TOLERANCE = 1e-3
 CHECK_CONFIGURATIONS = 8
-# The free pitch of a POSITION goal: a grid over a full turn, then golden-section steps
-# in the grid cell either side of the best point (0.618^40 of it: below 1e-9 rad).
+# The free pitch of a POSITION goal: a grid over a full turn, then REFINE_ROUNDS zooms of
+# REFINE_POINTS pitches each across the best one's neighbourhood (a grid cell either side,
+# then 2/32 of the previous width): the pitch to 1° · (1/16)^4 ≈ 3e-7 rad.
 SWEEP_STEPS = 360
-REFINE_STEPS = 40
+REFINE_POINTS = 33
+REFINE_ROUNDS = 4
 # Rows per engine call in a vectorised sweep (memory, not speed: ~1 kB a row).
 CHUNK_ROWS = 200_000
-GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
 UP = np.array([0.0, 0.0, 1.0])
 _DEFAULT_OPTIONS = SolveOptions()
 
@@ -423,6 +430,119 @@ class PlanarEngine:
         return np.arctan2(tool @ UP, _dots(tool, h))
 
 
+# ---------------------------------------------------------------------- one target
+class ScalarPlanarEngine:
+    """PlanarEngine's closed form for one target in plain floats (same labels and order):
+    one request makes about a hundred small operations, each dearer as a numpy call."""
+
+    def __init__(self, engine: PlanarEngine) -> None:
+        def t(v: np.ndarray) -> Vec:
+            return tuple(float(x) for x in np.ravel(v))
+        e = engine
+        self.dof = e.dof
+        self.w = tuple(t(a) for a in e.w)
+        self.o = tuple(t(a) for a in e.o)
+        self.n, self.w1xn, self.k1 = t(e.n), t(e.w1xn), e.k1
+        self.s = t(e.signs)
+        self.tip0, self.tool0 = t(e.tip0), t(e.tool0)
+        self.up, self.forward, self.side = t(e.up), t(e.forward), t(e.side)
+        self.link_a, self.link_b, self.tri = t(e.link_a), t(e.link_b), e.tri
+
+    def solve(self, p: Sequence[float], phi: float, seed: Sequence[float]
+              ) -> tuple[list[tuple[tuple[float, ...], bool, int]], bool]:
+        """([(q, reachable, flags)] × 4 in BRANCHES order, every branch too near).
+
+        Args:
+            p: tip position, m. phi: approach pitch, rad. seed: n joints, rad.
+        """
+        w1, o1, n = self.w[0], self.o[0], self.n
+        if self.dof == 5:
+            w5, o5 = self.w[4], self.o[4]
+            rel = _turn(w5, seed[4], _sub(self.tip0, o5))
+            tip = (rel[0] + o5[0], rel[1] + o5[1], rel[2] + o5[2])
+            tool = _turn(w5, seed[4], self.tool0)
+        else:
+            tip, tool = self.tip0, self.tool0
+        v = _sub(p, o1)
+        along = _dot(v, w1)
+        a = _dot(v, n) - self.k1 * along
+        b = _dot(v, self.w1xn)
+        rhs = _dot(_sub(tip, o1), n) - self.k1 * along
+        centre, half, solvable, _ = _cosine_one(a, b, rhs)
+        on_axis = math.hypot(a, b) < SINGULAR and abs(rhs) < SINGULAR
+        q1s = [centre + half, centre - half]
+        vf, vg = _dot(v, self.forward), _dot(v, self.side)
+        if math.cos(q1s[1]) * vf + math.sin(q1s[1]) * vg > \
+                math.cos(q1s[0]) * vf + math.sin(q1s[0]) * vg:
+            q1s.reverse()
+        if on_axis:
+            q1s = [seed[0], seed[0] + math.pi]
+        ok1 = solvable or on_axis
+        flag1 = SHOULDER_SINGULAR if on_axis else 0
+        front_forward = _turn(w1, q1s[0], self.forward)
+        sin_phi, cos_phi = math.sin(phi), math.cos(phi)
+        tn = _dot(tool, n)
+        nxt = _vcross(n, tool)
+        offset = _sub(tip, self.o[3])
+        s = self.s
+        out: list = []
+        near_all = True
+        for q1 in q1s:
+            n1 = _turn(w1, q1, n)
+            norm = math.hypot(n1[0], n1[1])
+            h = (-n1[1] / norm, n1[0] / norm, 0.0)
+            toward = _dot(h, v)
+            if (toward if abs(toward) > 1e-9 else _dot(h, front_forward)) < 0.0:
+                h = (-h[0], -h[1], 0.0)
+            m = _turn(w1, -q1, (sin_phi * h[0], sin_phi * h[1], -cos_phi))
+            g = _turn(w1, -q1, (cos_phi * h[0], cos_phi * h[1], sin_phi))
+            mn, gn = _dot(m, n), _dot(g, n)
+            centre, half, _, _ = _cosine_one(_dot(tool, m) - tn * mn, _dot(nxt, m), -tn * mn)
+            ga, gb = _dot(tool, g) - tn * gn, _dot(nxt, g)
+            theta = centre + half
+            if math.cos(centre - half) * ga + math.sin(centre - half) * gb > \
+                    math.cos(theta) * ga + math.sin(theta) * gb:
+                theta = centre - half
+            x = _turn(w1, -q1, v)
+            carried = _turn(n, theta, offset)
+            wrist = (x[0] + o1[0] - carried[0], x[1] + o1[1] - carried[1],
+                     x[2] + o1[2] - carried[2])
+            pairs, ok3, near, flag3 = self._triangle(wrist)
+            # Too near: the target inside the lateral offset, or every triangle folded.
+            near_all = near_all and (near or not ok1)
+            for q2, q3 in pairs:
+                q4 = s[3] * (theta - s[1] * q2 - s[2] * q3)
+                q = (q1, q2, q3, q4, seed[4]) if self.dof == 5 else (q1, q2, q3, q4)
+                out.append((q, ok1 and ok3, flag1 | flag3))
+        return out, near_all
+
+    def _triangle(self, x: Vec) -> tuple[list[tuple[float, float]], bool, bool, int]:
+        n, o2 = self.n, self.o[1]
+        y = _sub(x, o2)
+        k = _dot(y, n)
+        y = (y[0] - k * n[0], y[1] - k * n[1], y[2] - k * n[2])
+        reach_sq = _dot(y, y)
+        a3, b3, squares = self.tri
+        centre, half, solvable, edge = _cosine_one(a3, b3, 0.5 * (reach_sq - squares))
+        perp = _vcross(n, y)
+        if _dot(perp, self.up) < 0.0:
+            perp = (-perp[0], -perp[1], -perp[2])
+        found = []
+        for q3 in (centre + half, centre - half):
+            b = _turn(self.w[2], q3, self.link_b)
+            reach = (self.link_a[0] + b[0], self.link_a[1] + b[1], self.link_a[2] + b[2])
+            q2, _ = _angle_one(self.w[1], reach, y)
+            found.append((_dot(_turn(self.w[1], q2, self.link_a), perp), q2, q3))
+        if found[1][0] > found[0][0]:
+            found.reverse()
+        return ([(q2, q3) for _, q2, q3 in found], solvable, reach_sq < squares,
+                STRETCHED if edge else 0)
+
+
+def _sub(a: Sequence[float], b: Sequence[float]) -> Vec:
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
 # ---------------------------------------------------------------------- the solver
 def flag_words(flags: int) -> str:
     """The singularities named by a solution's flag bits ('' for none)."""
@@ -457,6 +577,7 @@ class PlanarFamilySolver(Solver):
         super().__init__(model, workspace)
         self.family = family
         self.engine = PlanarEngine(model, family)
+        self.scalar = ScalarPlanarEngine(self.engine)
         self.ranges = JointRanges(model.lower, model.upper)
         self.gate = PositionGate(workspace)
         if home is None:
@@ -506,8 +627,8 @@ class PlanarFamilySolver(Solver):
               branch: str = '') -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """POSITION goals: for each target and branch, the free pitch nearest the seed.
 
-        A grid of SWEEP_STEPS pitches, then REFINE_STEPS golden-section steps in the grid
-        cells either side of the best point, minimising the largest joint move from the
+        A grid of SWEEP_STEPS pitches, then REFINE_ROUNDS zooms around the best point,
+        minimising the largest joint move from the
         seed among solutions inside the limits.
 
         Args:
@@ -523,42 +644,37 @@ class PlanarFamilySolver(Solver):
         seeds = np.broadcast_to(np.asarray(self.home if seeds is None else seeds,
                                            dtype=float), (count, dof))
         wanted = list(range(4)) if branch in NEAREST else [BRANCHES.index(branch)]
+        # Chunks of targets bound the memory (~1 kB per engine row).
+        per_chunk = max(1, CHUNK_ROWS // max(SWEEP_STEPS, len(wanted) * REFINE_POINTS))
+        if count > per_chunk:
+            parts = [self.sweep(points[i:i + per_chunk], seeds[i:i + per_chunk], branch)
+                     for i in range(0, count, per_chunk)]
+            return tuple(np.concatenate(arrays) for arrays in zip(*parts, strict=True))
         grid = -math.pi + TWO_PI * np.arange(SWEEP_STEPS) / SWEEP_STEPS
-        best_pitch = np.empty((count, len(wanted)))
-        per_chunk = max(1, CHUNK_ROWS // SWEEP_STEPS)
-        for first in range(0, count, per_chunk):
-            rows = slice(first, min(count, first + per_chunk))
-            k = rows.stop - rows.start
-            steps = self._steps(np.repeat(points[rows], SWEEP_STEPS, axis=0),
-                                np.tile(grid, k), np.repeat(seeds[rows], SWEEP_STEPS, axis=0),
-                                wanted).reshape(k, SWEEP_STEPS, len(wanted))
-            best_pitch[rows] = grid[np.argmin(steps, axis=1)]
-        # Golden section over [best − cell, best + cell], every (target, branch) at once.
-        cell = TWO_PI / SWEEP_STEPS
-        lo, hi = best_pitch - cell, best_pitch + cell
-        flat_points = np.repeat(points, len(wanted), axis=0)
-        flat_seeds = np.repeat(seeds, len(wanted), axis=0)
-        column = np.tile(np.arange(len(wanted)), count)
-
-        def cost(pitch: np.ndarray) -> np.ndarray:
-            all_steps = self._steps(flat_points, pitch.reshape(-1), flat_seeds, wanted)
-            return all_steps[np.arange(len(column)), column].reshape(count, len(wanted))
-
-        c = hi - GOLDEN * (hi - lo)
-        d = lo + GOLDEN * (hi - lo)
-        fc, fd = cost(c), cost(d)
-        for _ in range(REFINE_STEPS):
-            left = fc <= fd
-            hi = np.where(left, d, hi)
-            lo = np.where(left, lo, c)
-            new = np.where(left, hi - GOLDEN * (hi - lo), lo + GOLDEN * (hi - lo))
-            fnew = cost(new)
-            c, d = np.where(left, new, d), np.where(left, c, new)
-            fc, fd = np.where(left, fnew, fd), np.where(left, fc, fnew)
-        refined = np.where(fc <= fd, c, d)
-        # Keep the grid point when the refinement found nothing better (an invalid cell).
-        grid_cost = cost(best_pitch)
-        pitch = np.where(np.minimum(fc, fd) <= grid_cost, refined, best_pitch)
+        steps = self._steps(np.repeat(points, SWEEP_STEPS, axis=0), np.tile(grid, count),
+                            np.repeat(seeds, SWEEP_STEPS, axis=0), wanted)
+        best_pitch = grid[np.argmin(steps.reshape(count, SWEEP_STEPS, len(wanted)), axis=1)]
+        # Zoom: REFINE_POINTS pitches across the best one's neighbourhood, every (target,
+        # branch) at once; the centre is among them, so a round never makes it worse, and
+        # the kinks of the largest-joint-move measure need no derivative.
+        branches = len(wanted)
+        offsets = np.linspace(-1.0, 1.0, REFINE_POINTS)
+        flat_points = np.repeat(points, branches * REFINE_POINTS, axis=0)
+        flat_seeds = np.repeat(seeds, branches * REFINE_POINTS, axis=0)
+        column = np.tile(np.repeat(np.arange(branches), REFINE_POINTS), count)
+        rows = np.arange(len(column))
+        pitch = best_pitch
+        width = TWO_PI / SWEEP_STEPS
+        for _ in range(REFINE_ROUNDS):
+            candidates = pitch[:, :, None] + width * offsets           # (N, B, K)
+            steps = self._steps(flat_points, candidates.reshape(-1), flat_seeds, wanted)
+            costs = steps[rows, column].reshape(count, branches, REFINE_POINTS)
+            pick = np.argmin(costs, axis=2)
+            pitch = np.take_along_axis(candidates, pick[:, :, None], axis=2)[:, :, 0]
+            width *= 2.0 / (REFINE_POINTS - 1)
+        flat_points = np.repeat(points, branches, axis=0)
+        flat_seeds = np.repeat(seeds, branches, axis=0)
+        column = np.tile(np.arange(branches), count)
         q, valid, _ = self.solve_pitches(flat_points, pitch.reshape(-1), flat_seeds)
         pick = np.arange(len(column))
         q = q[pick, np.array(wanted)[column]].reshape(count, len(wanted), dof)
@@ -678,10 +794,11 @@ class PlanarFamilySolver(Solver):
             flags = np.zeros(4, int)
             near = np.zeros(4, bool)
         else:
-            raw, ok, flags = self.engine.solve_raw(np.array([target]), np.array([pitch]),
-                                                   np.array(reference))
-            raw, ok, flags = raw[0], ok[0], flags[0]
-            near = self.engine.last_too_near[0]
+            rows, near_all = self.scalar.solve(target, pitch, reference)
+            raw = np.array([q for q, _, _ in rows])
+            ok = np.array([good for _, good, _ in rows])
+            flags = [flag for _, _, flag in rows]
+            near = np.full(4, near_all)
             pitches = np.full(4, pitch)
         found, outside = [], []
         names = self.model.joint_names
