@@ -4,8 +4,8 @@ its mesh files cannot be found or read, as the capsules of its safety geometry.
 A user's URDF names its meshes ``package://<package>/...``; the lab gets the URDF as text,
 so those are looked for where config_writer.resolve_mesh looks (the folder of ``urdf_file``
 and its parents, AMENT_PREFIX_PATH, ROS_PACKAGE_PATH). An arm whose meshes are missing used
-to be drawn as nothing at all (only the planned path's grey ghosts showed): every link is
-then a capsule instead, and the node logs why.
+to be drawn as nothing at all, so the view showed only the planned path's grey ghost
+outlines (scene.GHOST): every link is then a capsule instead, and the node logs why.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from arm_ik.kinematics.safety.geometry import SafetyGeometry
 
 CAPSULE_COLOUR = (38, 89, 191)
 JOINT_COLOUR = (90, 90, 100)
-# Shapes yourdfpy gives no colour (a mesh without materials): light grey, and opaque. The
-# alpha channel used to be 200 too, which drew such an arm as a translucent grey ghost.
+# Shapes yourdfpy gives no colour (an STL without a URDF material): light grey, opaque.
+# Vertex-coloured meshes keep their colours (they used to turn this grey as well).
 PLAIN = (200, 200, 200, 255)
 
 
