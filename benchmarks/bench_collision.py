@@ -13,6 +13,12 @@ and two boxes, on N seeded random poses inside the joint limits:
 3. python-fcl on the same shapes, poses and pairs (distance and collision of every pair), the
    figure the library was chosen on.
 
+4. planning (``plan_joint_path``, OMPL RRTConnect + simplification, 1 cm dense validation) on
+   seeded random pairs of clear poses drawn inside ±π per joint (the UR5's shoulder lift in
+   [-π, 0], above the table) with a 1 s budget: success rate, median and p95 time, path length
+   over the straight joint distance. Whether every pair is solvable is not known (a pose may
+   lie in a part of the free space the other cannot reach), so the success rate is a floor.
+
 Ours must agree with the all-pairs answer (the closest distance to 1e-6 m, and the verdict):
 the script counts and prints disagreements. Times are the best of 3 runs over all poses in
 process CPU time, µs per pose. Results merge into ``bench_results.json`` under ``collision``.
@@ -38,6 +44,9 @@ REPO = Path(__file__).resolve().parents[1]
 SEED = 2026
 DEFAULT_POSES = 1000
 QUICK_POSES = 100
+DEFAULT_PLANS = 30
+QUICK_PLANS = 5
+PLAN_BUDGET_S = 1.0
 REPEATS = 3
 ARMS = {
     'panda': ('panda_description/urdf/panda.urdf', 'panda_link0', 'panda_hand_tcp'),
@@ -60,6 +69,7 @@ except ImportError:
 from results_file import merge_section  # noqa: E402
 
 from arm_ik.kinematics.collision import backend, CollisionChecker, Scene  # noqa: E402
+from arm_ik.kinematics.collision.planner import path_length, plan_joint_path  # noqa: E402
 from arm_ik.kinematics.collision.shapes import convex_hull, parse_origin  # noqa: E402
 from arm_ik.kinematics.config_writer import default_search_paths, resolve_mesh  # noqa: E402
 from arm_ik.kinematics.model import ArmModel  # noqa: E402
@@ -253,6 +263,43 @@ def bench(label: str, geometry: str, count: int, with_fcl: bool) -> dict:
     return record
 
 
+def bench_planning(label: str, count: int) -> dict:
+    """Plans between ``count`` seeded pairs of clear poses around the benchmark scene."""
+    relative, base, tip = ARMS[label]
+    path = robots_dir() / relative
+    urdf = path.read_text(encoding='utf-8')
+    model = ArmModel.from_urdf(urdf, base, tip)
+    checker = CollisionChecker(model, urdf, urdf_path=path)
+    checker.scene.add_all(SCENE)
+    lower = np.maximum(model.lower, -np.pi)
+    upper = np.minimum(model.upper, np.pi)
+    if label == 'ur5':
+        upper[1] = 0.0
+    rng = np.random.default_rng(SEED)
+    pairs = []
+    while len(pairs) < count:
+        start, goal = rng.uniform(lower, upper, size=(2, model.dof))
+        if checker.is_free(start) and checker.is_free(goal):
+            pairs.append((start, goal))
+    times, ratios, detours, straight, reasons = [], [], [], 0, []
+    for start, goal in pairs:
+        result = plan_joint_path(checker, start, goal, PLAN_BUDGET_S, 0.01, seed=SEED)
+        times.append(result.planning_time)
+        if result.ok:
+            straight += result.straight
+            ratios.append(path_length(result.path) / path_length(np.array([start, goal])))
+            if not result.straight:
+                detours.append(ratios[-1])
+        else:
+            reasons.append(result.reason[:160])
+    return {'arm': label, 'pairs': count, 'budget_s': PLAN_BUDGET_S, 'max_step_m': 0.01,
+            'solved': len(ratios), 'straight': straight,
+            'median_s': float(np.median(times)), 'p95_s': float(np.percentile(times, 95)),
+            'length_ratio_median': float(np.median(ratios)) if ratios else None,
+            'length_ratio_median_planned': float(np.median(detours)) if detours else None,
+            'failures': reasons}
+
+
 def format_table(records: Sequence[dict]) -> str:
     head = (f'{"arm":6} {"geometry":10} {"pairs":>5} {"check":>8} {"is_free":>8} '
             f'{"coal all":>9} {"ratio":>6} {"coal col":>9} {"ratio":>6} {"fcl all":>9} '
@@ -286,6 +333,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--quick', action='store_true', help=f'{QUICK_POSES} poses per arm')
     parser.add_argument('-n', '--poses', type=int, default=None)
+    parser.add_argument('--plans', type=int, default=None,
+                        help=f'planning pairs per arm (default {DEFAULT_PLANS}, --quick '
+                             f'{QUICK_PLANS}; 0: none)')
     parser.add_argument('--output', type=Path, default=REPO / 'bench_results.json')
     args = parser.parse_args(argv)
     count = args.poses or (QUICK_POSES if args.quick else DEFAULT_POSES)
@@ -310,10 +360,25 @@ def main(argv: Sequence[str] | None = None) -> int:
           'closest pairs); coal all / fcl all = FK + the library distance on every '
           'checked pair; col = the yes/no forms; ratio = ours / coal all.')
     print(format_table(records))
+    plans = args.plans if args.plans is not None else \
+        (QUICK_PLANS if args.quick else DEFAULT_PLANS)
+    planning = []
+    if plans > 0:
+        for label in ARMS:
+            if label not in skipped:
+                planning.append(bench_planning(label, plans))
+        print(f'Planning, {plans} pairs per arm, budget {PLAN_BUDGET_S:g} s, dense check 1 cm:')
+        for entry in planning:
+            ratio = entry['length_ratio_median_planned']
+            print(f'  {entry["arm"]:6} solved {entry["solved"]}/{entry["pairs"]} (straight '
+                  f'{entry["straight"]}), median {entry["median_s"] * 1e3:.0f} ms, p95 '
+                  f'{entry["p95_s"] * 1e3:.0f} ms, planned paths: length / straight '
+                  f'{"-" if ratio is None else f"{ratio:.2f}"}')
     merge_section(args.output, 'collision', {
         'generated': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),
         'poses_per_arm': count, 'seed': SEED, 'repeats': REPEATS, 'scene': SCENE,
         'library': backend.NAME, 'versions': versions(), 'records': records,
+        'planning': planning,
         'skipped': skipped, 'wall_time_s': time.perf_counter() - started,
     })
     print(f'wrote {args.output} (key "collision")')

@@ -121,6 +121,9 @@ class _Pairs:
 class CollisionChecker:
     """Self-collision and scene contact of ``model``'s links, from the URDF's collision shapes.
 
+    One checker serves one thread: the library's request and result objects are reused per
+    pair, so concurrent calls would overwrite each other (build one per thread or process).
+
     Args:
         model: the chain.
         urdf: the URDF text (``model.urdf`` when empty).
