@@ -4,7 +4,8 @@
 For each arm: start arm_info, ik_server, trajectory_executor and safety_monitor (each in its
 own process, on a ROS domain of its own), then lab_viewer; move the arm to a target through
 the panel ("Plan and go"), refresh the joint map (pointer3) or run the damping sweep
-(six_axis), and capture the page with headless Chromium (no network beyond loopback).
+(six_axis), and capture the page with headless Chromium (no network beyond loopback), showing
+that tool's tab of the left panel (the others: the last move's plots).
 
 Usage (after `make build`):
     source .venv/bin/activate && source install/setup.bash
@@ -30,6 +31,8 @@ URL_LINE = re.compile(r'browser lab at (http://127\.0\.0\.1:\d+)')
 # A target per arm that shows something: pointer3 sweeps the forearm through the obstacle
 # (contact dots), the others reach a pose beside their home (m, base frame).
 TARGETS = {'pointer3': (1.3, -0.2, 1.5), 'six_axis': (1.2, 0.5, 0.9)}
+# The tab of the left panel each picture shows: the arm's tool, else the move's plots.
+TABS = {'pointer3': 'Joint map', 'six_axis': 'Damping sweep'}
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -83,12 +86,12 @@ class Controls:
 
 
 def picture(arm: str, out: Path, domain: int, size: tuple[int, int], settle: float) -> Path:
-    from arm_ik.kinematics.description import expand_xacro
+    from arm_ik.kinematics.description import config_path, expand_xacro
     from arm_ik.lab.browser import capture, pixel_spread
     from arm_ik.process_group import ProcessGroup
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     urdf = expand_xacro(arm)
-    params = {'robot_description': urdf, 'arm': arm}
+    params = {'robot_description': urdf, 'arm': arm, 'arm_config': str(config_path(arm))}
     with ProcessGroup(env=env) as group:
         for executable in PIPELINE:
             group.start_node('arm_ik', executable, namespace=f'/{arm}', params=params)
@@ -120,7 +123,15 @@ def picture(arm: str, out: Path, domain: int, size: tuple[int, int], settle: flo
         finally:
             controls.close()
         png = out / f'lab_{arm}.png'
-        text = capture(url, png, size=size, ready_text='Readouts', settle=settle, timeout=120.0)
+        tab = TABS.get(arm, 'Last move')
+
+        def show_tab(page) -> None:
+            if not page.click_tab(tab):
+                raise RuntimeError(f'the lab has no tab {tab!r}')
+            time.sleep(3.0)                 # the tab's layout and its plots' sizing
+            page.screenshot(png)
+        text = capture(url, png, size=size, ready_text='Readouts', settle=settle, timeout=120.0,
+                       inspect=show_tab)
         spread = pixel_spread(png)
         if f'arm lab: {arm}' not in text or spread < 5.0:
             raise RuntimeError(f'{png}: the page does not look right (spread {spread:.1f})')
