@@ -939,6 +939,8 @@ class PlanarAnalyticSolver(Solver):
               options: SolveOptions = _DEFAULT_OPTIONS, *,
               approach_pitch: float | None = None) -> IKResult:
         """As the recognised family's solver (``approach_pitch``: the three-pitch family)."""
+        if self._not_applicable:
+            return IKResult(ErrorCode.SOLVER_NOT_APPLICABLE, self._not_applicable)
         if isinstance(self._delegate, PlanarFamilySolver):
             return self._delegate.solve(position, orientation, goal, seed, options,
                                         approach_pitch=approach_pitch)
