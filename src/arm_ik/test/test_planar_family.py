@@ -325,6 +325,30 @@ def test_a_stretched_arm_gives_a_defined_answer_and_says_so():
         assert np.linalg.norm(model.fk(solution.q)[:3, 3] - target) < FK_TOLERANCE
 
 
+def test_a_target_on_the_yaw_axis_keeps_the_seed_yaw_and_says_so():
+    # The synthetic arm with its shoulder moved into the yaw axis's plane: no lateral offset.
+    model = _model_of(_urdf('synthetic').replace('xyz="0.03 0.025 0.06"', 'xyz="0.03 0 0.06"'),
+                      'synthetic')
+    solver = PlanarAnalyticSolver(model, workspace_from_model(model))
+    seed = np.array([0.7, 0.2, 0.3, 0.1])
+    result = solver.solve([0.0, 0.0, 0.3], None, GoalType.POSITION, seed, ALL,
+                          approach_pitch=0.4)
+    assert result.success and 'shoulder singular' in result.reason, result.reason
+    raw, ok, _ = solver.engine.solve_raw(np.array([[0.0, 0.0, 0.3]]), 0.4, seed)
+    assert ok.all()
+    np.testing.assert_allclose(raw[0, :, 0], [0.7, 0.7, 0.7 + math.pi, 0.7 + math.pi])
+    # With no direction toward the target, the pitch is measured from the facing arm's
+    # forward (the seed's yaw); the flipped solutions point the tool the same way in space.
+    tool = model.fk(raw[0, 0])[:3, 2]
+    for q, label in zip(raw[0], BRANCHES):
+        assert np.all(np.isfinite(q))
+        reached = model.fk(q)
+        assert np.linalg.norm(reached[:3, 3] - [0.0, 0.0, 0.3]) < FK_TOLERANCE
+        np.testing.assert_allclose(reached[:3, 2], tool, atol=FK_TOLERANCE)
+        if not label.startswith('flipped'):
+            assert abs(solver.engine.approach_pitch(q)[0] - 0.4) < FK_TOLERANCE
+
+
 @pytest.mark.parametrize('arm', ARMS)
 def test_unreachable_targets_give_finite_angles_and_their_codes(arm):
     solver = _solver(arm)
@@ -337,6 +361,7 @@ def test_unreachable_targets_give_finite_angles_and_their_codes(arm):
     if arm == 'synthetic':
         near = solver.solve([0.01, 0.0, 0.2], approach_pitch=0.0)
         assert near.code == ErrorCode.INSIDE_INNER_HOLE, near.reason
+        assert "nearer than the arm plane's lateral offset of 0.0250 m" in near.reason
     far = solver.solve([0.0, 0.3, 0.25], None, GoalType.TOOL_DOWN)
     assert far.code in (ErrorCode.OUT_OF_REACH, ErrorCode.INSIDE_INNER_HOLE), far.reason
 

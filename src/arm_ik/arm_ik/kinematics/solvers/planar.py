@@ -15,6 +15,9 @@ Goals (4 constraints for 4 free joints; the roll, when there is one, keeps the s
   points from the yaw axis toward the target, positive upward; phi = -pi/2 is straight
   down, |phi| > pi/2 points back toward the base. Up to four solutions: the base facing
   the target or turned to reach over (``flipped_``), elbow up or down (analytic.BRANCHES).
+  A target on the yaw axis (no lateral offset) has no direction toward it: the yaw is the
+  seed's (and half a turn from it), flagged shoulder singular, and the pitch is measured
+  from the facing arm's forward, so the flipped solutions point the tool the same way.
 - TOOL_DOWN: the approach pitch -pi/2; the tool z is then -Z of the base exactly when the
   tool axis lies in the arm plane (on the SO-101 it leans out of it by about 4e-6 rad,
   which the answer's orientation_error reports).
@@ -825,13 +828,26 @@ class PlanarFamilySolver(Solver):
                     target, reference) else ErrorCode.OUT_OF_REACH, self._sweep_failure(
                     target, reference))
             if near.all():
-                return self._failure(start, ErrorCode.INSIDE_INNER_HOLE, (
-                    f'the target is too near the shoulder for the approach pitch '
-                    f'{math.degrees(pitch):.1f}°'))
+                return self._failure(start, ErrorCode.INSIDE_INNER_HOLE,
+                                     self._too_near(target, reference, pitch))
             return self._failure(start, ErrorCode.OUT_OF_REACH, (
                 f'the target is out of reach at the approach pitch {math.degrees(pitch):.1f}°'))
         return self._choose(start, target, goal, reference, found, outside, branch,
                             options.return_all)
+
+    def _too_near(self, target: Sequence[float], reference: Sequence[float],
+                  pitch: float) -> str:
+        """Why a target is too near: inside the arm plane's lateral offset, or folded."""
+        e = self.engine
+        tip, _ = e.tip_and_tool(np.array(reference[4:5]) if e.dof == 5 else None, 1)
+        lateral = abs(float((tip[0] - e.o[0]) @ e.n))
+        v = np.asarray(target) - e.o[0]
+        across = float(np.linalg.norm(v - np.dot(v, e.w[0]) * e.w[0]))
+        if across < lateral:
+            return (f'the target is {across:.4f} m from the yaw axis, nearer than the arm '
+                    f"plane's lateral offset of {lateral:.4f} m")
+        return (f'the target is too near the shoulder for the approach pitch '
+                f'{math.degrees(pitch):.1f}°')
 
     def _reachable(self, target: Sequence[float], reference: Sequence[float]) -> bool:
         """True when some pitch on the sweep grid reaches ``target`` ignoring the limits."""
