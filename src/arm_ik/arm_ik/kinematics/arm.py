@@ -62,10 +62,12 @@ _TOP_KEYS = {
     'motion': 'motion defaults: default_law',
     'lab': 'browser lab: xacro (path of the arm xacro, relative to this file), '
            'length_arguments, experiments',
+    'collision': 'collision geometry: padding, search_paths, fallback_shapes, allowed_pairs '
+                 '(kinematics.collision.CollisionConfig)',
     'info': 'what the arm_config command found (family, solver reason): not read',
 }
 _IK_KEYS = {'default_solver', 'min_height_above_shoulder', 'damping', 'tolerance',
-            'max_iterations'}
+            'max_iterations', 'avoid_collisions'}
 _MOTION_KEYS = {'default_law'}
 _LAB_KEYS = {'xacro', 'length_arguments', 'experiments'}
 _FRAME_KEYS = {'base', 'tip'}
@@ -143,6 +145,15 @@ class ArmConfig:
             try:
                 parse_safety_config(data['safety'], source)
             except SafetyConfigError as error:
+                raise ArmConfigError(str(error)) from None
+        if 'avoid_collisions' in ik and not isinstance(ik['avoid_collisions'], bool):
+            raise ArmConfigError(f'{source}: ik.avoid_collisions must be true or false, got '
+                                 f'{ik["avoid_collisions"]!r}')
+        if data.get('collision') is not None:
+            from arm_ik.kinematics.collision.config import CollisionConfig, CollisionConfigError
+            try:
+                CollisionConfig.from_mapping(data['collision'], f'{source}: collision')
+            except CollisionConfigError as error:
                 raise ArmConfigError(str(error)) from None
         return cls(copy.deepcopy(dict(data)), source)
 
