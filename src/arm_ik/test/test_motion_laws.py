@@ -8,10 +8,17 @@ import numpy as np
 import pytest
 
 from arm_ik.kinematics.motion import laws
-from arm_ik.kinematics.motion.cartesian import cartesian_line, CartesianFailure
+from arm_ik.kinematics.motion.cartesian import (
+    CartesianFailure,
+    line_failure,
+    MAX_POINT_STEP,
+    time_line,
+)
 from arm_ik.kinematics.motion.trajectory import concatenate, Interpolation, Trajectory
+from arm_ik.kinematics.motion.validation import peak_speed_ratio
+from arm_ik.kinematics.path_ik import PathCode, PathIK, PathRequest, PathResult, ToolPose
 from arm_ik.kinematics.request import IKDispatcher
-from arm_ik.kinematics.result import ErrorCode, IKResult
+from arm_ik.kinematics.result import ErrorCode
 from arm_ik.kinematics.solvers.base import SolveOptions, workspace_from_model
 from arm_ik.kinematics.solvers.ccd import CCDSolver
 
@@ -161,24 +168,31 @@ def test_speed_cap_rejects_zero_iterations(load_arm):
 
 
 # ---------------------------------------------------------------------------- Cartesian lines
-def _six_axis_solver(load_arm):
-    model = load_arm('six_axis')
-    dispatcher = IKDispatcher(model, workspace_from_model(model), 'dls')
-    solver = dispatcher.solvers['dls']
-    options = SolveOptions(branch='nearest')
+# The executor's Cartesian laws time the joint path of path IK (one implementation of path
+# IK): these tests follow a line with PathIK as the planner does, then time it.
+def _follow(model, solver, q0, end, max_condition=50.0, max_joint_step=0.2, min_height=None):
+    dispatcher = IKDispatcher(model, workspace_from_model(model, min_height), solver)
+    return PathIK(dispatcher).follow(PathRequest(
+        start=tuple(q0), waypoints=[ToolPose(tuple(end))], solver=solver,
+        max_cartesian_step=MAX_POINT_STEP, max_joint_step=max_joint_step,
+        max_condition=max_condition, timing='linear'), SolveOptions())
 
-    def solve(point, rotation, seed):
-        return solver.solve(point, None, 0, seed, options)
-    return model, solve
+
+def _line(model, q0, end, duration, law=laws.MIN_JERK_CARTESIAN, solver='dls', **limits):
+    result = _follow(model, solver, q0, end, **limits)
+    if not result.success:
+        return line_failure(model, result)
+    return time_line(model, result.trajectory.positions, result.progress, duration, 0.01, law)
 
 
 @pytest.mark.parametrize('law', [laws.MIN_JERK_CARTESIAN, laws.LINEAR_CARTESIAN])
 def test_cartesian_line_is_straight(law, load_arm):
-    model, solve = _six_axis_solver(load_arm)
+    model = load_arm('six_axis')
     start = model.fk(SIX_HOME)[:3, 3]
     end = np.array([1.0, 0.6, 0.5])
-    trajectory = cartesian_line(model, solve, SIX_HOME, end, 3.0, 0.01, law)
+    trajectory = _line(model, SIX_HOME, end, 3.0, law)
     assert isinstance(trajectory, Trajectory), getattr(trajectory, 'message', '')
+    assert trajectory.duration == 3.0 and np.diff(trajectory.times).max() <= 0.01 + 1e-12
     direction = (end - start) / np.linalg.norm(end - start)
     # Every sample and the interpolation between samples stay on the line.
     times = np.linspace(0.0, trajectory.duration, 997)
@@ -189,20 +203,19 @@ def test_cartesian_line_is_straight(law, load_arm):
     along = (points - start) @ direction
     assert np.all(np.diff(along) >= -2e-4)           # never backwards (IK tolerance 1e-4 m)
     assert not trajectory.velocities[[0, -1]].any()
+    progress = (trajectory.tips - start) @ direction / np.linalg.norm(end - start)
     if law == laws.MIN_JERK_CARTESIAN:
         # Tool progress follows s(τ) within the IK tolerance.
         s = laws.min_jerk(trajectory.times / trajectory.duration)[0]
-        progress = (trajectory.tips - start) @ direction / np.linalg.norm(end - start)
         assert np.abs(progress - s).max() < 2e-4
     else:
         # Constant tool speed: α = t / T.
-        progress = (trajectory.tips - start) @ direction / np.linalg.norm(end - start)
         assert np.abs(progress - trajectory.times / trajectory.duration).max() < 2e-4
 
 
 def test_min_jerk_cartesian_starts_and_ends_at_rest(load_arm):
-    model, solve = _six_axis_solver(load_arm)
-    trajectory = cartesian_line(model, solve, SIX_HOME, np.array([1.2, -0.4, 0.9]), 2.0, 0.01)
+    model = load_arm('six_axis')
+    trajectory = _line(model, SIX_HOME, np.array([1.2, -0.4, 0.9]), 2.0)
     tips = trajectory.tips
     speed = np.linalg.norm(np.gradient(tips, trajectory.times, axis=0), axis=1)
     acceleration = np.linalg.norm(np.gradient(np.gradient(tips, trajectory.times, axis=0),
@@ -212,24 +225,52 @@ def test_min_jerk_cartesian_starts_and_ends_at_rest(load_arm):
     assert acceleration[-2] < 0.05 * acceleration.max()
 
 
+def test_a_line_is_retimed_without_changing_its_path(load_arm):
+    # Stretching T (the planner's velocity loop) reuses the one path IK answer: the pose at
+    # share s is the same for every T, and the speeds scale by 1 / T.
+    model = load_arm('six_axis')
+    result = _follow(model, 'dls', SIX_HOME, (1.0, 0.6, 0.5))
+    assert result.success, result.message
+    path, progress = result.trajectory.positions, result.progress
+    fast = time_line(model, path, progress, 1.5, 0.01, laws.LINEAR_CARTESIAN)
+    slow = time_line(model, path, progress, 3.0, 0.01, laws.LINEAR_CARTESIAN)
+    # The knots differ (at most MAX_POINT_STEP of tool travel apart, so finer for the fast
+    # one); Hermite between them agrees to far below any IK tolerance.
+    for t in np.linspace(0.0, 1.5, 41):
+        assert np.abs(fast.sample(t)[0] - slow.sample(2.0 * t)[0]).max() < 1e-5
+    limits = model.velocity_limits
+    assert peak_speed_ratio(slow, limits) == pytest.approx(peak_speed_ratio(fast, limits) / 2,
+                                                           rel=1e-4)
+    assert fast.positions[0].tolist() == SIX_HOME.tolist()
+    assert fast.end.tolist() == path[-1].tolist()
+
+
+def test_time_line_refuses_other_laws_and_mismatched_paths(load_arm):
+    model = load_arm('six_axis')
+    path = np.array([SIX_HOME, SIX_HOME + 0.01])
+    with pytest.raises(ValueError, match='not a Cartesian law'):
+        time_line(model, path, np.array([0.0, 1.0]), 1.0, 0.01, laws.MIN_JERK)
+    with pytest.raises(ValueError, match='does not fit'):
+        time_line(model, path, np.array([0.0, 0.5, 1.0]), 1.0, 0.01)
+    hold = time_line(model, path[:1], np.array([1.0]), 1.0, 0.01)
+    assert len(hold) == 1 and hold.end.tolist() == SIX_HOME.tolist()
+
+
 def test_cartesian_line_reports_a_singularity_instead_of_jumping(load_arm):
-    model, solve = _six_axis_solver(load_arm)
+    model = load_arm('six_axis')
     # Towards full stretch: the position Jacobian loses rank before the end.
     direction = model.fk(SIX_HOME)[:3, 3] - model.shoulder_position()
     end = model.shoulder_position() + direction / np.linalg.norm(direction) * 2.319
-    failure = cartesian_line(model, solve, SIX_HOME, end, 3.0, 0.01, max_condition=50.0)
+    failure = _line(model, SIX_HOME, end, 3.0, max_condition=50.0)
     assert isinstance(failure, CartesianFailure)
     assert failure.kind in ('singularity', 'jump', 'ik'), failure.message
-    assert 0.0 < failure.fraction <= 1.0
+    assert 0.0 < failure.fraction < 1.0 and failure.waypoint == 0
     assert 'straight tool line fails at' in failure.message
-    assert len(failure.reached) == failure.index
-
-
-def _analytic(model):
-    solver = IKDispatcher(model, workspace_from_model(model, 0.1 if model.name == 'pointer3'
-                                                     else None), 'analytic').solvers['analytic']
-    options = SolveOptions(branch='nearest')
-    return lambda point, rotation, seed: solver.solve(point, None, 0, seed, options)
+    # The tool points followed lie on the line, short of the failure point.
+    reached = failure.reached
+    assert len(reached) > 1
+    start = model.fk(SIX_HOME)[:3, 3]
+    assert np.linalg.norm(reached[-1] - start) < np.linalg.norm(failure.point - start) + 1e-9
 
 
 def test_cartesian_line_reports_an_ik_failure_on_the_way(load_arm):
@@ -237,9 +278,10 @@ def test_cartesian_line_reports_an_ik_failure_on_the_way(load_arm):
     q0 = np.array([0.0, 0.6, -0.6])
     start = model.fk(q0)[:3, 3]
     # Down through the arm's minimum height (0.1 m above the shoulder).
-    failure = cartesian_line(model, _analytic(model), q0, start - [0.0, 0.0, 0.8], 3.0, 0.01)
+    failure = _line(model, q0, start - [0.0, 0.0, 0.8], 3.0, solver='analytic', min_height=0.1)
     assert isinstance(failure, CartesianFailure)
-    assert failure.kind == 'ik' and failure.ik_code == ErrorCode.BELOW_MIN_HEIGHT
+    assert failure.kind == 'ik' and failure.code == PathCode.UNREACHABLE
+    assert failure.ik_code == ErrorCode.BELOW_MIN_HEIGHT, failure.message
     assert failure.point[2] == pytest.approx(model.shoulder_position()[2] + 0.1, abs=0.01)
 
 
@@ -248,34 +290,31 @@ def test_cartesian_line_reports_a_joint_limit(load_arm):
     q0 = np.array([0.0, 1.2, -2.4])
     start = model.fk(q0)[:3, 3]
     # Towards the shoulder: the elbow would have to fold past its 150 degree limit.
-    failure = cartesian_line(model, _analytic(model), q0, np.array([-start[0], 0.0, start[2]]),
-                             3.0, 0.01)
+    failure = _line(model, q0, np.array([-start[0], 0.0, start[2]]), 3.0, solver='analytic')
     assert isinstance(failure, CartesianFailure)
     assert failure.kind == 'joint_limit' and failure.ik_code == ErrorCode.JOINT_LIMITS
     assert 'elbow_pitch' in failure.message and 0.0 < failure.fraction < 0.5
 
 
-def test_cartesian_line_reports_a_solver_limit_and_a_jump(load_arm):
+@pytest.mark.parametrize('code, kind', [
+    (PathCode.JOINT_JUMP, 'jump'), (PathCode.SINGULARITY, 'singularity'),
+    (PathCode.JOINT_LIMIT, 'joint_limit'), (PathCode.UNREACHABLE, 'ik'),
+    (PathCode.FLOOR_CONTACT, 'floor'), (PathCode.OBSTACLE_CONTACT, 'obstacle'),
+    (PathCode.TIMEOUT, 'timeout'), (PathCode.DEVIATION, 'deviation'),
+    (PathCode.INVALID_INPUT, 'ik')])
+def test_every_path_stop_becomes_a_failure_that_keeps_its_message(load_arm, code, kind):
     model = load_arm('six_axis')
-    calls = []
-
-    def limit_solver(point, rotation, seed):
-        calls.append(point)
-        return IKResult(ErrorCode.JOINT_LIMITS, 'needs elbow_pitch past 2.618 rad')
-    failure = cartesian_line(model, limit_solver, SIX_HOME, np.array([1.0, 0.0, 1.0]), 1.0, 0.01)
-    assert failure.kind == 'joint_limit' and failure.ik_code == ErrorCode.JOINT_LIMITS
-    assert 'elbow_pitch' in failure.message and failure.index == 1
-
-    def flipping_solver(point, rotation, seed):
-        q = np.array(seed, dtype=float)
-        if len(calls) > 5:
-            q[2] = -q[2]          # another branch
-        calls.append(point)
-        return IKResult(ErrorCode.OK, '', q, tip_position=model.fk(q)[:3, 3])
-    calls.clear()
-    failure = cartesian_line(model, flipping_solver, SIX_HOME, np.array([1.0, 0.0, 1.0]), 1.0,
-                             0.01)
-    assert failure.kind == 'jump' and 'elbow_pitch would jump' in failure.message
+    ik_code = ErrorCode.JOINT_LIMITS if code == PathCode.JOINT_LIMIT else ErrorCode.OK
+    result = PathResult(code, f'{code.name} at 40.0 % of the path: elbow_pitch would move '
+                        '0.3000', fraction=0.4, stop_waypoint=0,
+                        failed_position=np.array([0.5, 0.1, 0.7]), ik_code=ik_code)
+    failure = line_failure(model, result)
+    assert failure.kind == kind and failure.code == code
+    assert failure.message == ('the straight tool line fails at tool (0.500, 0.100, 0.700) m: '
+                               f'{result.message}')
+    assert failure.fraction == 0.4 and failure.point.tolist() == [0.5, 0.1, 0.7]
+    assert failure.ik_code == (ErrorCode.JOINT_LIMITS if code == PathCode.JOINT_LIMIT else None)
+    assert failure.reached.shape == (0, 3)
 
 
 # ---------------------------------------------------------------------------- trajectory

@@ -2,7 +2,8 @@
 
 - ``laws``: minimum jerk in joint space, exponential smoothing and motor speed cap steppers,
   simulation of a streaming law into a trajectory.
-- ``cartesian``: straight tool lines (minimum jerk, linear) with IK at every sample.
+- ``cartesian``: straight tool lines (minimum jerk, linear) timed on the joint path of
+  path IK (``kinematics.path_ik``, the one implementation of path IK).
 - ``trajectory``: the sampled ``Trajectory`` and its interpolation.
 - ``validation``: every check a trajectory passes before it runs.
 - ``commands``: joint commands and client trajectories, checked and reordered.

@@ -27,11 +27,7 @@ import numpy as np
 
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.motion import laws
-from arm_ik.kinematics.motion.cartesian import (
-    cartesian_line,
-    CartesianFailure,
-    slerp_rotations,
-)
+from arm_ik.kinematics.motion.cartesian import line_failure, MAX_POINT_STEP, time_line
 from arm_ik.kinematics.motion.commands import joint_vector
 from arm_ik.kinematics.motion.errors import MotionCode, MotionError
 from arm_ik.kinematics.motion.safety_check import SafetyAdapter
@@ -42,10 +38,21 @@ from arm_ik.kinematics.motion.validation import (
     Validation,
     ValidationSettings,
 )
+from arm_ik.kinematics.path_ik import (
+    DEFAULT_MAX_CONDITION,
+    PathCode,
+    PathIK,
+    PathRequest,
+    ToolPose,
+)
 from arm_ik.kinematics.request import IKDispatcher, IKRequest
-from arm_ik.kinematics.result import check_vector, ErrorCode, GoalType, IKResult
+from arm_ik.kinematics.result import check_vector, ErrorCode, GoalType
 from arm_ik.kinematics.solvers.base import SolveOptions
 from arm_ik.kinematics.transforms import matrix_to_quaternion, quaternion_to_matrix
+
+# Wall-clock budget of the path IK of one Cartesian line, s (a 1 m line at 5 mm is 200
+# samples, well under a second; the margin is for a loaded machine, never for a hang).
+LINE_TIMEOUT = 20.0
 
 
 @dataclass(frozen=True)
@@ -156,6 +163,29 @@ def preview_of(model: ArmModel, trajectory: Trajectory, ghosts: int = 5,
 
 
 @dataclass(frozen=True)
+class PathOutcome:
+    """How far path IK followed a Cartesian line (the MoveToTarget result's path_* fields).
+
+    The default is "no Cartesian line" (joint-space laws, speed cap, goals refused before
+    the line was tried): fraction 0, code OK, waypoint 0.
+
+    Attributes:
+        fraction: share of the line's length followed, 0..1.
+        stop_code: PathCode (CartesianPath.srv constants); OK when followed to the end.
+        stop_waypoint: index of the first waypoint not reached (1, the count, when none).
+    """
+
+    fraction: float = 0.0
+    stop_code: PathCode = PathCode.OK
+    stop_waypoint: int = 0
+
+    @staticmethod
+    def followed(waypoints: int = 1) -> PathOutcome:
+        """The outcome of a line followed to its end."""
+        return PathOutcome(1.0, PathCode.OK, waypoints)
+
+
+@dataclass(frozen=True)
 class Plan:
     """A validated move.
 
@@ -168,6 +198,8 @@ class Plan:
         message: what was planned, in words (stretching and detours included).
         detoured: a detour replaced the straight joint path.
         preview: tool path and ghost poses for markers.
+        path: the Cartesian line's path IK outcome (PathOutcome.followed()); the default
+            (nothing) for the other laws.
     """
 
     trajectory: Trajectory
@@ -178,6 +210,7 @@ class Plan:
     message: str
     detoured: bool = False
     preview: Preview | None = None
+    path: PathOutcome = field(default_factory=lambda: PathOutcome())
 
     @property
     def contact_times(self) -> np.ndarray:
@@ -198,11 +231,15 @@ class PlanFailure:
         error: the MotionError.
         reached: (K, 3) tool points a Cartesian line followed before failing, m.
         point: where the line failed, m (None otherwise).
+        path: how far path IK followed the Cartesian line (the default when the move is
+            not a line or failed before it was tried; followed() when the line was
+            followed and a later check refused it).
     """
 
     error: MotionError
     reached: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     point: np.ndarray | None = None
+    path: PathOutcome = field(default_factory=lambda: PathOutcome())
 
 
 def _fail(code: MotionCode, message: str, ik_code: ErrorCode | None = None) -> PlanFailure:
@@ -225,6 +262,17 @@ class MotionPlanner:
         self.dispatcher = dispatcher
         self.ik_options = ik_options
         self.safety = safety
+        # One path IK for every Cartesian line (the core function ik_server serves too).
+        # Its contact checks follow the executor's policy: the floor always, the obstacle
+        # only when contact blocks a move (else contacts are reported, not refused).
+        geometry = None
+        if safety is not None:
+            geometry = safety.geometry
+            if not safety.avoid_obstacle and geometry.obstacle_enabled:
+                config = geometry.config
+                geometry = type(geometry)(model, replace(
+                    config, obstacle=replace(config.obstacle, enabled=False)))
+        self.path_ik = PathIK(dispatcher, geometry)
 
     # ------------------------------------------------------------------ entry point
     def plan(self, goal: MoveGoal, start: np.ndarray,
@@ -412,36 +460,43 @@ class MotionPlanner:
                              rotation: np.ndarray | None, start: np.ndarray,
                              q_goal: np.ndarray, target: np.ndarray,
                              settings: MotionSettings) -> Plan | PlanFailure:
+        """The straight tool line: path IK once, then the law's timing stretched to the
+        velocity limits (no IK per stretch)."""
         model = self.model
-        name = goal.solver or self.dispatcher.default_solver
-        solver = self.dispatcher.solvers[name]   # _solve_goal already refused other names
-        options = self.ik_options.with_changes(branch='nearest', return_all=False)
-        rotations = None
-        sample_goal = GoalType.POSITION
-        if goal_type != GoalType.POSITION:
-            # The tool turns from its start orientation to the goal's along the line (slerp),
-            # every sample a full-pose solve; for TOOL_DOWN the goal orientation is that of
-            # the IK answer (tool down, the turn about the tool axis nearest the start).
-            end_rotation = rotation if rotation is not None else model.fk(q_goal)[:3, :3]
-            rotations = slerp_rotations(model.fk(start)[:3, :3], end_rotation)
-            sample_goal = GoalType.FULL_POSE
-
-        def solve(point: np.ndarray, turn: np.ndarray | None, seed: np.ndarray) -> IKResult:
-            orientation = matrix_to_quaternion(turn) if turn is not None else None
-            return solver.solve(point, orientation, sample_goal, seed, options)
-
+        path_goal, orientation = goal_type, tuple(goal.orientation)
+        if goal_type == GoalType.TOOL_DOWN and not self._tool_down(start):
+            # Not tool down at the start: the tool turns from its start orientation to the
+            # IK answer's (tool down, the turn about the tool axis nearest the start) by
+            # slerp, every sample a full pose, as the line did before path IK; a TOOL_DOWN
+            # path would need the whole turn at its first sample (a jump).
+            path_goal = GoalType.FULL_POSE
+            orientation = tuple(matrix_to_quaternion(model.fk(q_goal)[:3, :3]))
+        elif rotation is not None:
+            orientation = tuple(matrix_to_quaternion(rotation))
+        request = PathRequest(
+            start=tuple(start), waypoints=[ToolPose(tuple(target), orientation)],
+            goal=int(path_goal), frame_id=goal.frame_id,
+            solver=goal.solver or self.dispatcher.default_solver,
+            max_cartesian_step=MAX_POINT_STEP, max_joint_step=settings.max_joint_step,
+            max_condition=self._line_condition(path_goal, settings), partial=True,
+            timeout=LINE_TIMEOUT,
+            timing='linear')
+        result = self.path_ik.follow(request, self.ik_options)
+        if not result.success or result.trajectory is None:
+            failure = line_failure(model, result)
+            return PlanFailure(MotionError(MotionCode.CARTESIAN_PATH_FAILED, failure.message,
+                                           failure.ik_code), failure.reached, failure.point,
+                               PathOutcome(failure.fraction, failure.code, failure.waypoint))
+        path = result.trajectory.positions
+        outcome = PathOutcome.followed(len(request.waypoints))
         limits = self._speed_limits(settings)
         peak = laws.MIN_JERK_PEAK_SPEED if law == laws.MIN_JERK_CARTESIAN else 1.0
         # First guess from the joint-space distance; the line is then stretched to the limits.
-        shortest = max(peak * float(np.max(np.abs(q_goal - start) / limits)),
+        shortest = max(peak * float(np.max(np.abs(path[-1] - start) / limits)),
                        settings.min_duration)
         chosen = max(goal.duration, shortest)
         for _ in range(4):
-            line = cartesian_line(model, solve, start, target, chosen, settings.period, law,
-                                  settings.max_condition, settings.max_joint_step, rotations)
-            if isinstance(line, CartesianFailure):
-                return PlanFailure(MotionError(MotionCode.CARTESIAN_PATH_FAILED, line.message,
-                                               line.ik_code), line.reached, line.point)
+            line = time_line(model, path, result.progress, chosen, settings.period, law)
             ratio = peak_speed_ratio(line, limits)
             if ratio <= 1.0 + 1e-6:
                 break
@@ -452,12 +507,33 @@ class MotionPlanner:
                              f'max_duration {settings.max_duration:g} s')
             chosen *= ratio * 1.01
         message = f'{law}: straight tool line of {np.linalg.norm(target - line.tips[0]):.3f} m ' \
-                  f'in {chosen:.2f} s, {len(line)} IK samples'
+                  f'in {chosen:.2f} s, {len(path)} path IK samples ({result.solver}, largest ' \
+                  f'joint step {result.largest_step:.3f})'
         if 0.0 < goal.duration < chosen:
             message += (f' (duration stretched from {goal.duration:g} s to respect '
                         f'{settings.speed_scale:g} x the velocity limits)')
         validation = self._validate(line, start, settings)
-        return self._finish(line, law, target, line.end, validation, message)
+        return replace(self._finish(line, law, target, line.end, validation, message),
+                       path=outcome)
+
+    @staticmethod
+    def _line_condition(goal: GoalType, settings: MotionSettings) -> float:
+        """The singularity threshold of a line's path IK.
+
+        Position lines keep the executor's ``max_condition`` on the position rows, the
+        measure it always had. Path IK measures a tool-down or full-pose line on the
+        goal's own rows (the rotation rows times the reach), which is larger for the same
+        pose (six_axis at home: 3.9 on the position rows, 14.8 on all six), so those lines
+        get at least path IK's own default: the threshold ``~/ik/cartesian_path`` uses.
+        """
+        if goal == GoalType.POSITION:
+            return settings.max_condition
+        return max(settings.max_condition, DEFAULT_MAX_CONDITION)
+
+    def _tool_down(self, q: np.ndarray) -> bool:
+        """The tool Z axis at ``q`` points along −Z of the base (within the IK tolerance)."""
+        axis = self.model.fk(q)[:3, 2]
+        return float(-axis[2]) >= math.cos(self.ik_options.orientation_tolerance)
 
     # ------------------------------------------------------------------ checks
     def validate(self, trajectory: Trajectory, start: np.ndarray,
