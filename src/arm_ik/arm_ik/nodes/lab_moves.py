@@ -4,6 +4,7 @@ lengths, pick and place). A mixin of LabViewer, kept apart so each module stays 
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from action_msgs.msg import GoalStatus
@@ -30,6 +31,7 @@ from arm_interfaces.msg import MotionErrorCode
 from arm_interfaces.srv import GetJointMap, SolveIK
 
 MOTION_CODES = constant_names(MotionErrorCode)
+FIRST_MAP_TRIES = 30        # one a second
 
 
 class LabMoves:
@@ -271,6 +273,21 @@ class LabMoves:
             list(m.axis_joint_names), dict(zip(m.base_state.name, m.base_state.position)),
             response.message)
         return Outcome(True, f'joint map: {response.message}')
+
+    def _first_joint_map(self) -> None:
+        """The map at the first joint_states, retried while safety_monitor starts up (it
+        answers NO_JOINT_STATE until its own first message); when it never comes, the
+        tab keeps its note on what the map shows, with the reason."""
+        outcome = Outcome(False, 'the lab stopped')
+        for _ in range(FIRST_MAP_TRIES):
+            if not self.context.ok():
+                return
+            outcome = self._refresh_joint_map()
+            if outcome.ok:
+                return
+            time.sleep(1.0)
+        self.layout.joint_map_text.content = (f'{texts.joint_map_note(self.model)}\n\n'
+                                              f'The first map failed: {outcome.message}')
 
     def _damping_sweep(self) -> Outcome:
         table, count = texts.damping_sweep_markdown(self.model)

@@ -392,7 +392,7 @@ class LabViewer(LabMoves, Node):
                 first_map, self._map_pending = self._map_pending, False
         if q is not None and first_map and self.layout.joint_map is not None:
             # A map from the start, not "no map yet" until the first move ends.
-            self._background(self._refresh_joint_map)
+            self._background(self._first_joint_map)
         if q is None:
             self.get_logger().warning(f'joint_states ignored: {reason}',
                                       throttle_duration_sec=2.0)
