@@ -251,3 +251,25 @@ def test_the_joint_map_tab_says_what_it_maps_or_why_there_is_none(load_arm):
     assert note.startswith('**No joint map for this arm.**')
     assert 'first two joints whose axes are horizontal' in note
     assert 'Of its joints (yaw_1, yaw_2, lift) none has a horizontal axis' in note
+
+
+@pytest.mark.parametrize('key', ['ur5', 'panda'])
+def test_collada_meshes_show_or_the_arm_is_capsules_with_the_reason(viser_server, key):
+    """UR5 and Panda visuals are .dae files (package://example-robot-data/...): found from
+    the URDF's folder, they need pycollada to be read; without it (not a dependency) the arm
+    is drawn as capsules and the reason names the missing package."""
+    import importlib.util
+
+    from real_arms import REAL_ARMS
+
+    from arm_ik.kinematics.model import ArmModel
+    from arm_ik.lab.urdf_view import ArmView, search_paths
+    arm = REAL_ARMS[key]
+    model = ArmModel.from_urdf(arm.urdf(), arm.base, arm.tip)
+    view = ArmView(viser_server, arm.urdf(), model.joint_names, _capsules_of(model),
+                   paths=search_paths(str(arm.path)))
+    if importlib.util.find_spec('collada') is None:
+        assert view.capsules and 'pycollada' in view.reason, view.reason
+    else:
+        assert not view.capsules, view.reason
+    assert view.show(model.clamp(np.full(model.dof, 0.3)))
