@@ -226,3 +226,33 @@ def test_unreadable_configuration_files(tmp_path):
     broken.write_text('ik: [unclosed', encoding='utf-8')
     with pytest.raises(ArmConfigError, match='not valid YAML'):
         ArmConfig.from_file(broken)
+
+
+def test_arm_builds_its_collision_checker_with_the_written_allowed_pairs():
+    """arm_config writes the allowed pairs; an arm built from that file uses them as they are
+    (no computation at start-up), checks at its home pose and reuses them for a new checker."""
+    spec = REAL_ARMS['ur5']
+    data = starting_config(spec.urdf(), spec.base, spec.tip, default_search_paths(spec.path))
+    written = data['collision']['allowed_pairs']
+    assert written and all(len(entry) == 3 for entry in written)
+    assert ['shoulder_link', 'upper_arm_link', 'adjacent'] in written
+    edited = yaml.safe_load(yaml.safe_dump(data))
+    edited['collision']['allowed_pairs'] = written[:3]
+    arm = load_arm(spec.urdf(), ArmConfig.from_mapping(edited, 'edited'))
+    checker = arm.collision_checker(urdf_path=spec.path)
+    assert checker.allowed_pairs() == written[:3]
+    np.testing.assert_array_equal(checker.home, arm.home)
+    assert checker.is_free(arm.home) == (not checker.check(arm.home).collides)
+    plain = load_arm(spec.urdf(), ArmConfig())
+    first = plain.collision_checker(urdf_path=spec.path)
+    again = plain.collision_checker(urdf_path=spec.path)
+    assert first is not again and again.allowed_pairs() == first.allowed_pairs()
+    assert sorted(map(tuple, first.allowed_pairs())) == sorted(map(tuple, written))
+
+
+def test_an_allowed_pair_naming_an_unknown_link_is_refused_with_the_reason():
+    spec = REAL_ARMS['ur5']
+    config = ArmConfig.from_mapping({'collision': {'allowed_pairs': [['base_link', 'nope']]}})
+    arm = load_arm(spec.urdf(), config)
+    with pytest.raises(ArmConfigError, match='"nope"'):
+        arm.collision_checker(urdf_path=spec.path)

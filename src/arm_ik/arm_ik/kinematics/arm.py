@@ -17,7 +17,7 @@ An arm without a configuration file gets defaults derived from the URDF alone
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 import copy
 from dataclasses import dataclass, field
 import math
@@ -401,10 +401,57 @@ class Arm:
     safety: SafetyGeometry
     default_solver: str
     solver_reason: str
+    # Allowed pairs computed for this arm, per mesh search path set (one computation costs
+    # 1-2 s with meshes; every later checker of the same arm reuses it).
+    _allowed_pairs: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def safety_enabled(self) -> bool:
         return self.config.safety_enabled
+
+    @property
+    def avoid_collisions(self) -> bool:
+        """Default of SolveIK's avoid_collisions (``ik.avoid_collisions``; absent: off)."""
+        return bool(self.config.section('ik').get('avoid_collisions', False))
+
+    def collision_checker(self, scene: Any = None, search_paths: Sequence[str | Path] = (),
+                          urdf_path: str | Path | None = None) -> Any:
+        """A new CollisionChecker of this arm: its URDF's collision shapes, the config's
+        ``collision`` section, home = ``home``.
+
+        A new checker per call because a checker serves one thread; the allowed pairs are the
+        config's when it lists them, else computed once per arm and search paths and reused,
+        so a second checker (another thread, a reload) does not pay for them again. The
+        collision package is imported here only: arms that never ask do not load it.
+
+        Args:
+            scene: the kinematics.collision.Scene to check against (None: a new empty one).
+            search_paths: mesh folders before the config's and the default ones.
+            urdf_path: the URDF's file, when known (its folders are searched for meshes).
+
+        Raises:
+            ArmConfigError: the collision section does not fit the URDF (the reason).
+        """
+        from dataclasses import replace
+
+        from arm_ik.kinematics.collision import (
+            CollisionChecker,
+            CollisionConfig,
+            CollisionConfigError,
+            ShapeError,
+        )
+        key = (tuple(str(p) for p in search_paths), str(urdf_path or ''))
+        try:
+            config = CollisionConfig.from_mapping(self.config.get('collision'))
+            if config.allowed_pairs is None and key in self._allowed_pairs:
+                config = replace(config, allowed_pairs=self._allowed_pairs[key])
+            checker = CollisionChecker(self.model, self.model.urdf, config, self.home,
+                                       search_paths, urdf_path, scene)
+        except (CollisionConfigError, ShapeError, DescriptionError, ValueError) as error:
+            raise ArmConfigError(f'collision configuration of "{self.label}": {error}') \
+                from None
+        self._allowed_pairs.setdefault(key, tuple(tuple(p) for p in checker.allowed))
+        return checker
 
     def dispatcher(self, default_solver: str | None = None) -> IKDispatcher:
         """A new IK dispatcher with the arm's one safety policy (the floor rules when on).

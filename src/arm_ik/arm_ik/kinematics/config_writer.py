@@ -6,7 +6,9 @@ and the obstacle off, home at zero clamped into the limits, min-jerk motion. Cap
 come from each link's ``<collision>`` geometry: a cylinder's radius, a sphere's radius, half
 the diagonal of a box's two smallest sides, a mesh's bounding box the same way when its
 file can be read (``package://`` and ``file://`` resolved through ``search_paths``), else
-DEFAULT_LINK_RADIUS with a note saying so.
+DEFAULT_LINK_RADIUS with a note saying so. The collision section lists the allowed
+self-collision pairs computed for the arm (``Arm.collision_checker``), so that nodes do not
+compute them again at start-up; edit the list to override it.
 """
 
 from __future__ import annotations
@@ -145,6 +147,8 @@ def starting_config(urdf: str, base_frame: str = '', tip_frame: str = '',
     solver, reason = choose_solver(model)
     arm = build_arm(model, ArmConfig())
     home = arm.home
+    # Computed here once (1-2 s with meshes) so that no node has to at start-up.
+    checker = arm.collision_checker(search_paths=search_paths)
     info = {
         'robot': model.name,
         'joints': [{'name': joint.name, 'lower': round(joint.lower, 6),
@@ -155,6 +159,8 @@ def starting_config(urdf: str, base_frame: str = '', tip_frame: str = '',
         'reach_m': round(float(arm.workspace.max_reach), 4),
         'capsule_radii_from': {name: notes[name] for name in model.joint_names},
     }
+    if checker.warnings:
+        info['collision_warnings'] = list(checker.warnings)
     return {
         'arm': model.name,
         'frames': {'base': base_frame, 'tip': tip_frame},
@@ -162,5 +168,6 @@ def starting_config(urdf: str, base_frame: str = '', tip_frame: str = '',
         'ik': {'default_solver': solver},
         'motion': {'default_law': DEFAULT_MOTION_LAW},
         'safety': default_safety_section(model, radii),
+        'collision': {'allowed_pairs': checker.allowed_pairs()},
         'info': info,
     }
