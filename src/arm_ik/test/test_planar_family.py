@@ -1,7 +1,8 @@
 """Yaw + three parallel pitch (+ tool roll) arms (solvers.planar), served by ``analytic``:
 the SO-101 of example-robot-data and the synthetic 4-DOF test/urdf/yaw_three_pitch.urdf.
 Recognition and refusals with reasons, every solution by FK, the solution set against a
-numeric search of its own (damped Newton on position + approach pitch from many seeds),
+numeric search of its own (damped Newton on position + approach pitch from many seeds;
+DLS for full poses),
 limits, whole turns, singular targets, the POSITION sweep against a brute-force grid, and
 the vectorised forms against one target at a time. ROS-free."""
 
@@ -24,6 +25,7 @@ from arm_ik.kinematics.result import ErrorCode, GoalType
 from arm_ik.kinematics.solvers import solver_class
 from arm_ik.kinematics.solvers.analytic import AnalyticSolver, BRANCHES
 from arm_ik.kinematics.solvers.base import SolveOptions, workspace_from_model
+from arm_ik.kinematics.solvers.dls import DLSSolver
 from arm_ik.kinematics.solvers.planar import (
     PlanarAnalyticSolver,
     PlanarFamily,
@@ -270,6 +272,72 @@ def test_solution_set_equals_a_numeric_search_from_many_seeds(arm):
             assert min(_angle_gap(found, mine) for found in theirs) < 1e-7
 
 
+def _pose_error(model: ArmModel, q: np.ndarray, pose: np.ndarray) -> float:
+    reached = model.fk(q)
+    return max(float(np.abs(reached[:3, 3] - pose[:3, 3]).max()),
+               float(np.abs(reached[:3, :3] - pose[:3, :3]).max()))
+
+
+@pytest.mark.parametrize('arm', ARMS)
+def test_full_poses_solve_the_roll_too_and_every_solution_reaches_the_pose(arm):
+    model = _model(arm)
+    solver = _solver(arm)
+    q, _, _ = _goals(arm, 30, 14)
+    for q0 in q:
+        pose = model.fk(q0)
+        result = solver.solve(pose[:3, 3], pose[:3, :3], GoalType.FULL_POSE,
+                              model.clamp(q0 * 0.9), ALL)
+        assert result.success, result.reason
+        assert result.position_error < FK_TOLERANCE and result.orientation_error < FK_TOLERANCE
+        assert _angle_gap(result.q, q0) < 1e-9 or any(
+            _angle_gap(s.q, q0) < 1e-9 for s in result.solutions)
+        for solution in result.solutions:
+            assert model.within_limits(solution.q)
+            assert _pose_error(model, solution.q, pose) < FK_TOLERANCE
+
+
+@pytest.mark.parametrize('arm', ARMS)
+def test_full_pose_solution_set_holds_every_numeric_answer(arm):
+    """Independent of the closed form: DLS on the full pose from 40 seeds."""
+    model = _model(arm)
+    engine = _solver(arm).engine
+    dls = DLSSolver(model, workspace_from_model(model))
+    options = SolveOptions(tolerance=1e-11, orientation_tolerance=1e-11, max_iterations=400,
+                           restarts=0, respect_limits=False)
+    rng = np.random.default_rng(15)
+    q, _, _ = _goals(arm, 3, 16)
+    for q0 in q:
+        pose = model.fk(q0)
+        raw, ok, _, miss, tilt = engine.solve_pose(pose[:3, 3], pose[:3, :3], q0)
+        ours = raw[ok & (miss < 1e-9) & (tilt < 1e-9)]
+        found = 0
+        for seed in rng.uniform(-math.pi, math.pi, size=(40, model.dof)):
+            answer = dls.solve(pose[:3, 3], pose[:3, :3], GoalType.FULL_POSE, seed, options)
+            if answer.q is not None and _pose_error(model, answer.q, pose) < 1e-9:
+                found += 1
+                assert min(_angle_gap(answer.q, mine) for mine in ours) < 1e-6
+        assert found > 0
+
+
+def test_full_poses_the_arm_cannot_take_are_refused_with_how_far_off():
+    for arm, turn, words in (('so101', 'z', 'm from the target'),
+                             ('synthetic', 'z', 'm from the target'),
+                             ('synthetic', 'x', 'leans the pitch axis 0.1')):
+        model = _model(arm)
+        pose = model.fk(model.clamp(np.full(model.dof, 0.3)))
+        c, s = math.cos(0.2), math.sin(0.2)
+        extra = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]) if turn == 'z' else \
+            np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+        # Turned about the base z (the yaw would have to turn, leaving the target), or
+        # about the tool x (tilting the pitch axis, which no joint of a 4-DOF arm does; by
+        # 0.2 rad times the cosine of the tool x's elevation, 0.10 rad here).
+        rotation = extra @ pose[:3, :3] if turn == 'z' else pose[:3, :3] @ extra
+        result = _solver(arm).solve(pose[:3, 3], rotation, GoalType.FULL_POSE)
+        assert result.code == ErrorCode.SOLVER_NOT_APPLICABLE and words in result.reason, \
+            (arm, result.reason)
+        assert 'use TOOL_DOWN, or POSITION with an approach pitch' in result.reason
+
+
 def test_whole_turn_copies_of_the_yaw_are_listed_and_the_seed_picks_one():
     model = _model('synthetic')            # yaw limits ±4 rad: more than a full turn
     solver = _solver('synthetic')
@@ -369,8 +437,9 @@ def test_unreachable_targets_give_finite_angles_and_their_codes(arm):
 def test_full_pose_and_bad_requests_say_why():
     solver = _solver('so101')
     target = _model('so101').fk(np.zeros(5))[:3, 3]
-    full = solver.solve(target, np.eye(3), GoalType.FULL_POSE)
-    assert full.code == ErrorCode.SOLVER_NOT_APPLICABLE and 'approach pitch' in full.reason
+    assert solver.solve(target, None, GoalType.FULL_POSE).code == ErrorCode.INVALID_INPUT
+    assert solver.solve(target, [0.0, 0.0, 0.0, 0.0], GoalType.FULL_POSE).code == \
+        ErrorCode.INVALID_INPUT
     assert solver.solve(target, None, GoalType.TOOL_DOWN,
                         approach_pitch=0.2).code == ErrorCode.INVALID_INPUT
     assert solver.solve(target, approach_pitch=math.nan).code == ErrorCode.INVALID_INPUT

@@ -8,7 +8,8 @@ world axes, so joint offsets, axis signs, a lateral offset of the arm plane from
 axis (SO-101's lift joint sits beside the pan axis) and a tip off the roll axis need no
 convention.
 
-Goals (4 constraints for 4 free joints; the roll, when there is one, keeps the seed's value):
+Goals (4 constraints for 4 free joints; the roll, when there is one, keeps the seed's value,
+except for a full pose):
 
 - position plus the tool's approach pitch: the angle phi (rad) of the tool's approach axis
   (its z axis) in the arm plane, measured from the arm plane's horizontal direction that
@@ -21,8 +22,12 @@ Goals (4 constraints for 4 free joints; the roll, when there is one, keeps the s
 - TOOL_DOWN: the approach pitch -pi/2; the tool z is then -Z of the base exactly when the
   tool axis lies in the arm plane (on the SO-101 it leans out of it by about 4e-6 rad,
   which the answer's orientation_error reports).
-- POSITION: the free pitch is swept (a grid of SWEEP_STEPS, then a golden-section
-  refinement) and the solution nearest the seed by the branch rules is chosen.
+- POSITION: the free pitch is swept (a grid of SWEEP_STEPS, then zooming grids) and the
+  solution nearest the seed by the branch rules is chosen.
+- FULL_POSE: solved when reachable: the orientation fixes the yaw (two ways with a roll,
+  one without), the total pitch and the roll; the position must then lie in that arm
+  plane (within the request's tolerance, else SOLVER_NOT_APPLICABLE with the distance),
+  and the elbow triangle gives up and down.
 
 Tolerances. The closed form assumes exactly one thing of the geometry: that the three pitch
 axes are parallel. That is checked to ANGLE_TOLERANCE (1e-6 rad, the families' choice:
@@ -65,6 +70,7 @@ from arm_ik.kinematics.solvers.analytic import (
     wrap_into_array,
 )
 from arm_ik.kinematics.solvers.base import SolveOptions, Solver, Workspace
+from arm_ik.kinematics.solvers.closed_form import parse_orientation, rotation_angle
 from arm_ik.kinematics.solvers.families import (
     _angle_between,
     _angle_one,
@@ -90,6 +96,10 @@ from arm_ik.kinematics.solvers.families import (
 )
 
 FAMILY_NAME = 'yaw_three_pitch'
+# A flag of the families' kind (bits 1, 2, 4 there): the yaw kept from the position.
+ROLL_ALONG_YAW = 8
+PLANAR_FLAG_WORDS = {**FLAG_WORDS, ROLL_ALONG_YAW: 'roll axis along the yaw axis (they turn '
+                                                  'about one line; the yaw from the position)'}
 # Shape conditions the closed form takes exactly (see the module docstring), rad.
 SHAPE_TOLERANCE = 1e-3
 CHECK_CONFIGURATIONS = 8
@@ -256,6 +266,14 @@ def check_against_fk(model: ArmModel, family: PlanarFamily) -> str:
 
 
 # ---------------------------------------------------------------------- the engine
+def _rotations_about(axis: np.ndarray, angles: np.ndarray) -> np.ndarray:
+    """Rodrigues rotations (M, 3, 3) about one unit axis."""
+    k = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]],
+                  [-axis[1], axis[0], 0.0]])
+    sin, cos = np.sin(angles)[:, None, None], np.cos(angles)[:, None, None]
+    return np.eye(3) + sin * k + (1.0 - cos) * (k @ k)
+
+
 def _dots(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum('ij,ij->i', a, b)
 
@@ -392,6 +410,86 @@ class PlanarEngine:
         self.last_too_near = (np.repeat(near1, 4) |
                               (~np.repeat(near1, 4) & np.repeat(near3, 2))).reshape(count, 4)
         return np.nan_to_num(q), ok, flags
+
+    def solve_pose(self, position: Sequence[float], rotation: np.ndarray,
+                   seed: Sequence[float]) -> tuple[np.ndarray, ...]:
+        """Four solutions of one full pose (BRANCHES order), exact where it is reachable.
+
+        The point where the last pitch link carries the roll axis (the wrist axis without
+        a roll) follows from the pose: c = p − M·(tip0 − o) with M = R·R0ᵀ. The yaw comes
+        from the orientation (the roll axis M·w5 must be across the turned pitch axis;
+        without a roll the pitch axis is M·n), then the lateral equation of c must hold:
+        what it misses is how far the orientation's arm plane lies from the target.
+
+        Args:
+            position: tip position, m. rotation: 3×3 tip rotation. seed: n joints, rad.
+
+        Returns:
+            (q (4, n), solvable (4,), flags (4,), lateral miss (4,) m, tilt (4,) rad): tilt,
+            without a roll, how far the goal's pitch axis leans from one the yaw reaches.
+        """
+        p = np.asarray(position, dtype=float)
+        m = np.asarray(rotation, dtype=float).reshape(3, 3) @ self.family.zero[:3, :3].T
+        w1, o1, n = self.w[0], self.o[0], self.n
+        carried = self.o[4] if self.dof == 5 else self.o[3]
+        c = p - m @ (self.tip0 - carried)
+        v = c - o1
+        lateral = float((carried - o1) @ n)
+        flags = np.zeros(2, int)
+        tilt = np.zeros(2)
+        if self.dof == 5:
+            a_w = m @ self.w[4]
+            along = float(a_w @ w1)
+            a, b = float(a_w @ n) - self.k1 * along, float(a_w @ self.w1xn)
+            rhs = float(self.w[4] @ n) - self.k1 * along
+            if math.hypot(a, b) < SINGULAR:
+                # The roll axis along the yaw axis: they turn about one line, and the
+                # position decides the yaw.
+                q1, _, _, _ = self._yaw(v[None], np.array([lateral]), np.array([seed[0]]))
+                q1 = q1[0]
+                flags[:] = ROLL_ALONG_YAW
+            else:
+                centre, half, _, _ = _cosine_equation(a, b, np.array(rhs))
+                q1 = np.array([centre + half, centre - half]).reshape(2)
+        else:
+            target_axis = m @ n
+            q1_one, _ = _angle_between(w1, n[None], target_axis[None])
+            q1 = np.array([q1_one[0], q1_one[0] + math.pi])
+            tilt[0] = abs(math.asin(max(-1.0, min(1.0, float(target_axis @ w1)))) -
+                          math.asin(max(-1.0, min(1.0, float(n @ w1)))))
+            # Half a turn more reverses the pitch axis: never this orientation.
+            tilt[1] = math.pi
+        vf, vg = float(v @ self.forward), float(v @ self.side)
+        if math.cos(q1[1]) * vf + math.sin(q1[1]) * vg > math.cos(q1[0]) * vf + \
+                math.sin(q1[0]) * vg:
+            q1, flags, tilt = q1[::-1].copy(), flags[::-1].copy(), tilt[::-1].copy()
+        n1 = _rotate(w1, q1, n)
+        miss = np.abs(n1 @ v - lateral)
+        undone = _rotations_about(w1, -q1) @ m                     # Rn·R5 (or Rn)
+        if self.dof == 5:
+            axis = np.einsum('kij,j->ki', _rotations_about(w1, -q1), m @ self.w[4])
+            theta, _ = _angle_between(n, np.broadcast_to(self.w[4], (2, 3)), axis)
+            r5 = _rotations_about(n, -theta) @ undone
+            perp = np.cross(self.w[4], n)
+            perp /= np.linalg.norm(perp)
+            u = r5 @ perp
+            roll = np.arctan2(_cross(np.broadcast_to(perp, u.shape), u) @ self.w[4], u @ perp)
+        else:
+            perp = np.cross(n, w1)
+            perp /= np.linalg.norm(perp)
+            u = undone @ perp
+            theta = np.arctan2(_cross(np.broadcast_to(perp, u.shape), u) @ n, u @ perp)
+        x = _rotate(w1, -q1, np.broadcast_to(v, (2, 3))) + o1
+        wrist = x - _rotate(n, theta, np.broadcast_to(carried - self.o[3], (2, 3)))
+        q2, q3, ok3, _, edge = self._triangle(wrist)
+        s = self.signs
+        q4 = s[3] * (theta[:, None] - s[1] * q2 - s[2] * q3)
+        columns = [np.repeat(q1, 2), q2.reshape(-1), q3.reshape(-1), q4.reshape(-1)]
+        if self.dof == 5:
+            columns.append(np.repeat(roll, 2))
+        q = np.nan_to_num(np.stack(columns, axis=1))
+        out_flags = np.repeat(flags, 2) | np.repeat(np.where(edge, STRETCHED, 0), 2)
+        return q, np.repeat(ok3, 2), out_flags, np.repeat(miss, 2), np.repeat(tilt, 2)
 
     def _triangle(self, wrist: np.ndarray) -> tuple[np.ndarray, ...]:
         """Axes 2 and 3 carry axis 4 to ``wrist`` (M, 3): q2, q3 (M, 2), elbow up first;
@@ -549,7 +647,7 @@ def _sub(a: Sequence[float], b: Sequence[float]) -> Vec:
 # ---------------------------------------------------------------------- the solver
 def flag_words(flags: int) -> str:
     """The singularities named by a solution's flag bits ('' for none)."""
-    return '; '.join(words for bit, words in FLAG_WORDS.items() if flags & bit)
+    return '; '.join(words for bit, words in PLANAR_FLAG_WORDS.items() if flags & bit)
 
 
 class PlanarFamilySolver(Solver):
@@ -561,8 +659,9 @@ class PlanarFamilySolver(Solver):
     same label. A roll joint keeps the seed's value.
 
     Goals: POSITION with ``approach_pitch`` (rad) given: closed form; TOOL_DOWN: the pitch
-    -pi/2; POSITION alone: the free pitch swept (module docstring); FULL_POSE:
-    SOLVER_NOT_APPLICABLE (a 4-5-joint arm reaches few orientations at a position).
+    -pi/2; POSITION alone: the free pitch swept (module docstring); FULL_POSE: the roll
+    (and everything else) from the pose when the orientation and position agree within
+    the request's tolerances, else SOLVER_NOT_APPLICABLE with how far they disagree.
     """
 
     name = 'analytic'
@@ -738,8 +837,8 @@ class PlanarFamilySolver(Solver):
 
         Args:
             position: tip position (m, base frame), 3 values.
-            orientation: not read (FULL_POSE is not served).
-            goal: POSITION (with or without ``approach_pitch``) or TOOL_DOWN.
+            orientation: FULL_POSE only: quaternion (x, y, z, w) or 3×3 rotation matrix.
+            goal: POSITION (with or without ``approach_pitch``), TOOL_DOWN or FULL_POSE.
             seed: reference configuration (rad; the roll is kept); home when None.
             options: ``branch`` ('' / 'nearest' or a label of BRANCHES), ``return_all``.
             approach_pitch: the tool's approach pitch (rad, see the module docstring) of a
@@ -759,12 +858,18 @@ class PlanarFamilySolver(Solver):
             return self._failure(start, ErrorCode.INVALID_INPUT,
                                  f'unknown branch "{branch}"; valid: nearest, '
                                  + ', '.join(BRANCHES))
+        rotation = None
         if goal == GoalType.FULL_POSE:
-            return self._failure(start, ErrorCode.SOLVER_NOT_APPLICABLE, (
-                f'a {self.model.dof}-joint yaw + three-pitch arm sets its position and the '
-                "tool's approach pitch only (the roll keeps the seed's value): use TOOL_DOWN, "
-                'or POSITION with an approach pitch'))
-        if goal not in (GoalType.POSITION, GoalType.TOOL_DOWN):
+            if approach_pitch is not None:
+                return self._failure(start, ErrorCode.INVALID_INPUT,
+                                     'a FULL_POSE goal sets the approach pitch itself')
+            if orientation is None:
+                return self._failure(start, ErrorCode.INVALID_INPUT,
+                                     'a FULL_POSE goal needs a target orientation')
+            rotation, reason = parse_orientation(orientation)
+            if rotation is None:
+                return self._failure(start, ErrorCode.INVALID_INPUT, reason)
+        elif goal not in (GoalType.POSITION, GoalType.TOOL_DOWN):
             return self._failure(start, ErrorCode.INVALID_INPUT, f'unknown goal type {goal!r}')
         if approach_pitch is not None:
             if goal == GoalType.TOOL_DOWN:
@@ -790,7 +895,20 @@ class PlanarFamilySolver(Solver):
                     return self._failure(start, ErrorCode.INVALID_INPUT, reason)
                 reference = tuple(vector.tolist())
         pitch = -0.5 * math.pi if goal == GoalType.TOOL_DOWN else approach_pitch
-        if pitch is None:
+        if rotation is not None:
+            raw, ok, flags, miss, tilt = self.engine.solve_pose(
+                target, np.array(rotation).reshape(3, 3), reference)
+            reachable = (miss <= options.tolerance) & (tilt <= options.orientation_tolerance)
+            if not reachable.any():
+                return self._failure(start, ErrorCode.SOLVER_NOT_APPLICABLE,
+                                     self._pose_unreachable(miss, tilt, options))
+            ok = ok & reachable
+            if not ok.any():
+                return self._failure(start, ErrorCode.OUT_OF_REACH,
+                                     'the target is out of reach with this orientation')
+            pitches = np.full(4, math.nan)
+            flags = flags.tolist()
+        elif pitch is None:
             q, valid, pitches = self.sweep(np.array([target]), np.array(reference))
             raw, ok = q[0], valid[0]
             pitches = pitches[0]
@@ -833,7 +951,19 @@ class PlanarFamilySolver(Solver):
             return self._failure(start, ErrorCode.OUT_OF_REACH, (
                 f'the target is out of reach at the approach pitch {math.degrees(pitch):.1f}°'))
         return self._choose(start, target, goal, reference, found, outside, branch,
-                            options.return_all)
+                            options.return_all, rotation)
+
+    def _pose_unreachable(self, miss: np.ndarray, tilt: np.ndarray,
+                          options: SolveOptions) -> str:
+        """Why no solution of a full pose exists: the orientation and position disagree."""
+        use = ('a yaw + three-pitch arm reaches a full pose only where its orientation and '
+               'position agree: use TOOL_DOWN, or POSITION with an approach pitch')
+        lean = float(tilt.min())
+        if lean > options.orientation_tolerance:
+            return (f'the orientation leans the pitch axis {lean:.3g} rad from any the yaw '
+                    f'reaches (tolerance {options.orientation_tolerance:g} rad); {use}')
+        return (f'the orientation puts the arm plane {float(miss.min()):.3g} m from the '
+                f'target (tolerance {options.tolerance:g} m); {use}')
 
     def _too_near(self, target: Sequence[float], reference: Sequence[float],
                   pitch: float) -> str:
@@ -865,7 +995,7 @@ class PlanarFamilySolver(Solver):
 
     def _choose(self, start: float, target: Sequence[float], goal: int,
                 reference: Sequence[float], found: list, outside: list, branch: str,
-                return_all: bool) -> IKResult:
+                return_all: bool, rotation: Sequence[float] | None = None) -> IKResult:
         nearest = branch in NEAREST
         best, best_step = None, math.inf
         for label, choices, flags, _ in found:
@@ -891,6 +1021,8 @@ class PlanarFamilySolver(Solver):
         error = float(np.linalg.norm(tip - np.asarray(target)))
         angle = math.atan2(math.hypot(reached[0, 2], reached[1, 2]), -reached[2, 2]) \
             if goal == GoalType.TOOL_DOWN else 0.0
+        if rotation is not None:
+            angle = rotation_angle(rotation, reached[:3, :3].reshape(-1).tolist())
         reason = f'solved in closed form ({FAMILY_NAME} family)'
         if flags:
             reason += f'; {flag_words(flags)}'
