@@ -319,6 +319,29 @@ def test_full_pose_solution_set_holds_every_numeric_answer(arm):
         assert found > 0
 
 
+def test_a_full_pose_with_the_tool_straight_down_takes_the_yaw_from_the_position():
+    model = _model('so101')
+    solver = _solver('so101')
+    seed = model.clamp(np.array([0.3, 0.5, 0.4, 0.9, 0.2]))
+    target = [0.2, 0.05, 0.05]
+    down = solver.solve(target, None, GoalType.TOOL_DOWN, seed)
+    assert down.success, down.reason
+    reached = model.fk(down.q)[:3, :3]
+    # The pose of that solution: the roll axis along the yaw axis up to the URDF's
+    # rounding, so the orientation alone would leave the yaw to a few µrad of tilt.
+    exact = solver.solve(target, reached, GoalType.FULL_POSE, seed, ALL)
+    assert exact.success and 'roll axis along the yaw axis' in exact.reason, exact.reason
+    assert exact.position_error < FK_TOLERANCE and exact.orientation_error < FK_TOLERANCE
+    # Exactly -Z, as a user writes it: about 7e-6 rad away from anything the SO-101
+    # reaches; solved within the orientation tolerance, the miss reported.
+    heading = math.atan2(reached[1, 0], reached[0, 0])
+    c, s = math.cos(heading), math.sin(heading)
+    written = np.array([[c, s, 0.0], [s, -c, 0.0], [0.0, 0.0, -1.0]])
+    result = solver.solve(target, written, GoalType.FULL_POSE, seed)
+    assert result.success, result.reason
+    assert 1e-7 < result.orientation_error < 1e-5 and result.position_error < 1e-6
+
+
 def test_full_poses_the_arm_cannot_take_are_refused_with_how_far_off():
     for arm, turn, words in (('so101', 'z', 'm from the target'),
                              ('synthetic', 'z', 'm from the target'),

@@ -412,7 +412,8 @@ class PlanarEngine:
         return np.nan_to_num(q), ok, flags
 
     def solve_pose(self, position: Sequence[float], rotation: np.ndarray,
-                   seed: Sequence[float]) -> tuple[np.ndarray, ...]:
+                   seed: Sequence[float], free_below: float = SINGULAR
+                   ) -> tuple[np.ndarray, ...]:
         """Four solutions of one full pose (BRANCHES order), exact where it is reachable.
 
         The point where the last pitch link carries the roll axis (the wrist axis without
@@ -423,6 +424,9 @@ class PlanarEngine:
 
         Args:
             position: tip position, m. rotation: 3×3 tip rotation. seed: n joints, rad.
+            free_below: a roll axis this close (rad) to the yaw axis leaves the yaw to the
+                position (a tool pointing straight down: the orientation's yaw would be
+                decided by the URDF's rounding, not by the goal).
 
         Returns:
             (q (4, n), solvable (4,), flags (4,), lateral miss (4,) m, tilt (4,) rad): tilt,
@@ -442,7 +446,7 @@ class PlanarEngine:
             along = float(a_w @ w1)
             a, b = float(a_w @ n) - self.k1 * along, float(a_w @ self.w1xn)
             rhs = float(self.w[4] @ n) - self.k1 * along
-            if math.hypot(a, b) < SINGULAR:
+            if math.hypot(a, b) < max(free_below, SINGULAR):
                 # The roll axis along the yaw axis: they turn about one line, and the
                 # position decides the yaw.
                 q1, _, _, _ = self._yaw(v[None], np.array([lateral]), np.array([seed[0]]))
@@ -897,7 +901,8 @@ class PlanarFamilySolver(Solver):
         pitch = -0.5 * math.pi if goal == GoalType.TOOL_DOWN else approach_pitch
         if rotation is not None:
             raw, ok, flags, miss, tilt = self.engine.solve_pose(
-                target, np.array(rotation).reshape(3, 3), reference)
+                target, np.array(rotation).reshape(3, 3), reference,
+                options.orientation_tolerance)
             reachable = (miss <= options.tolerance) & (tilt <= options.orientation_tolerance)
             if not reachable.any():
                 return self._failure(start, ErrorCode.SOLVER_NOT_APPLICABLE,
