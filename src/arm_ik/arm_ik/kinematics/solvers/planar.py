@@ -81,7 +81,6 @@ from arm_ik.kinematics.solvers.families import (
     _parallel,
     _past_limits,
     _perpendicular,
-    _rotate,
     _turn,
     _turns,
     _vcross,
@@ -272,6 +271,21 @@ def _rotations_about(axis: np.ndarray, angles: np.ndarray) -> np.ndarray:
                   [-axis[1], axis[0], 0.0]])
     sin, cos = np.sin(angles)[:, None, None], np.cos(angles)[:, None, None]
     return np.eye(3) + sin * k + (1.0 - cos) * (k @ k)
+
+
+def _rotate(axis: np.ndarray, angles: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Vectors v (M, 3) (or one (3,)) turned about the unit ``axis`` by angles (M,): the
+    families' Rodrigues turn without np.cross, whose call costs more than the arithmetic
+    at the row counts of a request."""
+    c, s = np.cos(angles)[:, None], np.sin(angles)[:, None]
+    x, y, z = axis
+    if v.ndim == 1:
+        a, b, d = v
+        k = np.array([y * d - z * b, z * a - x * d, x * b - y * a])
+        return v * c + k * s + (1.0 - c) * (float(v @ axis) * axis)
+    a, b, d = v[:, 0], v[:, 1], v[:, 2]
+    k = np.stack([y * d - z * b, z * a - x * d, x * b - y * a], axis=1)
+    return v * c + k * s + (1.0 - c) * ((v @ axis)[:, None] * axis)
 
 
 def _dots(a: np.ndarray, b: np.ndarray) -> np.ndarray:
