@@ -1,0 +1,300 @@
+"""The README is a contract: its snippets work as written in the pip route (issue 19).
+
+A new user copies the README's blocks into one terminal, top to bottom, so the test does the
+same with every ```bash and ```python block (kinds and markers: readme_snippets.py):
+
+- ``run`` blocks run for real against real nodes, on a private ROS domain with discovery on
+  localhost, from a scratch copy of the repository root (symlinks to ``.venv``, ``install``,
+  ``build``, ``src`` ... and nothing else, so ``ur5.yaml``, ``demo.mcap`` and the other files
+  a block writes land there and vanish with it). Bash blocks run with ``bash -e`` one after
+  the other and every variable a block sets reaches the next (``$UR5`` of the walkthrough).
+  A block fails on a non-zero status, a timeout, a line that looks like an error
+  (``ERROR_LINE``) or when it does not print what the README says it prints (``EXPECT``).
+- ``ros-only`` blocks: every ``ros2`` command's executable, launch file and arguments,
+  service and action names and types, request fields, parameters and topics must exist in
+  what the workspace installs (a running six_axis ik_server answers for its own names).
+- ``not-run`` blocks: the make targets they name exist (``make -n``).
+
+What the test supplies (``PRELUDES``): the IKClient snippet uses a ``node`` it does not
+create, so it runs after ``rclpy.init()`` and ``node = rclpy.create_node(...)``, against the
+six_axis ik_server this module starts in ``/six_axis`` with its bundled configuration. The
+MCAP snippet reads ``demo.mcap`` "after ``make demo CYCLES=1``", so that command runs first
+(with ``DEMO_ARGS=--no-lab``: the lab's fixed port 8080 may be taken by someone else's run).
+
+``make demo`` runs ``make build`` first; ``make test`` has just built the workspace, and a
+colcon build started from inside pytest would race other builds of the same ``build/``
+folder, so the blocks' make runs with ``-o build`` (the recipe that follows is the README's
+command as written). When the venv is stale (``make -n build`` would re-run
+``tools/setup_venv.sh``, which deletes ``.venv``), those blocks are skipped with that reason.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+import re
+import signal
+import subprocess
+import tempfile
+import time
+
+from bringup_harness import installed, read_launch_file
+import pytest
+from readme_snippets import Block, NameChecker, read_blocks
+
+REPO = Path(__file__).resolve().parents[3]
+README = REPO / 'README.md'
+BLOCKS = read_blocks(README)
+# What the scratch root holds: the built workspace and the files the README's commands read.
+ROOT_ENTRIES = ('.venv', 'install', 'build', 'src', 'requirements', 'tools', 'benchmarks',
+                'Makefile', 'ruff.toml', 'README.md')
+BLOCK_TIMEOUT = 300.0    # s; the UR5 demo block takes about 40 s, a loaded machine 2-3x
+ERROR_LINE = re.compile(r'Traceback \(most recent call last\)|\[FATAL\]|\[ERROR\]|\bError:|'
+                        r'^error:|command not found|No such file or directory', re.MULTILINE)
+# What the README says a block prints (the comments beside its commands), keyed by a
+# fragment of the block's text.
+EXPECT = {
+    'arm_config ur5.yaml --check': (r'ur5\.yaml: valid for ur5',
+                                    r'^summary: 1 cycle\(s\), \d+ step\(s\) ok, 0 failed'),
+    'ik_client --arm ur5': (r'\bOK\b',),
+    'IKClient(node': (r"\{'base_yaw': |OUT_OF_REACH",),
+    "decoded_messages('demo.mcap'": (r"^\[\('/ccd5/", r'^\d+\.\d\d s  progress \d\.\d\d$'),
+    'CollisionChecker(': (r'^collision: ',),
+}
+# What a python block needs that it does not create (see the module docstring).
+PRELUDES = {
+    'IKClient(node': "import rclpy\nrclpy.init()\nnode = rclpy.create_node('readme_user')\n",
+}
+# Bash commands run (in the scratch root) before a block that reads their output.
+NEEDS = {
+    "decoded_messages('demo.mcap'": 'make demo CYCLES=1 DEMO_ARGS=--no-lab',
+}
+
+pytestmark = pytest.mark.skipif(not installed('arm_bringup'),
+                                reason='the workspace is not built and sourced')
+
+
+def by_kind(kind: str) -> list[Block]:
+    return [block for block in BLOCKS if block.kind == kind]
+
+
+def keyed(table: dict[str, object], block: Block) -> list[object]:
+    return [value for key, value in table.items() if key in block.text]
+
+
+def venv_is_stale() -> str:
+    """Why the README's ``make`` would rebuild the shared venv, or '' when it would not."""
+    plan = subprocess.run(['make', '-n', 'build'], cwd=REPO, capture_output=True, text=True,
+                          check=False)
+    return 'make build would re-run tools/setup_venv.sh (venv older than requirements)' \
+        if 'setup_venv.sh' in plan.stdout else ''
+
+
+# ---------------------------------------------------------------------- fixtures
+@pytest.fixture(scope='module')
+def graph():
+    """One ik_server for six_axis in /six_axis on the module's private domain."""
+    from ik_graph import IKGraph
+    with IKGraph() as graph:
+        graph.start('six_axis')
+        graph.wait_ready()
+        yield graph
+
+
+@pytest.fixture(scope='module')
+def live(graph) -> dict[str, dict]:
+    """What the running ik_server offers: every service under its name, its parameters."""
+    from rcl_interfaces.srv import ListParameters
+    from ros_harness import call_service
+    node_name = '/six_axis/ik_server'
+    services = {name: types for name, types in graph.node.get_service_names_and_types()
+                if name.startswith(node_name + '/')}
+    client = graph.node.create_client(ListParameters, f'{node_name}/list_parameters')
+    reply = call_service(client, ListParameters.Request(), lambda: graph.spin(0.05), 20.0)
+    return {node_name: {'services': services, 'parameters': set(reply.result.names)}}
+
+
+@pytest.fixture(scope='module')
+def checker(live) -> NameChecker:
+    from ament_index_python.packages import get_package_prefix
+    return NameChecker(get_package_prefix, help_text, read_launch_file, live)
+
+
+@functools.cache
+def help_text(executable: str, words: tuple[str, ...]) -> str:
+    """``EXE --help`` in the pip route, plus ``EXE SUB --help`` for a subcommand in words."""
+    from arm_ik.process_group import executable_path
+    path = executable_path('arm_ik', executable)
+
+    def run(*args: str) -> str:
+        done = subprocess.run([path, *args, '--help'], capture_output=True, text=True,
+                              timeout=60, check=False)
+        assert done.returncode == 0, f'{executable} {" ".join(args)} --help:\n{done.stderr}'
+        return done.stdout
+    text = run()
+    choices = re.search(r'\{([\w,-]+)\} \.\.\.', text)     # argparse's subcommands
+    for word in words:
+        if choices and word in choices.group(1).split(','):
+            text += run(word)
+    return text
+
+
+class Terminal:
+    """One user's terminal: bash blocks run in README order in one scratch root, each seeing
+    the variables the earlier ones set; every process a block leaves is stopped after it."""
+
+    def __init__(self, root: Path, domain_id: int) -> None:
+        self.root = root
+        self.env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id),
+                        ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', PYTHONUNBUFFERED='1')
+        self.env.pop('ROS_LOCALHOST_ONLY', None)
+        self.outcomes: dict[int, tuple[int | None, str]] = {}
+
+    def run_shell(self, script: str, timeout: float = BLOCK_TIMEOUT) -> tuple[int | None, str]:
+        state = self.root / '.readme_env'
+        wrapped = ('set -a\n'
+                   'make() { command make -o build -o setup "$@"; }\n'
+                   f'{script}\n'
+                   f'env -0 > {state}\n')
+        code, output = self._run(['bash', '-e', '-c', wrapped], timeout)
+        if code == 0 and state.exists():
+            pairs = state.read_bytes().decode('utf-8', 'replace').split('\0')
+            self.env = dict(pair.split('=', 1) for pair in pairs if '=' in pair)
+        return code, output
+
+    def run_python(self, source: str, timeout: float = BLOCK_TIMEOUT) -> tuple[int | None, str]:
+        return self._run([str(REPO / '.venv' / 'bin' / 'python'), '-c', source], timeout)
+
+    def _run(self, command: list[str], timeout: float) -> tuple[int | None, str]:
+        process = subprocess.Popen(command, cwd=self.root, env=self.env, text=True,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            output, _ = process.communicate(timeout=timeout)
+            code: int | None = process.returncode
+        except subprocess.TimeoutExpired:
+            code = None
+            self._stop(process.pid)
+            output, _ = process.communicate()
+            output += f'\n(timed out after {timeout:.0f} s)'
+        self._stop(process.pid)
+        return code, output
+
+    @staticmethod
+    def _stop(group: int, grace: float = 5.0) -> None:
+        """SIGINT what is left of the block's process group (background nodes), then KILL."""
+        try:
+            os.killpg(group, signal.SIGINT)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(group, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.1)
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def block(self, block: Block) -> tuple[int | None, str]:
+        """Run ``block`` (and every earlier bash block first, once): (status, output)."""
+        if block.line in self.outcomes:
+            return self.outcomes[block.line]
+        if block.lang == 'bash':
+            for earlier in by_kind('run'):
+                if earlier.lang == 'bash' and earlier.line < block.line and \
+                        earlier.line not in self.outcomes:
+                    self.block(earlier)
+        output = ''
+        for command in keyed(NEEDS, block):
+            code, output = self.run_shell(command)
+            if code != 0:
+                self.outcomes[block.line] = (code, f'(prerequisite {command!r})\n{output}')
+                return self.outcomes[block.line]
+        if block.lang == 'bash':
+            outcome = self.run_shell(block.text)
+        else:
+            outcome = self.run_python(''.join(keyed(PRELUDES, block)) + block.text)
+        self.outcomes[block.line] = outcome
+        return outcome
+
+
+@pytest.fixture(scope='module')
+def terminal(graph):
+    with tempfile.TemporaryDirectory(prefix='readme_') as root:
+        for entry in ROOT_ENTRIES:
+            if (REPO / entry).exists():
+                (Path(root) / entry).symlink_to(REPO / entry)
+        yield Terminal(Path(root), graph.claim.domain_id)
+
+
+# ---------------------------------------------------------------------- the blocks
+def test_the_readme_has_blocks_of_each_kind():
+    # A parser that finds nothing would pass every test below.
+    kinds = {kind: len(by_kind(kind)) for kind in ('run', 'ros-only', 'not-run')}
+    assert kinds['run'] >= 5 and kinds['ros-only'] >= 5 and kinds['not-run'] >= 1, kinds
+    assert {block.lang for block in by_kind('run')} == {'bash', 'python'}
+
+
+@pytest.mark.parametrize('block', by_kind('run'), ids=lambda block: block.id)
+def test_block_runs_as_written(terminal, block):
+    if 'make ' in block.text or keyed(NEEDS, block):
+        reason = venv_is_stale()
+        if reason:
+            pytest.skip(f'{block.id}: {reason}; not rebuilding the shared venv from a test')
+    code, output = terminal.block(block)
+    shown = f'{block.id} ({block.lang}):\n{block.text}\n--- output ---\n{output}'
+    assert code == 0, f'exit status {code}: {shown}'
+    errors = [line for line in output.splitlines() if ERROR_LINE.search(line)]
+    assert not errors, f'error lines {errors}: {shown}'
+    for expected in (pattern for patterns in keyed(EXPECT, block) for pattern in patterns):
+        assert re.search(expected, output, re.MULTILINE), f'no {expected!r} in {shown}'
+
+
+@pytest.mark.parametrize('block', by_kind('ros-only'), ids=lambda block: block.id)
+def test_ros_block_names_exist(checker, block):
+    problems = [f'{" ".join(words)}\n    {problem}' for words in block.commands()
+                if words[0] == 'ros2' or '$(' in ' '.join(words)
+                for problem in checker.check(words)]
+    assert not problems, f'{block.id}:\n' + '\n'.join(problems)
+
+
+@pytest.mark.parametrize('block', by_kind('not-run'), ids=lambda block: block.id)
+def test_not_run_block_names_make_targets(block):
+    targets = [words[1] for words in block.commands() if words[0] == 'make' and len(words) > 1]
+    assert targets, f'{block.id} ({block.reason}) runs no make target: mark it or run it'
+    for target in targets:
+        done = subprocess.run(['make', '-n', '-o', 'build', '-o', 'setup', target], cwd=REPO,
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 0, f'{block.id}: make {target}: {done.stderr}'
+
+
+# ---------------------------------------------------------------------- the checks can fail
+def test_the_name_checks_catch_wrong_names(checker):
+    wrong = {
+        'ros2 run arm_ik no_such_node': 'is not installed',
+        'ros2 run arm_ik ik_client --arm six_axis --no-such-option 1': 'not in its --help',
+        'ros2 launch arm_bringup arm.launch.py arm:=ccd5 no_such_arg:=1': 'not a declared',
+        'ros2 launch arm_bringup no_such.launch.py': 'is not installed',
+        'ros2 service call /six_axis/ik_server/ik/DLS arm_interfaces/srv/SolveIK':
+            'offers no service',
+        'ros2 service call /six_axis/ik_server/ik/dls arm_interfaces/srv/SolveIK '
+        '"{target: {pose: {place: {x: 1.0}}}}"': 'no such field',
+        'ros2 service call /ccd5/target_input/run_cycles std_srvs/srv/Trigger':
+            'creates no service',
+        'ros2 service call /ccd5/target_input/run_cycle std_srvs/srv/Trigger2':
+            'no such interface',
+        'ros2 param set /ccd5/safety_monitor obstacle_size 0.1': 'declares no parameter',
+        'ros2 run arm_ik ik_server --ros-args -r __ns:=/six_axis -p solver:=dls':
+            'declares no parameter',
+        'ros2 topic echo /ccd5/target_state': 'publishes',
+        'ros2 bag record -a': 'no name check',
+    }
+    for command, problem in wrong.items():
+        words = next(iter(Block('bash', 0, command, 'ros-only', '').commands()))
+        found = checker.check(words)
+        assert any(problem in text for text in found), f'{command}: {found}'
