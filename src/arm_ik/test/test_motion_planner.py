@@ -10,9 +10,17 @@ import pytest
 from arm_ik.kinematics.description import load_arm_config
 from arm_ik.kinematics.motion import worker
 from arm_ik.kinematics.motion.errors import MotionCode
-from arm_ik.kinematics.motion.planner import MotionSettings, MoveGoal, Plan, PlanFailure
+from arm_ik.kinematics.motion.planner import (
+    MotionSettings,
+    MoveGoal,
+    PathOutcome,
+    Plan,
+    PlanFailure,
+)
 from arm_ik.kinematics.motion.validation import validate_trajectory
-from arm_ik.kinematics.result import ErrorCode
+from arm_ik.kinematics.path_ik import PathCode
+from arm_ik.kinematics.request import IKRequest
+from arm_ik.kinematics.result import ErrorCode, GoalType
 
 HOMES = {'six_axis': np.array([0.0, 0.35, 0.9, 0.0, 0.6, 0.0]),
          # pointer3's home tip is 0.05 m above the shoulder, below its 0.1 m target rule, so
@@ -110,6 +118,55 @@ def test_a_cartesian_line_that_fails_says_where(planners):
     assert plan.error.code == MotionCode.CARTESIAN_PATH_FAILED, plan.error
     assert 'straight tool line fails at' in plan.error.message
     assert plan.point is not None and len(plan.reached) > 0
+    # Path IK's outcome travels with the failure: the elbow limit, short of the line's end.
+    assert plan.path.stop_code == PathCode.JOINT_LIMIT and plan.path.stop_waypoint == 0
+    assert 0.0 < plan.path.fraction < 1.0
+    assert 'JOINT_LIMIT at' in plan.error.message and 'elbow_pitch' in plan.error.message
+
+
+@pytest.mark.parametrize('law', ['min_jerk_cartesian', 'linear_cartesian'])
+def test_a_cartesian_line_reports_the_whole_line_followed(planners, law):
+    _, plan = _plan(planners, 'six_axis', position=TARGETS['six_axis'], motion_law=law)
+    assert isinstance(plan, Plan), plan.error
+    assert plan.path == PathOutcome(1.0, PathCode.OK, 1)
+    assert 'path IK samples' in plan.message
+    # Joint-space laws follow no line.
+    _, joint = _plan(planners, 'six_axis', position=TARGETS['six_axis'], motion_law='min_jerk')
+    assert joint.path == PathOutcome(0.0, PathCode.OK, 0)
+
+
+def _tool_down_start(planner, position):
+    model = planner.model
+    answer = planner.dispatcher.solve(IKRequest(
+        position=position, goal=int(GoalType.TOOL_DOWN), seed_names=model.joint_names,
+        seed_positions=tuple(HOMES['six_axis'])), planner.ik_options, HOMES['six_axis'])
+    assert answer.result.success, answer.result.reason
+    return np.asarray(answer.result.q, dtype=float)
+
+
+def test_a_tool_down_line_from_a_tool_down_start_keeps_the_tool_down(planners):
+    # Path IK's TOOL_DOWN samples: the tool stays down all along, its heading free.
+    planner = planners('six_axis')
+    start = _tool_down_start(planner, (1.0, 0.3, 0.6))
+    _, plan = _plan(planners, 'six_axis', start=start, position=(0.8, 0.0, 0.5),
+                    goal_type=int(GoalType.TOOL_DOWN), motion_law='linear_cartesian')
+    assert isinstance(plan, Plan), plan.error
+    frames = planner.model.fk_batch(plan.trajectory.positions)
+    assert np.degrees(np.arccos(np.clip(-frames[:, 2, 2], -1.0, 1.0))).max() < 0.1
+    assert np.linalg.norm(frames[-1, :3, 3] - (0.8, 0.0, 0.5)) < 2e-4
+
+
+def test_a_tool_down_line_from_another_orientation_turns_the_tool_on_the_way(planners):
+    # From home (tool 74 degrees off down) the tool turns to down by slerp along the line,
+    # as the executor's line always did: a TOOL_DOWN path would need the turn at once.
+    planner = planners('six_axis')
+    _, plan = _plan(planners, 'six_axis', position=TARGETS['six_axis'],
+                    goal_type=int(GoalType.TOOL_DOWN), motion_law='min_jerk_cartesian')
+    assert isinstance(plan, Plan), plan.error
+    tilt = np.degrees(np.arccos(np.clip(
+        -planner.model.fk_batch(plan.trajectory.positions)[:, 2, 2], -1.0, 1.0)))
+    assert tilt[0] > 60.0 and tilt[-1] < 0.1
+    assert np.all(np.diff(tilt) <= 1e-6)          # turning toward down all the way
 
 
 def test_short_durations_are_stretched_to_the_velocity_limits(planners):

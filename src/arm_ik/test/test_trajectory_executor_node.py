@@ -157,6 +157,9 @@ def test_cartesian_lines_are_straight(arm6, load_arm, law):
     target = np.array([1.0, 0.6, 0.6])
     outcome = arm6.move(arm6.goal(position=target, law=law, duration=2.0))
     assert outcome.code == 0, outcome.message
+    result = outcome.result
+    assert (result.path_fraction, result.path_stop_code, result.path_stop_waypoint) == \
+        (1.0, 0, 1)
     stamps, positions = arm6.positions(outcome.sent)
     tips = model.fk_batch(positions)[:, :3, 3]
     direction = (target - start) / np.linalg.norm(target - start)
@@ -171,6 +174,22 @@ def test_cartesian_lines_are_straight(arm6, load_arm, law):
         assert np.abs(speeds / np.median(speeds) - 1.0).max() < 0.05
     else:
         assert speeds.max() > 1.5 * np.linalg.norm(target - start) / 2.0   # peaks at 1.875 L/T
+
+
+def test_a_cartesian_line_that_stops_says_how_far_and_why(arm6, load_arm):
+    # Toward full stretch: the goal itself is reachable, the line turns singular just short
+    # of it (condition number above the executor's 50 on the last few millimetres).
+    model = load_arm('six_axis')
+    shoulder = model.shoulder_position()
+    direction = model.fk(SIX_HOME)[:3, 3] - shoulder
+    target = shoulder + direction / np.linalg.norm(direction) * 2.319
+    outcome = arm6.move(arm6.goal(position=target, law='linear_cartesian'))
+    assert outcome.code == 11, outcome.message                    # CARTESIAN_PATH_FAILED
+    result = outcome.result
+    assert result.path_stop_code == 2 and 'SINGULARITY at' in result.message   # SINGULARITY
+    assert 0.9 < result.path_fraction < 1.0 and result.path_stop_waypoint == 0
+    # Nothing moved: a line that cannot be followed is not started.
+    assert len(result.executed_path.points) == 0
 
 
 # ---------------------------------------------------------------------------- validation

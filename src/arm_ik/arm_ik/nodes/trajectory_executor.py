@@ -100,7 +100,13 @@ from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.motion import laws, worker
 from arm_ik.kinematics.motion.commands import trajectory_from_points
 from arm_ik.kinematics.motion.errors import MotionCode
-from arm_ik.kinematics.motion.planner import MotionPlanner, MotionSettings, Plan, PlanFailure
+from arm_ik.kinematics.motion.planner import (
+    MotionPlanner,
+    MotionSettings,
+    PathOutcome,
+    Plan,
+    PlanFailure,
+)
 from arm_ik.kinematics.motion.runner import Mode, MotionRunner, Owner, Tick
 from arm_ik.kinematics.motion.trajectory import Trajectory
 from arm_ik.kinematics.motion.validation import ValidationSettings
@@ -801,12 +807,17 @@ class TrajectoryExecutor(Node):
             self._release(owner)
 
     def _finish_goal(self, goal_handle: ServerGoalHandle, owner: Owner, code: MotionCode,
-                     message: str, plan: Plan | None = None, ik_code: int = 0
-                     ) -> MoveToTarget.Result:
+                     message: str, plan: Plan | None = None, ik_code: int = 0,
+                     path: PathOutcome | None = None) -> MoveToTarget.Result:
         result = MoveToTarget.Result()
         result.error_code.val = int(code)
         result.ik_error_code.val = int(ik_code)
         result.message = message
+        # How far path IK followed a Cartesian line: the plan's, or the failed plan's.
+        path = plan.path if plan is not None else (path or PathOutcome())
+        result.path_fraction = float(path.fraction)
+        result.path_stop_code = int(path.stop_code)
+        result.path_stop_waypoint = int(path.stop_waypoint)
         # The last pose commanded for this goal (another goal may be moving the arm now).
         pose = owner.record[-1][1] if owner.record else self.runner.pose()
         if plan is not None and pose is not None:
@@ -864,7 +875,7 @@ class TrajectoryExecutor(Node):
                 self.model.base_link, plan.reached, plan.point, None))
             error = plan.error
             return self._finish_goal(goal_handle, owner, error.code, error.message,
-                                     ik_code=int(error.ik_code or 0))
+                                     ik_code=int(error.ik_code or 0), path=plan.path)
         if plan.preview is not None:
             self.path_publisher.publish(messages.planned_markers(
                 self.model.base_link, plan.preview, plan.target))
