@@ -20,7 +20,7 @@ except for a full pose):
   seed's (and half a turn from it), flagged shoulder singular, and the pitch is measured
   from the facing arm's forward, so the flipped solutions point the tool the same way.
 - TOOL_DOWN: the approach pitch -pi/2; the tool z is then -Z of the base exactly when the
-  tool axis lies in the arm plane (on the SO-101 it leans out of it by about 4e-6 rad,
+  tool axis lies in the arm plane (on the SO-101 it leans out of it by 6e-6 to 7e-6 rad,
   which the answer's orientation_error reports).
 - POSITION: the free pitch is swept (a grid of SWEEP_STEPS, then zooming grids) and the
   solution nearest the seed by the branch rules is chosen.
@@ -674,7 +674,9 @@ class PlanarFamilySolver(Solver):
     ``elbow_up`` / ``elbow_down`` face the target, ``flipped_*`` turn the base to reach over
     it; "up" is the elbow above the line from the shoulder to the wrist. Joints whose
     range spans more than a full turn give every whole-turn copy inside the limits with the
-    same label. A roll joint keeps the seed's value.
+    same label. A roll joint keeps the seed's value (FULL_POSE solves it). The tip may sit
+    anywhere on the last link, off the roll axis too (SO-101: 7.9 mm): with the roll held
+    it is a fixed point, whose offset along the pitch axes enters the yaw.
 
     Goals: POSITION with ``approach_pitch`` (rad) given: closed form; TOOL_DOWN: the pitch
     -pi/2; POSITION alone: the free pitch swept (module docstring); FULL_POSE: the roll
