@@ -97,6 +97,8 @@ class LabLayout:
                  {'label': 'error (mm)', 'stroke': '#d62728', 'width': 1.5}),
                 title='IK tracking error, live (mm)', scales={'x': {'time': False}},
                 height=PLOT_HEIGHTS['error'])
+            # How the 3D arm is drawn when not from its meshes (the node fills it in).
+            self.arm_note = gui.add_markdown('')
         with readouts.add_tab('Last move'):
             self._add_move_plots(joint_names)
         self.joint_map = self.sweep_table = None

@@ -65,11 +65,12 @@ def load_urdf(urdf_text: str, paths: Sequence[str | Path] = ()):
                                   load_collision_meshes=False, filename_handler=resolve)
     except Exception as error:  # noqa: BLE001 - trimesh raises anything on a bad file
         raise MeshError(f'a mesh file could not be read: {type(error).__name__}: '
-                            f'{error}') from None
+                        f'{error}') from None
     if unresolved:
         raise MeshError(f'{len(unresolved)} mesh file(s) not found (first: '
-                            f'{unresolved[0]}); searched the folder of urdf_file and its '
-                            'parents, AMENT_PREFIX_PATH and ROS_PACKAGE_PATH')
+                        f'{unresolved[0]}) in the folder of urdf_file and its parents, '
+                        'AMENT_PREFIX_PATH and ROS_PACKAGE_PATH: give lab_viewer urdf_file '
+                        '(the URDF file robot_description came from) or set ROS_PACKAGE_PATH')
     geometry = urdf.scene.geometry
     if not geometry:
         raise MeshError('the URDF has no visual geometry')

@@ -197,6 +197,7 @@ class LabViewer(LabMoves, Node):
                                 joint_map=default_search_joints(self.model) is not None,
                                 damping_sweep='damping_sweep' in config.experiments,
                                 joint_map_note=texts.joint_map_note(self.model))
+        self._note_arm_drawing()
         self._wire_buttons()
         self._create_ros_io()
         url = f'http://{host}:{self.server.get_port()}'
@@ -227,6 +228,7 @@ class LabViewer(LabMoves, Node):
         self.model, self.workspace = model, workspace
         self.scene.set_reach(workspace.shoulder, workspace.max_reach, workspace.min_reach,
                              geometry.floor_z if geometry and geometry.floor_enabled else None)
+        self._note_arm_drawing()
         self.get_logger().info(f'arm drawn with the new link lengths: reach '
                                f'{workspace.max_reach:.3f} m')
 
@@ -240,6 +242,12 @@ class LabViewer(LabMoves, Node):
             self.get_logger().warning(f'arm drawn as capsules (its safety geometry): '
                                       f'{view.reason}')
         return view
+
+    def _note_arm_drawing(self) -> None:
+        """Say on the page, not only in the log, when the arm is capsules and why."""
+        self.layout.arm_note.content = (
+            f'*The arm is drawn as the capsules of its safety geometry:* {self.view.reason}.'
+            if self.view.capsules else '')
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> None:
