@@ -439,3 +439,17 @@ def test_removing_and_adding_objects_between_checks_uses_the_new_shapes() -> Non
     fresh.add(box('far', 1.0))
     checker.scene = fresh
     assert not checker.check(np.zeros(2)).collides
+
+
+def test_put_adds_or_replaces_and_a_copy_keeps_its_own_objects() -> None:
+    scene = Scene('base')
+    first, replaced = scene.put({'id': 'b', 'type': 'box', 'size': [0.1, 0.1, 0.1]})
+    assert not replaced and scene.version == 1
+    snapshot = scene.copy()
+    bigger, replaced = scene.put({'id': 'b', 'type': 'sphere', 'radius': 0.3,
+                                  'pose': {'xyz': [1, 0, 0]}})
+    assert replaced and scene.get('b') is bigger and scene.version == 2
+    assert snapshot.get('b') is first and snapshot.version == 1 and len(snapshot) == 1
+    with pytest.raises(SceneError, match='radius'):
+        scene.put({'id': 'b', 'type': 'sphere', 'radius': -1.0})
+    assert scene.get('b') is bigger and scene.version == 2

@@ -6,13 +6,23 @@ It judges every ``joint_states`` message it sees, whoever publishes it.
 Parameters: arm, base_frame, tip_frame (read-only); robot_description (a new one with the
 same joints, e.g. new link lengths, rebuilds the links checked); obstacle_radius (m,
 changeable at run time); stale_periods; min_stale_timeout (s); grid_resolution_deg;
-contact_sample_rate (Hz); max_point_step (m); marker_rate (Hz); marker_lifetime (s).
+contact_sample_rate (Hz); max_point_step (m); marker_rate (Hz); marker_lifetime (s);
+scene_file (YAML of scene objects loaded at start-up, all or nothing; read-only);
+mesh_search_paths (folders for package:// and relative meshes, separated by ':'; read-only).
 Subscribes: ``joint_states`` (sensor_msgs/JointState, sensor-data QoS; names in any order).
 Publishes: ``safety_status`` (arm_interfaces/SafetyStatus) per joint_states message, and STALE
 when they stop for more than ``stale_periods`` periods; ``safety_markers``
-(visualization_msgs/MarkerArray: floor, obstacle, link capsules, contact points).
+(visualization_msgs/MarkerArray: floor, obstacle, link capsules, contact points); ``scene``
+(arm_interfaces/Scene, latched) and ``scene_markers`` (MarkerArray, latched) on every accepted
+scene change.
 Services: ``~/check_path`` (CheckPath), ``~/plan_detour`` (PlanDetour), ``~/joint_map``
-(GetJointMap).
+(GetJointMap), ``~/scene/apply`` (ApplySceneObject: add, or replace by id),
+``~/scene/remove`` (RemoveSceneObject).
+
+Besides the floor / obstacle verdict (unchanged), every judged pose is checked for
+self-collision and scene contact with the URDF's collision shapes (kinematics.collision): the
+status says which pairs touch and the closest pair. The scene is the node's own; services
+change it whole or not at all, and the joint_states callback checks against a snapshot.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 import math
+import os
 import sys
 import threading
 import time
@@ -35,6 +46,8 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
+from arm_ik.kinematics.arm import ArmConfigError
+from arm_ik.kinematics.collision import CollisionChecker, CollisionReport, Scene, SceneError
 from arm_ik.kinematics.joint_state import joint_order, positions_by_name
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.safety.config import positive_reason, SafetyConfigError
@@ -48,10 +61,13 @@ from arm_ik.kinematics.safety.planning import (
     PlanCode,
 )
 from arm_ik.nodes import marker_messages as draw
+from arm_ik.nodes import scene_messages
 from arm_ik.nodes.common import (
+    arm_of,
     declare_arm_model,
     describe,
     DescriptionReload,
+    LATCHED_QOS,
     run,
     safety_geometry_of,
     StartupError,
@@ -60,7 +76,14 @@ from arm_ik.nodes.executors import HandoffExecutor
 from arm_ik.nodes.marker_messages import point
 from arm_interfaces.msg import JointMap as JointMapMsg
 from arm_interfaces.msg import SafetyStatus
-from arm_interfaces.srv import CheckPath, GetJointMap, PlanDetour
+from arm_interfaces.msg import Scene as SceneMsg
+from arm_interfaces.srv import (
+    ApplySceneObject,
+    CheckPath,
+    GetJointMap,
+    PlanDetour,
+    RemoveSceneObject,
+)
 
 SERVICE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 EXECUTOR_THREADS = 4
@@ -223,6 +246,18 @@ class SafetyMonitor(Node):
         self.arm, self.model, self._config = declare_arm_model(self, reloadable=True)
         geometry = self._geometry(self.model)
         self._declare_parameters(geometry)
+        self._scene_lock = threading.Lock()
+        self.checker = self._checker(self.model)
+        self.scene = Scene(self.model.base_link, self.checker.search_paths)
+        scene_file = self.get_parameter('scene_file').value.strip()
+        if scene_file:
+            try:
+                self.scene.load_yaml(scene_file)
+            except SceneError as error:
+                raise StartupError(f'scene_file refused: {error}') from None
+        # The joint_states callback checks against this snapshot; services swap in a new one.
+        self._scene_snapshot = self.scene.copy()
+        self._last_collision: tuple[bool, bool] | None = None
         self.settings = self._settings(geometry)
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
@@ -240,6 +275,16 @@ class SafetyMonitor(Node):
         service_group = ReentrantCallbackGroup()
         self.status_publisher = self.create_publisher(SafetyStatus, 'safety_status', 10)
         self.marker_publisher = self.create_publisher(MarkerArray, 'safety_markers', 10)
+        self.scene_publisher = self.create_publisher(SceneMsg, 'scene', LATCHED_QOS)
+        self.scene_marker_publisher = self.create_publisher(MarkerArray, 'scene_markers',
+                                                            LATCHED_QOS)
+        scene_group = MutuallyExclusiveCallbackGroup()
+        for kind, name, handler in ((ApplySceneObject, '~/scene/apply', self._apply_object),
+                                    (RemoveSceneObject, '~/scene/remove',
+                                     self._remove_object)):
+            self.create_service(kind, name, self._scene_guarded(kind, handler),
+                                qos_profile=SERVICE_QOS, callback_group=scene_group)
+        self._publish_scene()
         self.create_subscription(JointState, 'joint_states', self._on_joint_states,
                                  qos_profile_sensor_data, callback_group=state_group)
         self.create_timer(WATCH_PERIOD, self._watch, callback_group=state_group)
@@ -252,9 +297,30 @@ class SafetyMonitor(Node):
         floor = f'at z = {g.floor_z:.3f} m' if g.floor_enabled else 'off'
         ball = f'r = {g.config.obstacle.radius:.3f} m' if g.obstacle_enabled else 'off'
         self.get_logger().info(f'{self.arm}: watching {", ".join(g.link_names)}; floor '
-                               f'{floor}; obstacle {ball}')
+                               f'{floor}; obstacle {ball}; collision shapes on '
+                               f'{", ".join(self.checker.links)} '
+                               f'({len(self.checker.checked_pairs)} link pairs checked); '
+                               f'scene: {len(self.scene)} objects')
         self._reload = DescriptionReload(self, self.model, self._geometry_now,
                                          self._use_geometry)
+
+    def _checker(self, model: ArmModel) -> CollisionChecker:
+        """The collision checker of ``model`` (its mesh warnings logged: a link whose mesh is
+        missing is checked with its fallback shape, never skipped silently).
+
+        Raises:
+            StartupError: the collision section does not fit ``model``.
+        """
+        paths = [p for p in self.get_parameter('mesh_search_paths').value.split(os.pathsep)
+                 if p.strip()]
+        try:
+            checker = arm_of(model, self._config, self.arm).collision_checker(
+                search_paths=paths)
+        except ArmConfigError as error:
+            raise StartupError(str(error)) from None
+        for warning in checker.warnings:
+            self.get_logger().warning(f'collision geometry: {warning}')
+        return checker
 
     # ------------------------------------------------------------------ the arm model
     def _geometry(self, model: ArmModel) -> SafetyGeometry:
@@ -265,8 +331,9 @@ class SafetyMonitor(Node):
         """
         return safety_geometry_of(model, self._config, self.arm)
 
-    def _geometry_now(self, model: ArmModel) -> SafetyGeometry:
-        """The geometry of a new ``model`` with the obstacle radius in use now."""
+    def _geometry_now(self, model: ArmModel) -> tuple[SafetyGeometry, CollisionChecker]:
+        """The geometry and collision checker of a new ``model`` with the obstacle radius in
+        use now."""
         geometry = self._geometry(model)
         radius = self.settings.geometry.config.obstacle.radius
         if radius != geometry.config.obstacle.radius:
@@ -274,10 +341,11 @@ class SafetyMonitor(Node):
                 geometry = geometry.with_obstacle_radius(radius)
             except SafetyConfigError as error:
                 raise StartupError(str(error)) from None
-        return geometry
+        return geometry, self._checker(model)
 
-    def _use_geometry(self, geometry: SafetyGeometry) -> None:
+    def _use_geometry(self, built: tuple[SafetyGeometry, CollisionChecker]) -> None:
         # _settings applies an obstacle_radius set in the same update as robot_description.
+        geometry, self.checker = built
         self.model = geometry.model
         self.settings = self._settings(geometry)
         # The next joint_states is judged, logged and drawn with the new links at once.
@@ -303,6 +371,14 @@ class SafetyMonitor(Node):
             reason = parameter_reason(name, self.get_parameter(name).value)
             if reason:
                 raise StartupError(f'parameter {reason}')
+        self.declare_parameter('scene_file', '', describe(
+            'YAML of scene objects ({objects: [...]}, kinematics.collision.scene) loaded at '
+            'start-up, all or nothing (a refused file stops the node with the reason); empty: '
+            'an empty scene', read_only=True))
+        self.declare_parameter('mesh_search_paths', '', describe(
+            "folders where package:// and relative mesh files are looked for, separated by "
+            "':' (before the configuration's collision.search_paths and AMENT_PREFIX_PATH)",
+            read_only=True))
 
     def _settings(self, geometry: SafetyGeometry) -> Settings:
         value = {name: float(self.get_parameter(name).value) for name in NUMERIC_PARAMETERS}
@@ -364,7 +440,19 @@ class SafetyMonitor(Node):
         check = settings.geometry.check_pose(q)
         status = self._status_header(message)
         self._fill_status(status, settings.geometry, check, q)
+        checker, snapshot = self.checker, self._scene_snapshot
+        if checker.scene is not snapshot:
+            checker.scene = snapshot
+        report = checker.check(q)
+        fill_collision(status, report, snapshot.version)
         self.status_publisher.publish(status)
+        state = (report.self_collision, report.scene_collision)
+        if state != self._last_collision:
+            if report.collides:
+                self.get_logger().warning(report.message)
+            elif self._last_collision is not None:
+                self.get_logger().info(report.message)
+            self._last_collision = state
         if check.verdict != self._last_verdict:
             # rclpy refuses one call site logging at two severities: two call sites.
             if check.safe:
@@ -392,6 +480,7 @@ class SafetyMonitor(Node):
         status.malformed_count = self.malformed_count
         status.min_floor_clearance = math.nan
         status.min_obstacle_distance = math.nan
+        status.closest_distance = math.nan
         return status
 
     def _fill_status(self, status: SafetyStatus, geometry: SafetyGeometry, check: PoseCheck,
@@ -448,6 +537,54 @@ class SafetyMonitor(Node):
                 response.message = f'internal error: {error!r}'
                 return response
         return callback
+
+    def _scene_guarded(self, kind, handler):
+        """Wrap a scene handler: a refusal or a fault is success false with the reason."""
+        def callback(request, response):
+            try:
+                with self._scene_lock:
+                    return handler(request, response)
+            except SceneError as error:
+                response.success = False
+                response.message = str(error)
+            except Exception as error:  # noqa: BLE001 - the node must survive any fault
+                self.get_logger().error(f'{kind.__name__} raised: {error!r}')
+                response.success = False
+                response.message = f'internal error: {error!r} (the scene is unchanged)'
+            response.version = self.scene.version
+            self.get_logger().warning(f'{kind.__name__} refused: {response.message}')
+            return response
+        return callback
+
+    def _apply_object(self, request: ApplySceneObject.Request,
+                      response: ApplySceneObject.Response) -> ApplySceneObject.Response:
+        item, replaced = self.scene.put(scene_messages.spec_from_message(request.object))
+        self._publish_scene()
+        response.success = True
+        response.version = self.scene.version
+        response.message = (f'{"replaced" if replaced else "added"} {item.spec["type"]} '
+                            f'"{item.id}" (scene version {self.scene.version}, '
+                            f'{len(self.scene)} objects)')
+        self.get_logger().info(response.message)
+        return response
+
+    def _remove_object(self, request: RemoveSceneObject.Request,
+                       response: RemoveSceneObject.Response) -> RemoveSceneObject.Response:
+        item = self.scene.remove(request.id)
+        self._publish_scene()
+        response.success = True
+        response.version = self.scene.version
+        response.message = (f'removed "{item.id}" (scene version {self.scene.version}, '
+                            f'{len(self.scene)} objects)')
+        self.get_logger().info(response.message)
+        return response
+
+    def _publish_scene(self) -> None:
+        """Swap in the new snapshot, then publish the scene and its markers (latched)."""
+        self._scene_snapshot = self.scene.copy()
+        stamp = self.get_clock().now().to_msg()
+        self.scene_publisher.publish(scene_messages.scene_message(self.scene, stamp))
+        self.scene_marker_publisher.publish(scene_messages.scene_markers(self.scene, stamp))
 
     def _check_path(self, request: CheckPath.Request,
                     response: CheckPath.Response) -> CheckPath.Response:
@@ -607,6 +744,19 @@ class SafetyMonitor(Node):
                             f'{len(result.path)} path samples, {len(result.contacts)} contacts')
         response.map = message
         return response
+
+
+def fill_collision(status: SafetyStatus, report: CollisionReport, version: int) -> None:
+    """The collision witness fields of a status from the checker's report."""
+    status.collision_checked = True
+    status.self_collision = report.self_collision
+    status.scene_contact = report.scene_collision
+    status.contact_pairs = [f'{c.a}|{c.b}' for c in report.contacts]
+    closest = report.closest
+    status.closest_pair = '' if closest is None else f'{closest.a}|{closest.b}'
+    status.closest_distance = math.nan if closest is None else float(closest.distance)
+    status.collision_message = report.message
+    status.scene_version = int(version)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -240,6 +240,30 @@ class Scene:
         self.version += 1
         return item
 
+    def put(self, spec: Mapping) -> tuple[SceneObject, bool]:
+        """Add an object, or replace the one with the same id (shape and pose): what a run-time
+        "apply" asks for, so a client need not know whether the object exists yet.
+
+        Returns:
+            (the object, True when it replaced one).
+
+        Raises:
+            SceneError: invalid (nothing changes, the old object stays).
+        """
+        item = self.build(spec)
+        replaced = item.id in self._objects
+        self._objects[item.id] = item
+        self.version += 1
+        return item, replaced
+
+    def copy(self) -> Scene:
+        """A snapshot with the same objects and version: a checker in another thread reads
+        it while this scene keeps changing (objects are immutable and shared)."""
+        other = Scene(self.frame, self.search_paths)
+        other._objects = dict(self._objects)
+        other.version = self.version
+        return other
+
     def add_all(self, specs: Iterable[Mapping]) -> list[SceneObject]:
         """Add several objects: all of them, or none when one is refused.
 

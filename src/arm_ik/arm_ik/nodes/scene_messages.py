@@ -1,0 +1,144 @@
+"""Scene messages <-> kinematics.collision.Scene mappings, and the scene as RViz markers.
+
+Only conversions live here: every rule (sizes > 0, finite numbers, the base frame, meshes that
+load, all or nothing) is the core Scene's, so a node and a YAML file refuse the same input with
+the same reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from geometry_msgs.msg import Pose
+import numpy as np
+from visualization_msgs.msg import Marker, MarkerArray
+
+from arm_ik.kinematics.collision.scene import KINDS, Scene, SceneError, SceneObject
+from arm_ik.kinematics.config_writer import resolve_mesh
+from arm_ik.kinematics.transforms import matrix_to_quaternion
+from arm_ik.nodes import marker_messages as draw
+from arm_interfaces.msg import Scene as SceneMsg
+from arm_interfaces.msg import SceneObject as SceneObjectMsg
+
+SCENE_RGBA = (0.55, 0.45, 0.85, 0.6)
+
+
+def spec_from_message(message: SceneObjectMsg) -> dict:
+    """The Scene mapping of one SceneObject message (validated later by ``Scene.build``).
+
+    Raises:
+        SceneError: ``size`` has the wrong count for the type (the other rules are the
+            Scene's).
+    """
+    kind = message.type
+    where = f'scene object "{message.id}"'
+    spec: dict = {'id': message.id, 'type': kind, 'frame': message.frame_id,
+                  'pose': pose_spec(message.pose)}
+    sizes = [float(v) for v in message.size]
+    if kind == 'box':
+        if len(sizes) != 3:
+            raise SceneError(f'{where}: a box needs size [x, y, z] (3 numbers), got {sizes}')
+        spec['size'] = sizes
+    elif kind == 'sphere':
+        if len(sizes) != 1:
+            raise SceneError(f'{where}: a sphere needs size [radius], got {sizes}')
+        spec['radius'] = sizes[0]
+    elif kind == 'cylinder':
+        if len(sizes) != 2:
+            raise SceneError(f'{where}: a cylinder needs size [radius, length], got {sizes}')
+        spec['radius'], spec['length'] = sizes
+    elif kind == 'mesh':
+        if sizes:
+            raise SceneError(f'{where}: a mesh takes no size (use scale), got {sizes}')
+        spec['file'] = message.mesh_file
+        spec['convex'] = bool(message.convex)
+        if len(message.scale):
+            spec['scale'] = [float(v) for v in message.scale]
+    elif kind not in KINDS:
+        pass    # the Scene names the valid types
+    return spec
+
+
+def pose_spec(pose: Pose) -> dict:
+    """{xyz, quaternion} of a geometry_msgs/Pose (the Scene checks finiteness and zero)."""
+    p, o = pose.position, pose.orientation
+    return {'xyz': [float(p.x), float(p.y), float(p.z)],
+            'quaternion': [float(o.x), float(o.y), float(o.z), float(o.w)]}
+
+
+def pose_message(matrix: np.ndarray) -> Pose:
+    pose = Pose()
+    pose.position.x, pose.position.y, pose.position.z = (float(v) for v in matrix[:3, 3])
+    x, y, z, w = matrix_to_quaternion(matrix[:3, :3])
+    pose.orientation.x, pose.orientation.y = float(x), float(y)
+    pose.orientation.z, pose.orientation.w = float(z), float(w)
+    return pose
+
+
+def object_message(item: SceneObject, frame: str) -> SceneObjectMsg:
+    """The SceneObject message of a scene object (sizes from its validated spec)."""
+    spec = item.spec
+    message = SceneObjectMsg(id=item.id, type=spec['type'], frame_id=frame,
+                             pose=pose_message(item.pose))
+    if spec['type'] == 'box':
+        message.size = [float(v) for v in spec['size']]
+    elif spec['type'] == 'sphere':
+        message.size = [float(spec['radius'])]
+    elif spec['type'] == 'cylinder':
+        message.size = [float(spec['radius']), float(spec['length'])]
+    else:
+        message.mesh_file = str(spec['file'])
+        message.scale = [float(v) for v in spec.get('scale', (1.0, 1.0, 1.0))]
+        message.convex = bool(spec.get('convex', False))
+    return message
+
+
+def scene_message(scene: Scene, stamp) -> SceneMsg:
+    message = SceneMsg(version=scene.version,
+                       objects=[object_message(item, scene.frame) for item in scene.objects])
+    message.header.frame_id = scene.frame
+    message.header.stamp = stamp
+    return message
+
+
+def scene_from_message(message: SceneMsg, frame: str,
+                       search_paths: Sequence[str] = ()) -> Scene:
+    """A Scene holding the message's objects and version (a subscriber's copy).
+
+    Raises:
+        SceneError: an object is refused (the frame differs, a mesh does not load here).
+    """
+    scene = Scene(frame, list(search_paths))
+    scene.add_all([spec_from_message(item) for item in message.objects])
+    scene.version = int(message.version)
+    return scene
+
+
+def scene_markers(scene: Scene, stamp) -> MarkerArray:
+    """Every object as a marker after a DELETEALL, so removed objects vanish from RViz."""
+    frame = scene.frame
+    markers = [draw.delete_all(frame)]
+    for ident, item in enumerate(scene.objects):
+        spec = item.spec
+        kind = {'box': Marker.CUBE, 'sphere': Marker.SPHERE, 'cylinder': Marker.CYLINDER,
+                'mesh': Marker.MESH_RESOURCE}[spec['type']]
+        m = draw.marker(frame, 'scene', ident, kind, SCENE_RGBA)
+        m.pose = pose_message(item.pose)
+        m.text = item.id
+        if spec['type'] == 'box':
+            m.scale.x, m.scale.y, m.scale.z = (float(v) for v in spec['size'])
+        elif spec['type'] == 'sphere':
+            m.scale.x = m.scale.y = m.scale.z = 2.0 * float(spec['radius'])
+        elif spec['type'] == 'cylinder':
+            m.scale.x = m.scale.y = 2.0 * float(spec['radius'])
+            m.scale.z = float(spec['length'])
+        else:
+            path = resolve_mesh(str(spec['file']), scene.search_paths)
+            m.mesh_resource = spec['file'] if str(spec['file']).startswith('package://') \
+                else f'file://{path}'
+            m.scale.x, m.scale.y, m.scale.z = (float(v) for v in
+                                               spec.get('scale', (1.0, 1.0, 1.0)))
+        markers.append(m)
+    for m in markers:
+        m.header.stamp = stamp
+    return MarkerArray(markers=markers)

@@ -1,0 +1,274 @@
+"""The scene service of safety_monitor and its collision witness, over DDS.
+
+One process group for the module: a safety_monitor for a UR5 (URDF meshes, no configuration,
+a scene file at start-up) and one for pointer3 with its bundled configuration; a third
+monitor is given a bad scene file and must refuse to start with the reason. The expected
+contacts come from the same core checker built here (kinematics.collision), so the test checks
+that what the node reports is what the core says of the pose it was sent.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+import tempfile
+
+import numpy as np
+import pytest
+from real_arms import REAL_ARMS, robots_dir
+from ros_harness import call_service, config_file, DomainClaim, wait_for
+from sensor_msgs.msg import JointState
+from visualization_msgs.msg import Marker, MarkerArray
+
+from arm_ik.kinematics.arm import ArmConfig, load_arm
+from arm_ik.kinematics.collision import Scene
+from arm_ik.kinematics.description import expand_xacro
+from arm_ik.process_group import ProcessGroup
+from arm_interfaces.msg import SafetyStatus, SceneObject
+from arm_interfaces.msg import Scene as SceneMsg
+from arm_interfaces.srv import ApplySceneObject, RemoveSceneObject
+
+REPLY = 20.0
+UR5_UP = [0.0, -math.pi / 2, 0.0, 0.0, 0.0, 0.0]       # upper arm and forearm straight up
+UR5_FOLDED = [0.0, -1.57, 3.0, 0.0, 0.0, 0.0]          # forearm folded onto the upper arm
+WALL = {'id': 'wall', 'type': 'box', 'size': [0.1, 1.0, 1.0], 'pose': {'xyz': [-0.9, 0, 0.5]}}
+
+
+def mesh_root() -> str:
+    """Where package://example-robot-data/... resolves (what a user passes as a search path)."""
+    return str(robots_dir().parent.parent)
+
+
+class Side:
+    """The test's view of one monitor: its latched scene, statuses and clients."""
+
+    def __init__(self, node, spin, namespace: str, joints) -> None:
+        from arm_ik.nodes.common import LATCHED_QOS
+        self.node, self.spin, self.ns, self.joints = node, spin, namespace, list(joints)
+        self.statuses: list[SafetyStatus] = []
+        self.scenes: list[SceneMsg] = []
+        self.markers: list[MarkerArray] = []
+        node.create_subscription(SafetyStatus, f'{namespace}/safety_status',
+                                 self.statuses.append, 50)
+        node.create_subscription(SceneMsg, f'{namespace}/scene', self.scenes.append,
+                                 LATCHED_QOS)
+        node.create_subscription(MarkerArray, f'{namespace}/scene_markers',
+                                 self.markers.append, LATCHED_QOS)
+        self.publisher = node.create_publisher(JointState, f'{namespace}/joint_states', 10)
+        self.apply = node.create_client(ApplySceneObject,
+                                        f'{namespace}/safety_monitor/scene/apply')
+        self.remove = node.create_client(RemoveSceneObject,
+                                         f'{namespace}/safety_monitor/scene/remove')
+
+    def ready(self) -> None:
+        for client in (self.apply, self.remove):
+            wait_for(client.service_is_ready, 60.0, self.spin, client.srv_name)
+
+    def put(self, **fields) -> ApplySceneObject.Response:
+        pose = fields.pop('xyz', (0.0, 0.0, 0.0))
+        item = SceneObject(**fields)
+        item.pose.position.x, item.pose.position.y, item.pose.position.z = map(float, pose)
+        return call_service(self.apply, ApplySceneObject.Request(object=item), self.spin,
+                            REPLY)
+
+    def drop(self, object_id: str) -> RemoveSceneObject.Response:
+        return call_service(self.remove, RemoveSceneObject.Request(id=object_id), self.spin,
+                            REPLY)
+
+    def latched_scene(self, version: int) -> SceneMsg:
+        """The scene of ``version`` as a late joiner sees it (a new subscription)."""
+        from arm_ik.nodes.common import LATCHED_QOS
+        seen: list[SceneMsg] = []
+        subscription = self.node.create_subscription(SceneMsg, f'{self.ns}/scene', seen.append,
+                                                     LATCHED_QOS)
+        try:
+            wait_for(lambda: any(s.version == version for s in seen), 20.0, self.spin,
+                     f'latched scene version {version} on {self.ns}')
+        finally:
+            self.node.destroy_subscription(subscription)
+        return next(s for s in seen if s.version == version)
+
+    def status_at(self, q, condition, what: str) -> SafetyStatus:
+        """Publish ``q`` until a status judging it meets ``condition``."""
+        start = len(self.statuses)
+
+        def found() -> bool:
+            self.publisher.publish(JointState(name=self.joints,
+                                              position=[float(v) for v in q]))
+            for _ in range(4):
+                self.spin()
+            return any(self._judges(s, q) and condition(s) for s in self.statuses[start:])
+        wait_for(found, 30.0, self.spin, what)
+        return next(s for s in self.statuses[start:] if self._judges(s, q) and condition(s))
+
+    @staticmethod
+    def _judges(status: SafetyStatus, q) -> bool:
+        return status.collision_checked and \
+            np.allclose(status.joint_state.position, q, atol=1e-12)
+
+
+@pytest.fixture(scope='module')
+def monitors():
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    claim = DomainClaim()
+    group = ProcessGroup(env=claim.environment())
+    folder = tempfile.TemporaryDirectory()
+    good = Path(folder.name) / 'scene.yaml'
+    good.write_text('objects:\n  - {id: wall, type: box, size: [0.1, 1.0, 1.0], '
+                    'pose: {xyz: [-0.9, 0, 0.5]}}\n', encoding='utf-8')
+    bad = Path(folder.name) / 'bad.yaml'
+    bad.write_text('objects:\n  - {id: ok, type: sphere, radius: 0.1}\n'
+                   '  - {id: flat, type: box, size: [1.0, 0.0, 1.0]}\n', encoding='utf-8')
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=claim.domain_id)
+    node = rclpy.create_node('scene_test', context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    ur5 = REAL_ARMS['ur5']
+    ur5_params = {'robot_description': ur5.urdf(), 'base_frame': ur5.base,
+                  'tip_frame': ur5.tip, 'mesh_search_paths': mesh_root()}
+    try:
+        group.start_node('arm_ik', 'safety_monitor', namespace='/ur5',
+                         params={**ur5_params, 'scene_file': str(good)})
+        group.start_node('arm_ik', 'safety_monitor', namespace='/pointer3',
+                         params={'robot_description': expand_xacro('pointer3'),
+                                 'arm': 'pointer3', 'arm_config': config_file('pointer3')})
+        refused = group.start_node('arm_ik', 'safety_monitor', namespace='/bad',
+                                   params={**ur5_params, 'scene_file': str(bad)})
+
+        def spin(timeout: float = 0.05) -> None:
+            executor.spin_once(timeout_sec=timeout)
+        yield {'node': node, 'spin': spin, 'refused': refused}
+    finally:
+        group.close()
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+        claim.release()
+        folder.cleanup()
+
+
+@pytest.fixture(scope='module')
+def ur5_arm():
+    spec = REAL_ARMS['ur5']
+    return load_arm(spec.urdf(), None, spec.base, spec.tip)
+
+
+def test_a_bad_scene_file_refuses_start_up_with_the_reason(monitors):
+    refused = monitors['refused']
+    assert refused.wait_for_exit(60.0) == 1
+    output = refused.output()
+    assert 'scene_file refused' in output and '"flat"' in output and '> 0' in output, output
+
+
+def test_ur5_scene_service_and_contact_witness(monitors, ur5_arm):
+    side = Side(monitors['node'], monitors['spin'], '/ur5', ur5_arm.model.joint_names)
+    side.ready()
+    # The core's view of the same poses, with the same meshes.
+    checker = ur5_arm.collision_checker(search_paths=[mesh_root()])
+    assert not checker.warnings
+    tip = checker.link_poses(np.array(UR5_UP))['wrist_3_link'][:3, 3]
+    checker.scene.add_all([WALL, {'id': 'ball', 'type': 'sphere', 'radius': 0.05,
+                                  'pose': {'xyz': tip.tolist()}}])
+    expected = checker.check(np.array(UR5_UP))
+    assert expected.scene_collision and not expected.self_collision
+    assert not checker.check(ur5_arm.home).collides
+
+    # The scene file was loaded at start-up.
+    started = side.latched_scene(1)
+    assert [(o.id, o.type, list(o.size)) for o in started.objects] == \
+        [('wall', 'box', [0.1, 1.0, 1.0])]
+    assert started.header.frame_id == 'base_link'
+    clear = side.status_at(ur5_arm.home, lambda s: True, 'a status of the home pose')
+    assert not clear.scene_contact and not clear.self_collision and clear.scene_version == 1
+    assert clear.closest_distance > 0.0 and '|' in clear.closest_pair
+
+    # Add: a ball where the wrist is when the arm points up.
+    reply = side.put(id='ball', type='sphere', size=[0.05], xyz=tip)
+    assert reply.success and reply.version == 2 and 'added sphere "ball"' in reply.message
+    scene = side.latched_scene(2)
+    assert [o.id for o in scene.objects] == ['wall', 'ball']
+    assert [scene.objects[1].pose.position.x, scene.objects[1].pose.position.y,
+            scene.objects[1].pose.position.z] == pytest.approx(tip)
+    touching = side.status_at(UR5_UP, lambda s: s.scene_version == 2, 'status of UR5_UP')
+    assert touching.scene_contact and not touching.self_collision
+    assert sorted(touching.contact_pairs) == sorted(f'{c.a}|{c.b}' for c in expected.contacts)
+    assert touching.closest_distance == pytest.approx(expected.closest.distance, abs=1e-9)
+    assert touching.verdict == SafetyStatus.SAFE    # the UR5 has no floor/ball rules: unchanged
+    wait_for(lambda: any(len(a.markers) == 3 for a in side.markers), 20.0, side.spin,
+             'scene markers of two objects')
+    markers = next(a for a in reversed(side.markers) if len(a.markers) == 3).markers
+    assert markers[0].action == Marker.DELETEALL
+    assert [(m.type, m.text) for m in markers[1:]] == [(Marker.CUBE, 'wall'),
+                                                       (Marker.SPHERE, 'ball')]
+    assert markers[2].scale.x == pytest.approx(0.1)
+
+    # Move it away: the same pose is clear.
+    reply = side.put(id='ball', type='sphere', size=[0.05], xyz=(2.0, 0.0, 0.5))
+    assert reply.success and reply.version == 3 and 'replaced' in reply.message
+    moved = side.status_at(UR5_UP, lambda s: s.scene_version == 3, 'status after the move')
+    assert not moved.scene_contact and moved.closest_distance > 0.0
+
+    # Self-collision of a folded arm is witnessed too.
+    folded = side.status_at(UR5_FOLDED, lambda s: True, 'status of the folded UR5')
+    assert folded.self_collision and checker.check(np.array(UR5_FOLDED)).self_collision
+    assert folded.closest_distance < 0.0 and 'upper_arm_link' in folded.collision_message
+
+    # Bad input: refused with the reason, nothing lost, the node keeps serving.
+    bad = [
+        ({'id': 'nan', 'type': 'sphere', 'size': [0.1], 'xyz': (math.nan, 0.0, 0.0)},
+         'finite'),
+        ({'id': 'flat', 'type': 'box', 'size': [0.1, 0.0, 0.1]}, '> 0'),
+        ({'id': 'neg', 'type': 'sphere', 'size': [-0.1]}, '> 0'),
+        ({'id': 'few', 'type': 'box', 'size': [0.1, 0.1]}, '3 numbers'),
+        ({'id': 'far', 'type': 'sphere', 'size': [0.1], 'frame_id': 'world'},
+         'frame "world" is unknown'),
+        ({'id': 'blob', 'type': 'blob', 'size': [0.1]}, 'type must be one of'),
+        ({'id': 'gone', 'type': 'mesh', 'mesh_file': 'package://nowhere/none.stl'},
+         'not found'),
+        ({'id': 'ball', 'type': 'cylinder', 'size': [0.1, -1.0]}, '> 0'),
+    ]
+    for fields, reason in bad:
+        reply = side.put(**fields)
+        assert not reply.success and reason in reply.message, (fields, reply.message)
+        assert reply.version == 3
+    reply = side.drop('nothing')
+    assert not reply.success and 'no scene object "nothing"' in reply.message
+    assert 'wall, ball' in reply.message and reply.version == 3
+    kept = side.latched_scene(3)
+    assert [(o.id, o.type) for o in kept.objects] == [('wall', 'box'), ('ball', 'sphere')]
+    assert kept.objects[1].pose.position.x == pytest.approx(2.0)
+
+    # A mesh that loads is accepted (a package:// file through mesh_search_paths); removal.
+    reply = side.put(id='part', type='mesh', xyz=(0.0, 0.6, 0.2),
+                     mesh_file='package://example-robot-data/robots/ur_description/meshes/'
+                               'ur5/collision/wrist3.stl')
+    assert reply.success and reply.version == 4, reply.message
+    assert side.drop('part').success and side.drop('ball').success
+    final = side.latched_scene(6)
+    assert [o.id for o in final.objects] == ['wall']
+
+
+def test_pointer3_reports_scene_contact_beside_its_floor_and_ball_verdict(monitors):
+    config = ArmConfig.from_file(config_file('pointer3'))
+    arm = load_arm(expand_xacro('pointer3'), config)
+    side = Side(monitors['node'], monitors['spin'], '/pointer3', arm.model.joint_names)
+    side.ready()
+    checker = arm.collision_checker(scene=Scene(arm.model.base_link))
+    elbow = checker.link_poses(arm.home)['forearm_link'][:3, 3]
+    checker.scene.add({'id': 'post', 'type': 'cylinder', 'radius': 0.03, 'length': 0.2,
+                       'pose': {'xyz': elbow.tolist()}})
+    expected = checker.check(arm.home)
+    assert expected.scene_collision
+    home_verdict = arm.safety.check_pose(arm.home).verdict
+    reply = side.put(id='post', type='cylinder', size=[0.03, 0.2], xyz=elbow)
+    assert reply.success and reply.version == 1, reply.message
+    status = side.status_at(arm.home, lambda s: s.scene_version == 1, 'pointer3 at home')
+    assert status.scene_contact and 'forearm_link|post' in status.contact_pairs
+    assert int(status.verdict) == int(home_verdict)     # the floor/ball verdict is unchanged
+    assert status.floor_enabled
+    reply = side.drop('post')
+    assert reply.success and reply.version == 2
+    status = side.status_at(arm.home, lambda s: s.scene_version == 2, 'pointer3, post gone')
+    assert not status.scene_contact and int(status.verdict) == int(home_verdict)
