@@ -495,6 +495,21 @@ def test_position_goals_sweep_the_pitch_to_the_solution_nearest_the_seed(arm):
             assert named.position_error < FK_TOLERANCE
 
 
+def test_a_position_the_seeds_roll_cannot_reach_falls_back_to_dls_with_the_roll_free():
+    model = _model('so101')
+    solver = _solver('so101')
+    target = np.array([-0.2064, -0.1119, 0.3967])
+    seed = np.array([-0.569, -0.240, -0.681, 1.579, -0.706])
+    fine = np.linspace(-math.pi, math.pi, 20 * SWEEP_STEPS, endpoint=False)
+    _, valid, _ = solver.solve_pitches(np.repeat(target[None], len(fine), axis=0), fine, seed)
+    assert not valid.any()          # no pitch inside the limits with the seed's roll
+    result = solver.solve(target, None, GoalType.POSITION, seed)
+    assert result.success and 'roll free' in result.reason, result.reason
+    assert result.position_error < SolveOptions().tolerance
+    assert abs(result.q[4] - seed[4]) > 0.01       # the roll turned
+    assert model.within_limits(result.q)
+
+
 def test_position_goals_through_the_dispatcher_of_the_so101():
     model = _model('so101')
     dispatcher = IKDispatcher(model, workspace_from_model(model), 'analytic')

@@ -23,7 +23,9 @@ except for a full pose):
   tool axis lies in the arm plane (on the SO-101 it leans out of it by 6e-6 to 7e-6 rad,
   which the answer's orientation_error reports).
 - POSITION: the free pitch is swept (a grid of SWEEP_STEPS, then zooming grids) and the
-  solution nearest the seed by the branch rules is chosen.
+  solution nearest the seed by the branch rules is chosen; when none exists with the
+  seed's roll (the tip off the roll axis moves with it), damped least squares from the
+  seed answers with the roll free, as the families do for a position.
 - FULL_POSE: solved when reachable: the orientation fixes the yaw (two ways with a roll,
   one without), the total pitch and the roll; the position must then lie in that arm
   plane (within the request's tolerance, else SOLVER_NOT_APPLICABLE with the distance),
@@ -706,6 +708,7 @@ class PlanarFamilySolver(Solver):
             home = model.clamp(np.zeros(model.dof))
         self.home = tuple(float(v) for v in home)
         self._checked_options: SolveOptions | None = None
+        self._dls: Solver | None = None
 
     # ------------------------------------------------------------------ batches
     def solve_pitches(self, positions: np.ndarray, pitches: np.ndarray | float,
@@ -963,9 +966,10 @@ class PlanarFamilySolver(Solver):
         if not ok.any():
             if pitch is None:
                 # The sweep keeps only solutions inside the limits.
-                return self._failure(start, ErrorCode.JOINT_LIMITS if self._reachable(
+                failure = self._failure(start, ErrorCode.JOINT_LIMITS if self._reachable(
                     target, reference) else ErrorCode.OUT_OF_REACH, self._sweep_failure(
                     target, reference))
+                return self._position_by_dls(start, target, reference, options, failure)
             if near.all():
                 return self._failure(start, ErrorCode.INSIDE_INNER_HOLE,
                                      self._too_near(target, reference, pitch))
@@ -973,6 +977,28 @@ class PlanarFamilySolver(Solver):
                 f'the target is out of reach at the approach pitch {math.degrees(pitch):.1f}°'))
         return self._choose(start, target, goal, reference, found, outside, branch,
                             options.return_all, rotation)
+
+    def _position_by_dls(self, start: float, target: Sequence[float],
+                         reference: Sequence[float], options: SolveOptions,
+                         failure: IKResult) -> IKResult:
+        """A position no pitch reaches with the seed's roll: DLS from the seed, roll free.
+
+        The tip off the roll axis (SO-101: 7.9 mm) moves with the roll, so a target the
+        held roll misses may be reached by turning it, as the families fall back for a
+        position the seed's orientation misses. Without a roll the sweep has said it all.
+        """
+        if self.model.dof != 5:
+            return failure
+        if self._dls is None:
+            from arm_ik.kinematics.solvers.dls import DLSSolver
+            self._dls = DLSSolver(self.model, self.workspace)
+        result = self._dls.solve(target, None, GoalType.POSITION, reference, options)
+        if not result.success:
+            return failure
+        result.reason = (f"{failure.reason} (the seed's roll); damped least squares from the "
+                         f'seed, roll free: {result.reason}')
+        result.solve_time = perf_counter() - start
+        return result
 
     def _pose_unreachable(self, miss: np.ndarray, tilt: np.ndarray,
                           options: SolveOptions) -> str:
