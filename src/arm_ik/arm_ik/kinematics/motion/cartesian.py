@@ -44,8 +44,9 @@ MAX_POINT_STEP = 0.005
 # Upper bound of samples of one line (60 s at 100 Hz is 6000).
 MAX_SAMPLES = 20000
 
-# The CartesianFailure kind of every path stop code (the words of the executor's log and
-# of the lab; the code itself travels in the MoveToTarget result).
+# The CartesianFailure kind of every path stop code: the short names the line's failures
+# always had ('ik', 'joint_limit', 'singularity', 'jump'), and one per stop path IK adds.
+# Clients see the code itself (MoveToTarget path_stop_code), never the kind.
 KINDS = {
     PathCode.JOINT_JUMP: 'jump',
     PathCode.SINGULARITY: 'singularity',

@@ -5,7 +5,8 @@
 MotionError; it never raises and never returns a partial move.
 
 - IK is done in process with ``IKDispatcher`` and the solvers themselves (no service call):
-  the Cartesian laws solve once per sample (hundreds of solves per move), which over DDS
+  the Cartesian laws follow their line with path IK (``PathIK``, the core of ik_server's
+  ``~/ik/cartesian_path``: one solve per path sample, hundreds per move), which over DDS
   would cost a round trip each, and the planner must not depend on another node being up.
 - Streaming laws (exponential, speed cap) are simulated tick by tick at the control period,
   so what the arm will do is known and checked before it starts.
