@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from arm_ik.kinematics.arm import ArmConfig
 from arm_ik.kinematics.description import load_arm_config
 from arm_ik.kinematics.motion import worker
 from arm_ik.kinematics.motion.errors import MotionCode
@@ -133,6 +134,30 @@ def test_a_cartesian_line_reports_the_whole_line_followed(planners, law):
     # Joint-space laws follow no line.
     _, joint = _plan(planners, 'six_axis', position=TARGETS['six_axis'], motion_law='min_jerk')
     assert joint.path == PathOutcome(0.0, PathCode.OK, 0)
+
+
+@pytest.mark.parametrize('avoid', [False, True])
+def test_a_line_past_the_obstacle_follows_the_obstacle_policy(urdf_of, avoid):
+    # Path IK refuses obstacle contact only where the executor does (avoid_obstacle); else
+    # the line runs and its contacts are reported, as for every other law.
+    data = load_arm_config('six_axis').as_mapping()
+    data['safety']['obstacle']['enabled'] = True      # ball (1.2, 0, 1.2), r 0.2, rod 0.075
+    planner = worker.build_planner(worker.PlannerSpec(
+        urdf_of('six_axis'), 'six_axis', ArmConfig.from_mapping(data), default_solver='dls',
+        avoid_obstacle=avoid))
+    start = _tool_down_start(planner, (1.2, -0.8, 0.9))
+    plan = planner.plan(MoveGoal(position=(1.2, 0.8, 0.9), goal_type=int(GoalType.TOOL_DOWN),
+                                 motion_law='linear_cartesian'), start)
+    if not avoid:
+        assert isinstance(plan, Plan), plan.error
+        assert plan.path.stop_code == PathCode.OK and len(plan.contact_times) > 0
+        return
+    assert isinstance(plan, PlanFailure)
+    assert plan.error.code == MotionCode.CARTESIAN_PATH_FAILED, plan.error
+    assert plan.path.stop_code == PathCode.OBSTACLE_CONTACT, plan.error
+    # The vertical wrist rod touches 0.275 m (ball + rod radius) before the ball's centre.
+    assert plan.path.fraction == pytest.approx((0.8 - 0.275) / 1.6, abs=2e-3)
+    assert plan.reached[-1][1] == pytest.approx(-0.275, abs=2e-3)
 
 
 def _tool_down_start(planner, position):
