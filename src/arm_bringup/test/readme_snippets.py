@@ -101,16 +101,36 @@ def classify(lang: str, text: str) -> tuple[str, str]:
     return 'run', ''
 
 
+def _indented_block(lines: list[str], index: int) -> list[str]:
+    """The lines of a Markdown indented code block starting at ``index`` (after a blank
+    line, every line indented by four spaces), else []."""
+    if index == 0 or lines[index - 1].strip() or not lines[index].startswith('    '):
+        return []
+    end = index
+    while end < len(lines) and (lines[end].startswith('    ') or not lines[end].strip()):
+        end += 1
+    while end > index and not lines[end - 1].strip():
+        end -= 1
+    return lines[index:end]
+
+
 def read_blocks(path: Path) -> list[Block]:
-    """Every ```bash and ```python block of ``path``; other fences (plain text) are read
-    past. An unclosed fence or an unknown marker raises ValueError."""
+    """Every ```bash and ```python block of ``path``, and every indented code block (read as
+    shell: the README indents a command inside a sentence); other fences (plain text) are
+    read past. An unclosed fence or an unknown marker raises ValueError."""
     lines = path.read_text(encoding='utf-8').splitlines()
     blocks = []
     index = 0
     while index < len(lines):
         fence = FENCE.match(lines[index])
         if fence is None:
-            index += 1
+            indented = _indented_block(lines, index)
+            if indented:
+                text = '\n'.join(line[4:] for line in indented) + '\n'
+                blocks.append(Block('bash', index + 1, text, *classify('bash', text)))
+                index += len(indented)
+            else:
+                index += 1
             continue
         end = next((i for i in range(index + 1, len(lines)) if lines[i].startswith('```')),
                    None)
