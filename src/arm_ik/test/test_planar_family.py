@@ -20,6 +20,7 @@ from real_arms import REAL_ARMS
 from arm_ik.kinematics.arm import choose_solver
 from arm_ik.kinematics.description import load_model
 from arm_ik.kinematics.model import ArmModel
+from arm_ik.kinematics.path_ik import PathIK
 from arm_ik.kinematics.request import IKDispatcher, IKRequest
 from arm_ik.kinematics.result import ErrorCode, GoalType
 from arm_ik.kinematics.solvers import solver_class
@@ -561,6 +562,22 @@ def test_vectorised_position_goals_equal_one_by_one(arm):
         assert int(codes[index]) == int(one.code), one.reason
         if one.success:
             np.testing.assert_allclose(q[index], one.q, atol=1e-9)
+
+
+def test_path_ik_batches_of_so101_positions_equal_one_by_one():
+    model = _model('so101')
+    dispatcher = IKDispatcher(model, workspace_from_model(model), 'analytic')
+    home = model.clamp(np.zeros(5))
+    _, targets, _ = _goals('so101', 5, 17)
+    requests = [IKRequest(position=list(map(float, t))) for t in [*targets, [9.0, 0.0, 0.0]]]
+    batch = PathIK(dispatcher).batch(requests, SolveOptions(), home)
+    for request, answer in zip(requests, batch, strict=True):
+        one = dispatcher.solve(request, SolveOptions(), home)
+        assert answer.result.code == one.result.code, one.result.reason
+        if one.result.success:
+            assert answer.result.branch == one.result.branch
+            np.testing.assert_allclose(answer.result.q, one.result.q, atol=1e-9)
+            assert answer.result.position_error < FK_TOLERANCE
 
 
 def test_the_bundled_arms_keep_their_solvers():

@@ -670,6 +670,21 @@ def flag_words(flags: int) -> str:
     return '; '.join(words for bit, words in PLANAR_FLAG_WORDS.items() if flags & bit)
 
 
+class TipOfChain:
+    """``forward(*q)``: the tip position (m) at joints q (rad), by FK.
+
+    The one piece of ``analytic.YawPitchGeometry`` that callers of ``solve_batch`` read
+    (path_ik measures its batch rows with it), for this family's 4 or 5 joints.
+    """
+
+    def __init__(self, model: ArmModel) -> None:
+        self.model = model
+
+    def forward(self, *q: float) -> tuple[float, float, float]:
+        tip = self.model.fk(np.array(q))[:3, 3]
+        return float(tip[0]), float(tip[1]), float(tip[2])
+
+
 class PlanarFamilySolver(Solver):
     """Every closed-form solution of a yaw + three-pitch arm, labelled by analytic.BRANCHES.
 
@@ -709,6 +724,7 @@ class PlanarFamilySolver(Solver):
         self.home = tuple(float(v) for v in home)
         self._checked_options: SolveOptions | None = None
         self._dls: Solver | None = None
+        self.geometry = TipOfChain(model)
 
     # ------------------------------------------------------------------ batches
     def solve_pitches(self, positions: np.ndarray, pitches: np.ndarray | float,
