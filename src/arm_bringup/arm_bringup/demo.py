@@ -89,7 +89,9 @@ def start_lab(group: ProcessGroup, arm: ArmSource, description: str, port: int) 
     lab = group.start_node(NODE_PACKAGE, 'lab_viewer', name='lab_viewer',
                            namespace=f'/{arm.label}',
                            params={'robot_description': description,
-                                   **arm.chain_parameters(), 'port': port})
+                                   **arm.chain_parameters(), 'port': port,
+                                   # Meshes resolve beside the user's URDF file.
+                                   **({'urdf_file': arm.urdf_file} if arm.urdf_file else {})})
     deadline = time.monotonic() + LAB_TIMEOUT
     while time.monotonic() < deadline and lab.alive():
         found = LAB_URL.search(lab.output())
