@@ -266,9 +266,10 @@ def test_error_codes_reached_by_real_requests(graph, case):
 
 
 def test_every_error_code_is_covered():
-    """BUSY and INTERNAL_ERROR have tests of their own; every other code is in ERROR_CASES."""
-    covered = {case[3] for case in ERROR_CASES.values()} | {ErrorCode.BUSY,
-                                                             ErrorCode.INTERNAL_ERROR}
+    """BUSY and INTERNAL_ERROR have tests of their own, COLLISION too (it needs a scene:
+    test_scene_node, test_request_core); every other code is in ERROR_CASES."""
+    covered = {case[3] for case in ERROR_CASES.values()} | {
+        ErrorCode.BUSY, ErrorCode.INTERNAL_ERROR, ErrorCode.COLLISION}
     assert covered == set(ErrorCode)
 
 

@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 
 from arm_ik.kinematics.description import load_arm_config
-from arm_ik.kinematics.request import IKDispatcher, IKRequest, resolve_options
+from arm_ik.kinematics.request import (
+    AVOID_DEFAULT,
+    AVOID_OFF,
+    AVOID_ON,
+    IKDispatcher,
+    IKRequest,
+    resolve_options,
+)
 from arm_ik.kinematics.result import check_vector, ErrorCode, fast_vector, GoalType
 from arm_ik.kinematics.safety.config import safety_config_of
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
@@ -261,3 +268,102 @@ def test_floor_collision_without_a_closed_form_suggests_only_a_seed(load_arm):
     assert result.reason.endswith('below the floor; a seed near a pose above the floor may '
                                   'still find one'), result.reason
     assert 'closed' not in result.reason
+
+
+# ---------------------------------------------------------------------- avoid_collisions
+UR5_Q = np.array([0.3, -1.2, 1.4, -1.0, -1.5, 0.2])
+
+
+@pytest.fixture(scope='module')
+def ur5_dispatcher():
+    """A UR5 dispatcher with its URDF meshes and a ball where the elbow of the solution
+    nearest UR5_Q is (other branches bend the elbow elsewhere)."""
+    from real_arms import REAL_ARMS, robots_dir
+
+    from arm_ik.kinematics.arm import load_arm
+    from arm_ik.kinematics.collision import Scene
+    spec = REAL_ARMS['ur5']
+    arm = load_arm(spec.urdf(), None, spec.base, spec.tip)
+    dispatcher = arm.dispatcher(search_paths=[str(robots_dir().parent.parent)])
+    checker = dispatcher.collision_checker()
+    assert not checker.warnings
+    elbow = checker.link_poses(UR5_Q)['forearm_link'][:3, 3]
+    scene = Scene(arm.model.base_link)
+    scene.add({'id': 'post', 'type': 'sphere', 'radius': 0.06, 'pose': {'xyz': elbow.tolist()}})
+    dispatcher.scene = scene
+    return arm, dispatcher
+
+
+def _ur5_request(arm, solver: str, avoid: int) -> IKRequest:
+    pose = arm.model.fk(UR5_Q)
+    return IKRequest(position=pose[:3, 3], orientation=matrix_to_quaternion(pose[:3, :3]),
+                     goal=GoalType.FULL_POSE, solver=solver, avoid_collisions=avoid,
+                     seed_names=arm.model.joint_names,
+                     seed_positions=list(UR5_Q + 0.05))
+
+
+@pytest.mark.parametrize('solver', ['closed_form', 'dls'])
+def test_avoid_collisions_rejects_a_colliding_solution_and_finds_a_clear_one(ur5_dispatcher,
+                                                                             solver):
+    arm, dispatcher = ur5_dispatcher
+    checker = dispatcher.collision_checker()
+    off = dispatcher.solve(_ur5_request(arm, solver, AVOID_OFF), SolveOptions(), arm.home)
+    assert off.result.success and checker.check(off.result.q).scene_collision
+    # AVOID_DEFAULT is the config's ik.avoid_collisions: absent, so off.
+    default = dispatcher.solve(_ur5_request(arm, solver, AVOID_DEFAULT), SolveOptions(),
+                               arm.home)
+    np.testing.assert_allclose(default.result.q, off.result.q)
+    on = dispatcher.solve(_ur5_request(arm, solver, AVOID_ON), SolveOptions(), arm.home)
+    assert on.result.success, on.result.reason
+    assert checker.is_free(on.result.q)
+    pose, target = arm.model.fk(on.result.q), arm.model.fk(UR5_Q)
+    np.testing.assert_allclose(pose[:3, 3], target[:3, 3], atol=1e-4)
+    assert 'the first solution collided (forearm_link–post' in on.result.reason
+
+
+def test_avoid_collisions_says_collision_with_the_closest_pair_when_none_is_clear(
+        ur5_dispatcher):
+    arm, dispatcher = ur5_dispatcher
+    from arm_ik.kinematics.collision import Scene
+    caged = Scene(arm.model.base_link)
+    caged.add_all([*dispatcher.scene.as_list(),
+                   {'id': 'cage', 'type': 'sphere', 'radius': 0.08,
+                    'pose': {'xyz': arm.model.fk(UR5_Q)[:3, 3].tolist()}}])
+    kept, dispatcher.scene = dispatcher.scene, caged
+    try:
+        for solver in ('closed_form', 'dls'):
+            answer = dispatcher.solve(_ur5_request(arm, solver, AVOID_ON), SolveOptions(),
+                                      arm.home)
+            assert answer.result.code == ErrorCode.COLLISION
+            assert 'closest pair forearm_link–post at -86' in answer.result.reason
+            assert 'cage' in answer.result.reason and solver in answer.result.reason
+    finally:
+        dispatcher.scene = kept
+
+
+def test_avoid_collisions_is_validated_and_needs_a_checker(load_arm):
+    dispatcher = _dispatcher(load_arm, 'pointer3')
+    target = (1.0, 0.2, 0.9)
+    bad = dispatcher.solve(IKRequest(position=target, avoid_collisions=3), SolveOptions(),
+                           np.zeros(3))
+    assert bad.result.code == ErrorCode.INVALID_INPUT and 'avoid_collisions 3' in \
+        bad.result.reason
+    none = dispatcher.solve(IKRequest(position=target, avoid_collisions=AVOID_ON),
+                            SolveOptions(), np.zeros(3))
+    assert none.result.code == ErrorCode.INVALID_INPUT and 'no collision checker' in \
+        none.result.reason
+
+
+def test_the_config_default_turns_avoidance_on(ur5_dispatcher):
+    from real_arms import REAL_ARMS
+
+    from arm_ik.kinematics.arm import ArmConfig
+    from arm_ik.kinematics.arm import load_arm as load
+    arm, dispatcher = ur5_dispatcher
+    spec = REAL_ARMS['ur5']
+    on_by_default = load(spec.urdf(), ArmConfig.from_mapping({'ik': {'avoid_collisions': True}}),
+                         spec.base, spec.tip).dispatcher()
+    on_by_default.scene = dispatcher.scene
+    answer = on_by_default.solve(_ur5_request(arm, 'closed_form', AVOID_DEFAULT),
+                                 SolveOptions(), arm.home)
+    assert answer.result.success and 'the first solution collided' in answer.result.reason

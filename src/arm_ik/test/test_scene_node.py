@@ -23,10 +23,11 @@ from visualization_msgs.msg import Marker, MarkerArray
 from arm_ik.kinematics.arm import ArmConfig, load_arm
 from arm_ik.kinematics.collision import Scene
 from arm_ik.kinematics.description import expand_xacro
+from arm_ik.kinematics.transforms import matrix_to_quaternion
 from arm_ik.process_group import ProcessGroup
-from arm_interfaces.msg import SafetyStatus, SceneObject
+from arm_interfaces.msg import IKErrorCode, SafetyStatus, SceneObject
 from arm_interfaces.msg import Scene as SceneMsg
-from arm_interfaces.srv import ApplySceneObject, RemoveSceneObject
+from arm_interfaces.srv import ApplySceneObject, RemoveSceneObject, SolveIK
 
 REPLY = 20.0
 UR5_UP = [0.0, -math.pi / 2, 0.0, 0.0, 0.0, 0.0]       # upper arm and forearm straight up
@@ -131,6 +132,7 @@ def monitors():
     try:
         group.start_node('arm_ik', 'safety_monitor', namespace='/ur5',
                          params={**ur5_params, 'scene_file': str(good)})
+        group.start_node('arm_ik', 'ik_server', namespace='/ur5', params=ur5_params)
         group.start_node('arm_ik', 'safety_monitor', namespace='/pointer3',
                          params={'robot_description': expand_xacro('pointer3'),
                                  'arm': 'pointer3', 'arm_config': config_file('pointer3')})
@@ -272,3 +274,57 @@ def test_pointer3_reports_scene_contact_beside_its_floor_and_ball_verdict(monito
     assert reply.success and reply.version == 2
     status = side.status_at(arm.home, lambda s: s.scene_version == 2, 'pointer3, post gone')
     assert not status.scene_contact and int(status.verdict) == int(home_verdict)
+
+
+UR5_Q = np.array([0.3, -1.2, 1.4, -1.0, -1.5, 0.2])
+
+
+def test_ik_server_avoids_the_scene_it_follows(monitors, ur5_arm):
+    """Objects added through safety_monitor reach ik_server: avoid_collisions then rejects the
+    solution through them and answers a clear one, or COLLISION with the closest pair."""
+    node, spin = monitors['node'], monitors['spin']
+    side = Side(node, spin, '/ur5', ur5_arm.model.joint_names)
+    side.ready()
+    client = node.create_client(SolveIK, '/ur5/ik_server/solve_ik')
+    wait_for(client.service_is_ready, 60.0, spin, 'ik_server solve_ik')
+    pose = ur5_arm.model.fk(UR5_Q)
+
+    def solve(avoid: int) -> SolveIK.Response:
+        request = SolveIK.Request(goal_type=SolveIK.Request.GOAL_FULL_POSE,
+                                  solver='closed_form', avoid_collisions=avoid)
+        p, o = request.target.pose.position, request.target.pose.orientation
+        p.x, p.y, p.z = (float(v) for v in pose[:3, 3])
+        o.x, o.y, o.z, o.w = matrix_to_quaternion(pose[:3, :3])
+        request.seed = JointState(name=list(ur5_arm.model.joint_names),
+                                  position=[float(v) + 0.05 for v in UR5_Q])
+        return call_service(client, request, spin, REPLY)
+
+    off = solve(SolveIK.Request.AVOID_OFF)
+    assert off.error_code.val == IKErrorCode.OK, off.message
+    checker = ur5_arm.collision_checker(search_paths=[mesh_root()])
+    first = np.array(off.solution.position)
+    elbow = checker.link_poses(first)['forearm_link'][:3, 3]
+    checker.scene.add_all([WALL, {'id': 'post', 'type': 'sphere', 'radius': 0.06,
+                                  'pose': {'xyz': elbow.tolist()}}])
+    assert checker.check(first).scene_collision
+    assert side.put(id='post', type='sphere', size=[0.06], xyz=elbow).success
+    answers: list[SolveIK.Response] = []
+
+    def avoided() -> bool:
+        answers.append(solve(SolveIK.Request.AVOID_ON))
+        return 'forearm_link–post' in answers[-1].message
+    wait_for(avoided, 30.0, spin, 'ik_server avoiding the post')
+    on = answers[-1]
+    assert on.error_code.val == IKErrorCode.OK, on.message
+    assert checker.is_free(np.array(on.solution.position)) and on.branch != off.branch
+    # Off is still off, and the default (no ik.avoid_collisions in the config) is off.
+    assert list(solve(SolveIK.Request.AVOID_DEFAULT).solution.position) == \
+        pytest.approx(list(first))
+    assert side.put(id='cage', type='sphere', size=[0.08], xyz=pose[:3, 3]).success
+
+    def refused() -> bool:
+        answers.append(solve(SolveIK.Request.AVOID_ON))
+        return answers[-1].error_code.val == IKErrorCode.COLLISION
+    wait_for(refused, 30.0, spin, 'COLLISION once the target is caged')
+    assert 'closest pair' in answers[-1].message and 'cage' in answers[-1].message
+    assert side.drop('cage').success and side.drop('post').success

@@ -6,11 +6,12 @@ rule about what a request may contain lives here, so it is tested without a ROS 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 import math
+import threading
 import time
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -31,6 +32,9 @@ from arm_ik.kinematics.solvers.base import (
 from arm_ik.kinematics.transforms import quaternion_to_matrix
 
 LIMITS_DEFAULT, LIMITS_ON, LIMITS_OFF = 0, 1, 2
+AVOID_DEFAULT, AVOID_ON, AVOID_OFF = 0, 1, 2
+# Extra seeds a numeric solver gets when its answer collides (avoid_collisions).
+COLLISION_RETRIES = 16
 _GOAL_TYPES = {int(goal): goal for goal in GoalType}
 # Extra seeds a numeric solver gets when its answer goes through the floor.
 FLOOR_RETRIES = 8
@@ -59,6 +63,7 @@ class IKRequest:
     damping: float = 0.0
     tolerance: float = 0.0
     joint_limits: int = LIMITS_DEFAULT
+    avoid_collisions: int = AVOID_DEFAULT
 
 
 @dataclass
@@ -92,6 +97,7 @@ class PreparedRequest(NamedTuple):
     goal: GoalType
     seed: np.ndarray
     options: SolveOptions
+    avoid: bool = False     # reject solutions in collision (self or scene) and re-seed
 
 
 def _fail(code: ErrorCode, reason: str, solver: str = '') -> IKAnswer:
@@ -177,8 +183,23 @@ class IKDispatcher:
     """Holds one solver instance per applicable name and answers IKRequests."""
 
     def __init__(self, model: ArmModel, workspace: Workspace, default_solver: str,
-                 safety: SafetyGeometry | None = None) -> None:
+                 safety: SafetyGeometry | None = None,
+                 collision: Callable[[], Any] | None = None,
+                 avoid_collisions: bool = False) -> None:
+        """
+        Args:
+            collision: makes a kinematics.collision.CollisionChecker of the arm; called at
+                most once per thread, on the first request that avoids collisions (a checker
+                serves one thread; arms that never ask never build one).
+            avoid_collisions: what AVOID_DEFAULT means (the config's ik.avoid_collisions).
+        """
         self.model = model
+        self._collision_factory = collision
+        self._collision_local = threading.local()
+        self.avoid_collisions = bool(avoid_collisions)
+        # The Scene every checker uses (a node following the scene topic swaps it whole;
+        # None: each checker's own empty scene).
+        self.scene = None
         self.workspace = workspace
         # With the floor enabled, every answer goes through the floor rules.
         self.safety = safety if safety is not None and safety.floor_enabled else None
@@ -195,6 +216,22 @@ class IKDispatcher:
             raise ValueError(f'default solver "{default_solver}" does not apply to this arm: '
                              f'{self.not_applicable.get(default_solver, "unknown name")}')
         self.default_solver = default_solver
+
+    def collision_checker(self) -> Any:
+        """This thread's collision checker, with the dispatcher's scene in use now.
+
+        Raises:
+            ValueError: the dispatcher has no collision geometry (no factory).
+        """
+        if self._collision_factory is None:
+            raise ValueError('this dispatcher has no collision checker')
+        checker = getattr(self._collision_local, 'checker', None)
+        if checker is None:
+            checker = self._collision_local.checker = self._collision_factory()
+        scene = self.scene
+        if scene is not None and checker.scene is not scene:
+            checker.scene = scene
+        return checker
 
     def solver_reason(self, name: str) -> str:
         """'' when ``name`` can serve this arm, else why not (unknown or not applicable)."""
@@ -255,7 +292,16 @@ class IKDispatcher:
         options, reason = resolve_options(request, defaults)
         if options is None:
             return _fail(ErrorCode.INVALID_INPUT, reason, name)
-        return PreparedRequest(name, np.array(position), orientation, goal, seed, options)
+        choice = request.avoid_collisions
+        if choice not in (AVOID_DEFAULT, AVOID_ON, AVOID_OFF):
+            return _fail(ErrorCode.INVALID_INPUT, f'avoid_collisions {choice} is not one of 0 '
+                         '(the arm default), 1 (on), 2 (off)', name)
+        avoid = self.avoid_collisions if choice == AVOID_DEFAULT else choice == AVOID_ON
+        if avoid and self._collision_factory is None:
+            return _fail(ErrorCode.INVALID_INPUT, 'avoid_collisions: this server has no '
+                         'collision checker for the arm', name)
+        return PreparedRequest(name, np.array(position), orientation, goal, seed, options,
+                               avoid)
 
     def run(self, prepared: PreparedRequest) -> IKAnswer:
         """Solve a prepared request; never raises (a solver exception becomes INTERNAL_ERROR)."""
@@ -264,6 +310,8 @@ class IKDispatcher:
         try:
             answer = self._solve(name, prepared.position, prepared.orientation, prepared.goal,
                                  prepared.seed, prepared.options)
+            if prepared.avoid:
+                answer = self._avoid_collisions(answer, prepared, started)
         except Exception as error:  # any solver bug must become an answer, never a dead node
             return _fail(ErrorCode.INTERNAL_ERROR,
                          f'solver "{name}" raised {type(error).__name__}: {error}', name)
@@ -316,6 +364,62 @@ class IKDispatcher:
                              reason=found + self._floor_remedy(position, orientation, goal,
                                                                seed, options))
         return IKAnswer(result, name, target=position)
+
+    def _avoid_collisions(self, answer: IKAnswer, prepared: PreparedRequest,
+                          started: float) -> IKAnswer:
+        """The answer when its pose is collision-free; else another solution that is: the
+        closed forms' other branches (nearest the seed first), a numeric solver's answers
+        from new seeds within the request's timeout; else COLLISION naming the closest pair
+        of the first answer (floor rules apply to every retry, as to the first)."""
+        result = answer.result
+        if result.q is None or result.code not in (ErrorCode.OK, ErrorCode.PARTIAL_SOLUTION):
+            return answer
+        checker = self.collision_checker()
+        report = checker.check(result.q)
+        if not report.collides:
+            return answer
+        name, solver, options = prepared.solver, self.solvers[prepared.solver], \
+            prepared.options
+        args = (prepared.position, prepared.orientation, prepared.goal)
+        tried = 1
+        if solver.labelled:
+            every = solver.solve(*args, prepared.seed, options.with_changes(return_all=True))
+            others = sorted((s for s in every.solutions if s.label != result.branch),
+                            key=lambda s: float(np.max(np.abs(s.q - prepared.seed))))
+            for solution in others:
+                tried += 1
+                if not checker.is_free(solution.q):
+                    continue
+                retry = self._solve(name, *args, prepared.seed,
+                                    options.with_changes(branch=solution.label))
+                if retry.result.code == result.code and retry.result.q is not None and \
+                        checker.is_free(retry.result.q):
+                    return self._cleared(retry, result, report)
+            what = f'all {tried} {name} solutions'
+        else:
+            deadline = started + options.timeout
+            rng = np.random.default_rng(options.random_seed)
+            for seed in self.model.random_configurations(COLLISION_RETRIES, rng):
+                if time.perf_counter() >= deadline:
+                    break
+                tried += 1
+                retry = self._solve(name, *args, seed, options.with_changes(
+                    timeout=max(1e-3, deadline - time.perf_counter())))
+                if retry.result.success and checker.is_free(retry.result.q):
+                    return self._cleared(retry, result, report)
+            what = f'the {name} solutions from {tried} seed{"s" * (tried != 1)}'
+        worst = min(report.contacts, key=lambda c: c.distance)
+        reason = (f'{what} collide (avoid_collisions); the first: {report.message}; closest '
+                  f'pair {worst.a}–{worst.b} at {worst.distance * 1000:.1f} mm')
+        return replace(answer, result=replace(result, code=ErrorCode.COLLISION, reason=reason))
+
+    @staticmethod
+    def _cleared(retry: IKAnswer, first: IKResult, report: Any) -> IKAnswer:
+        worst = min(report.contacts, key=lambda c: c.distance)
+        note = (f'the first solution collided ({worst.a}–{worst.b} at '
+                f'{worst.distance * 1000:.1f} mm): this one is clear')
+        reason = f'{retry.result.reason}; {note}' if retry.result.reason else note
+        return replace(retry, result=replace(retry.result, reason=reason))
 
     def _floor_remedy(self, position: np.ndarray, orientation: np.ndarray | None,
                       goal: GoalType, seed: np.ndarray, options: SolveOptions) -> str:

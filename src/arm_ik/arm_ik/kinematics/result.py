@@ -28,6 +28,7 @@ class ErrorCode(enum.IntEnum):
     PARTIAL_SOLUTION = 13
     BUSY = 14
     INTERNAL_ERROR = 15
+    COLLISION = 16
 
 
 class GoalType(enum.IntEnum):

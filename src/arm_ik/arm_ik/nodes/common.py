@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+import os
 import sys
 import time
 from typing import Any
@@ -50,6 +51,19 @@ def arm_of(model: ArmModel, config: ArmConfig, label: str = '') -> Arm:
         return build_arm(model, config, label)
     except (ArmConfigError, ValueError) as error:
         raise StartupError(str(error)) from None
+
+
+def declare_mesh_search_paths(node: Node) -> list[str]:
+    """Declare ``mesh_search_paths`` (read-only) and return its folders.
+
+    One ':'-separated string, not a string array: an empty array parameter has no type rclpy
+    can infer, and a launch file passes one string as easily.
+    """
+    value = node.declare_parameter('mesh_search_paths', '', describe(
+        "folders where package:// and relative mesh files are looked for, separated by ':' "
+        "(before the configuration's collision.search_paths and AMENT_PREFIX_PATH)",
+        read_only=True)).value
+    return [path for path in value.split(os.pathsep) if path.strip()]
 
 
 def describe(description: str, read_only: bool = False, **constraints: Any) -> ParameterDescriptor:

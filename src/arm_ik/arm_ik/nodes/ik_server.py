@@ -8,7 +8,9 @@ Services (node-private, in the arm's namespace):
                       path, or where and why it stops (kinematics.path_ik)
   ~/ik/batch          arm_interfaces/srv/SolveIKBatch: many targets, one answer each
 Publishes ``ik_status`` (arm_interfaces/IKStatus) after each answered request (while anyone
-subscribes) and subscribes to ``joint_states`` for the default seed. A new
+subscribes) and subscribes to ``joint_states`` for the default seed and to ``scene``
+(arm_interfaces/Scene, latched, from safety_monitor): SolveIK's ``avoid_collisions`` checks
+solutions against that scene and self-collision (parameter ``mesh_search_paths`` for meshes). A new
 ``robot_description`` with the same joints (e.g. new link lengths) rebuilds the reach rules,
 floor rules and solvers.
 """
@@ -48,6 +50,7 @@ from arm_ik.kinematics.solvers.base import (
 from arm_ik.nodes.common import (
     arm_of,
     declare_arm_model,
+    declare_mesh_search_paths,
     describe,
     DescriptionReload,
     run,
@@ -60,6 +63,7 @@ from arm_ik.nodes.path_messages import (
     fill_path_response,
     path_request,
 )
+from arm_ik.nodes.scene_messages import SceneFollower
 from arm_interfaces.msg import IKStatus, LabelledSolution
 from arm_interfaces.srv import CartesianPath, SolveIK, SolveIKBatch
 
@@ -121,6 +125,8 @@ class IKServer(Node):
         super().__init__('ik_server')
         self.arm, self.model, self._config = declare_arm_model(self, reloadable=True)
         self._declare_parameters(self._config.get('ik', {}) or {})
+        self._mesh_paths = declare_mesh_search_paths(self)
+        self._scene = None
         self._use_derived(self._derived(self.model))
         faulty = os.environ.get(FAULT_ENV, '')
         if faulty in self.dispatcher.solvers:
@@ -136,6 +142,8 @@ class IKServer(Node):
         self.create_subscription(JointState, 'joint_states', self._on_joint_states,
                                  qos_profile_sensor_data, callback_group=state_group)
         self.status_publisher = self.create_publisher(IKStatus, 'ik_status', 10)
+        self._scene_follower = SceneFollower(self, self.model.base_link, self._mesh_paths,
+                                             self._use_scene, state_group)
         self.create_service(SolveIK, '~/solve_ik', self._serve(None), qos_profile=SERVICE_QOS,
                             callback_group=heavy_group)
         for name in SOLVERS:
@@ -167,7 +175,8 @@ class IKServer(Node):
         """
         arm = arm_of(model, self._config, self.arm)
         try:
-            dispatcher = arm.dispatcher(self.get_parameter('default_solver').value)
+            dispatcher = arm.dispatcher(self.get_parameter('default_solver').value,
+                                        self._mesh_paths)
         except ValueError as error:
             raise StartupError(str(error)) from None
         workspace, home = arm.workspace, arm.home
@@ -182,6 +191,7 @@ class IKServer(Node):
         if solver in derived.dispatcher.solvers:
             derived.dispatcher.default_solver = solver
         # A request in flight keeps the dispatcher it took (answer_request reads it once).
+        derived.dispatcher.scene = self._scene
         self.model, self.workspace, self.home = derived.model, derived.workspace, derived.home
         self.dispatcher = derived.dispatcher
         self.path_ik = derived.path_ik
@@ -249,6 +259,11 @@ class IKServer(Node):
         self.options = self._options_from_parameters()
         self.dispatcher.default_solver = self.get_parameter('default_solver').value
 
+    def _use_scene(self, scene) -> None:
+        # Swapped whole: a solve in flight finishes with the scene it started with.
+        self._scene = scene
+        self.dispatcher.scene = scene
+
     # ------------------------------------------------------------------ serving
     def _on_joint_states(self, message: JointState) -> None:
         q, _ = positions_by_name(self.model.joint_names, message.name, message.position)
@@ -294,7 +309,7 @@ class IKServer(Node):
             return_all=request.return_all_solutions, timeout_sec=request.timeout.sec,
             timeout_nanosec=request.timeout.nanosec, max_iterations=request.max_iterations,
             damping=request.damping, tolerance=request.tolerance,
-            joint_limits=request.joint_limits)
+            joint_limits=request.joint_limits, avoid_collisions=request.avoid_collisions)
         dispatcher = self.dispatcher     # one model for the whole request
         seed = self._current_q if self._current_q is not None else self.home
         prepared = dispatcher.prepare(ik_request, self.options, seed.copy(), solver_name)

@@ -30,7 +30,6 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 import math
-import os
 import sys
 import threading
 import time
@@ -65,6 +64,7 @@ from arm_ik.nodes import scene_messages
 from arm_ik.nodes.common import (
     arm_of,
     declare_arm_model,
+    declare_mesh_search_paths,
     describe,
     DescriptionReload,
     LATCHED_QOS,
@@ -311,11 +311,9 @@ class SafetyMonitor(Node):
         Raises:
             StartupError: the collision section does not fit ``model``.
         """
-        paths = [p for p in self.get_parameter('mesh_search_paths').value.split(os.pathsep)
-                 if p.strip()]
         try:
             checker = arm_of(model, self._config, self.arm).collision_checker(
-                search_paths=paths)
+                search_paths=self._mesh_paths)
         except ArmConfigError as error:
             raise StartupError(str(error)) from None
         for warning in checker.warnings:
@@ -375,10 +373,7 @@ class SafetyMonitor(Node):
             'YAML of scene objects ({objects: [...]}, kinematics.collision.scene) loaded at '
             'start-up, all or nothing (a refused file stops the node with the reason); empty: '
             'an empty scene', read_only=True))
-        self.declare_parameter('mesh_search_paths', '', describe(
-            "folders where package:// and relative mesh files are looked for, separated by "
-            "':' (before the configuration's collision.search_paths and AMENT_PREFIX_PATH)",
-            read_only=True))
+        self._mesh_paths = declare_mesh_search_paths(self)
 
     def _settings(self, geometry: SafetyGeometry) -> Settings:
         value = {name: float(self.get_parameter(name).value) for name in NUMERIC_PARAMETERS}

@@ -7,10 +7,11 @@ the same reason.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from geometry_msgs.msg import Pose
 import numpy as np
+from rclpy.node import Node
 from visualization_msgs.msg import Marker, MarkerArray
 
 from arm_ik.kinematics.collision.scene import KINDS, Scene, SceneError, SceneObject
@@ -142,3 +143,37 @@ def scene_markers(scene: Scene, stamp) -> MarkerArray:
     for m in markers:
         m.header.stamp = stamp
     return MarkerArray(markers=markers)
+
+
+class SceneFollower:
+    """A node's copy of the scene published by safety_monitor (``scene``, latched).
+
+    Each accepted message becomes a new Scene handed whole to ``use`` (checkers in other
+    threads keep the one they hold until they take the next). A message this node cannot
+    rebuild (a mesh missing on this machine) keeps the previous scene and says why, rather
+    than checking against a scene with an object left out.
+    """
+
+    def __init__(self, node: Node, frame: str, search_paths: Sequence[str],
+                 use: Callable[[Scene], None], callback_group=None) -> None:
+        from arm_ik.nodes.common import LATCHED_QOS
+        self._node = node
+        self.frame = frame
+        self.search_paths = list(search_paths)
+        self._use = use
+        self.scene: Scene | None = None
+        node.create_subscription(SceneMsg, 'scene', self._on_scene, LATCHED_QOS,
+                                 callback_group=callback_group)
+
+    def _on_scene(self, message: SceneMsg) -> None:
+        try:
+            scene = scene_from_message(message, self.frame, self.search_paths)
+        except SceneError as error:
+            kept = 'none' if self.scene is None else self.scene.version
+            self._node.get_logger().error(f'scene version {message.version} not usable here: '
+                                          f'{error}; keeping version {kept}')
+            return
+        self.scene = scene
+        self._use(scene)
+        self._node.get_logger().info(f'scene version {scene.version}: {len(scene)} objects '
+                                     f'({", ".join(scene.ids) or "none"})')
