@@ -32,7 +32,10 @@ HEADER = """\
 # Units: metres, radians (m for prismatic joints). Pass this file to every node as the
 # arm_config parameter (launch: arm_config:=<path>). Safety starts OFF: set
 # safety.floor_enabled and floor_below_shoulder (m below the shoulder) when your arm stands
-# on a floor it can reach; the obstacle ball is off too. `info` is what was found, not read.
+# on a floor it can reach; the obstacle ball is off too. collision.allowed_pairs are the link
+# pairs the self-collision check skips (adjacent; in contact at home: default; in nearly all
+# random poses: always; in none: never), computed once here; edit the list to override it.
+# `info` is what was found, not read.
 """
 
 
@@ -91,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
             config = ArmConfig.from_file(args.file)
             if args.check:
                 arm = load_arm(read_description(args.check), config, args.base, args.tip)
+                if config.get('collision') is not None:
+                    # The allowed pairs must name links of this URDF with collision shapes.
+                    arm.collision_checker(search_paths=args.mesh_path, urdf_path=args.check)
                 print(f'{args.file}: valid for {arm.model.name} ({arm.model.base_link} -> '
                       f'{arm.model.tip_link}, {arm.model.dof} joints, solver '
                       f'{arm.default_solver})')

@@ -258,3 +258,13 @@ def test_an_allowed_pair_naming_an_unknown_link_is_refused_with_the_reason():
     arm = load_arm(spec.urdf(), config)
     with pytest.raises(ArmConfigError, match='"nope"'):
         arm.collision_checker(urdf_path=spec.path)
+
+
+def test_arm_config_check_refuses_allowed_pairs_the_urdf_does_not_have(tmp_path, capsys):
+    spec = REAL_ARMS['ur5']
+    written = tmp_path / 'ur5.yaml'
+    written.write_text(yaml.safe_dump({'collision': {'allowed_pairs': [
+        ['base_link', 'shoulder_link', 'adjacent'], ['base_link', 'elbow', 'user']]}}),
+        encoding='utf-8')
+    assert arm_config_command.main([str(written), '--check', str(spec.path)]) == 1
+    assert '"elbow"' in capsys.readouterr().err
