@@ -261,7 +261,9 @@ class NameChecker:
             rest = [word for word in words[3:] if not word.startswith('--')]
             return self.call(verb[0], *rest)
         if verb == ('topic', 'echo'):
-            return self.topic(words[3])
+            # the name: absolute in the README, after options such as --qos-durability X
+            return self.topic(next((word for word in words[3:] if word.startswith('/')),
+                                   words[-1]))
         if verb == ('param', 'set'):
             return self.parameter(words[3], words[4])
         return [f'no name check for {" ".join(words[:3])!r}: extend readme_snippets.py']
