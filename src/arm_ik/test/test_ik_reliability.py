@@ -230,7 +230,8 @@ def test_case_05_below_minimum_height_refused_before_solving(graph):
             response = graph.call(arm, solver, request_for(target))
             assert_refused(response, ErrorCode.BELOW_MIN_HEIGHT, 'above the shoulder',
                            f'this arm needs at least {minimum:.3f} m')
-            assert response.iterations == 0 and response.solve_time < 1e-3
+            # Refused before solving: no iteration ran (a wall-time bound flaked under load).
+            assert response.iterations == 0
         # On the minimum height itself the target is served.
         for solver in APPLICABLE[arm]:
             assert_ok(arm, graph.call(arm, solver, request_for(boundary[arm])),
