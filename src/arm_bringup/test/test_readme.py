@@ -36,6 +36,7 @@ from pathlib import Path
 import re
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -49,6 +50,12 @@ BLOCKS = read_blocks(README)
 # What the scratch root holds: the built workspace and the files the README's commands read.
 ROOT_ENTRIES = ('.venv', 'install', 'build', 'src', 'requirements', 'tools', 'benchmarks',
                 'Makefile', 'ruff.toml', 'README.md')
+# The README's pip route is written for Jazzy (.venv, install/). Under `make test
+# ROS_WHEELS=kilted` the blocks run on the workspace this test runs in: the scratch root's
+# .venv, install and build are Kilted's, and the inner make is not told ROS_WHEELS.
+SUFFIX = Path(sys.prefix).name.removeprefix('.venv')
+DISTRO_ENTRIES = {'.venv': f'.venv{SUFFIX}', 'install': f'install{SUFFIX}',
+                  'build': f'build{SUFFIX}'}
 BLOCK_TIMEOUT = 150.0   # s; the UR5 demo block takes 20-40 s, a loaded machine 2-3x
 LINGER = 10.0           # s a block's background processes get to exit after it ended
 LEFT_RUNNING = 'LEFT_RUNNING'
@@ -151,7 +158,8 @@ class Terminal:
         self.root = root
         self.env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id),
                         ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', PYTHONUNBUFFERED='1')
-        self.env.pop('ROS_LOCALHOST_ONLY', None)
+        for name in ('ROS_LOCALHOST_ONLY', 'MAKEFLAGS', 'MAKELEVEL', 'MFLAGS', 'ROS_WHEELS'):
+            self.env.pop(name, None)
         self.outcomes: dict[int, tuple[int | None, str]] = {}
         self.linger = LINGER
 
@@ -168,7 +176,7 @@ class Terminal:
         return code, output
 
     def run_python(self, source: str, timeout: float = BLOCK_TIMEOUT) -> tuple[int | None, str]:
-        return self._run([str(REPO / '.venv' / 'bin' / 'python'), '-c', source], timeout)
+        return self._run([str(self.root / '.venv' / 'bin' / 'python'), '-c', source], timeout)
 
     def _run(self, command: list[str], timeout: float) -> tuple[int | None, str]:
         """Run ``command`` in a process group of its own; a process of the group still
@@ -249,8 +257,9 @@ class Terminal:
 def terminal(graph):
     with tempfile.TemporaryDirectory(prefix='readme_') as root:
         for entry in ROOT_ENTRIES:
-            if (REPO / entry).exists():
-                (Path(root) / entry).symlink_to(REPO / entry)
+            source = REPO / DISTRO_ENTRIES.get(entry, entry)
+            if source.exists():
+                (Path(root) / entry).symlink_to(source)
         yield Terminal(Path(root), graph.claim.domain_id)
 
 
