@@ -75,7 +75,6 @@ from arm_ik.kinematics.solvers.base import SolveOptions, Solver, Workspace
 from arm_ik.kinematics.solvers.closed_form import parse_orientation, rotation_angle
 from arm_ik.kinematics.solvers.families import (
     _angle_between,
-    _angle_one,
     _cosine_equation,
     _cosine_one,
     _cross,
@@ -90,6 +89,7 @@ from arm_ik.kinematics.solvers.families import (
     CHECK_TOLERANCE,
     FLAG_WORDS,
     LINE_TOLERANCE,
+    ScalarEngine,
     SHOULDER_SINGULAR,
     SINGULAR,
     STRETCHED,
@@ -637,27 +637,8 @@ class ScalarPlanarEngine:
                 out.append((q, ok1 and ok3, flag1 | flag3))
         return out, near_all
 
-    def _triangle(self, x: Vec) -> tuple[list[tuple[float, float]], bool, bool, int]:
-        n, o2 = self.n, self.o[1]
-        y = _sub(x, o2)
-        k = _dot(y, n)
-        y = (y[0] - k * n[0], y[1] - k * n[1], y[2] - k * n[2])
-        reach_sq = _dot(y, y)
-        a3, b3, squares = self.tri
-        centre, half, solvable, edge = _cosine_one(a3, b3, 0.5 * (reach_sq - squares))
-        perp = _vcross(n, y)
-        if _dot(perp, self.up) < 0.0:
-            perp = (-perp[0], -perp[1], -perp[2])
-        found = []
-        for q3 in (centre + half, centre - half):
-            b = _turn(self.w[2], q3, self.link_b)
-            reach = (self.link_a[0] + b[0], self.link_a[1] + b[1], self.link_a[2] + b[2])
-            q2, _ = _angle_one(self.w[1], reach, y)
-            found.append((_dot(_turn(self.w[1], q2, self.link_a), perp), q2, q3))
-        if found[1][0] > found[0][0]:
-            found.reverse()
-        return ([(q2, q3) for _, q2, q3 in found], solvable, reach_sq < squares,
-                STRETCHED if edge else 0)
+    # The shoulder-elbow triangle is the UR/OPW engines' own (same attributes, same order).
+    _triangle = ScalarEngine._triangle
 
 
 def _sub(a: Sequence[float], b: Sequence[float]) -> Vec:
