@@ -493,25 +493,6 @@ class Arm:
         config = self.safety_config.with_obstacle_radius(radius)
         return _replace(self, safety_config=config, safety=SafetyGeometry(self.model, config))
 
-    def with_model(self, model: ArmModel) -> Arm:
-        """The same configuration on a new model (new link lengths, same joints).
-
-        Raises:
-            ArmConfigError: the configuration does not fit ``model``.
-        """
-        arm = build_arm(model, self.config, self.label)
-        radius = self.safety_config.obstacle.radius
-        if radius != arm.safety_config.obstacle.radius:
-            arm = arm.with_obstacle_radius(radius)
-        return arm
-
-    def mapping(self) -> dict[str, Any]:
-        """The configuration as a dict with the safety section in use filled in."""
-        data = self.config.as_mapping()
-        if data.get('safety') is None:
-            data['safety'] = default_safety_section(self.model)
-        return data
-
 
 def _replace(arm: Arm, **changes: Any) -> Arm:
     from dataclasses import replace

@@ -13,9 +13,7 @@ import math
 import os
 from pathlib import Path
 
-import numpy as np
-
-from arm_ik.kinematics.arm import ArmConfig
+from arm_ik.kinematics.arm import ArmConfig, home_of
 from arm_ik.kinematics.model import ArmModel, DescriptionError
 
 # The bundled examples (each is urdf/<arm>.urdf.xacro + config/<arm>.yaml).
@@ -83,14 +81,10 @@ def load_model(arm: str, mappings: dict[str, str] | None = None) -> ArmModel:
 
 
 def home_from_config(model: ArmModel, config: ArmConfig | dict) -> list[float]:
-    """Home pose (rad) from the arm's defaults YAML, or all zeros clamped into the limits."""
-    home = config.get('home_pose')
-    if isinstance(home, dict):
-        return [float(home.get(name, 0.0)) for name in model.joint_names]
-    if isinstance(home, (list, tuple)):
-        return [float(v) for v in home]
-    return model.clamp(np.zeros(model.dof)).tolist()
-
+    """Home pose (rad) of the arm's configuration, or all zeros clamped into the limits
+    (``kinematics.arm.home_of``, the rule every node uses)."""
+    return home_of(model, config if isinstance(config, ArmConfig) else ArmConfig(config)
+                   ).tolist()
 
 def check_home(model: ArmModel, values: list[float]) -> str:
     """'' when ``values`` is a usable home pose, else the reason it is not."""
