@@ -54,7 +54,7 @@ def make_executor(kind: str) -> Executor:
     if kind == 'multi':
         return MultiThreadedExecutor(num_threads=MULTI_THREADS)
     if kind == 'handoff':
-        from arm_ik.nodes.executors import HandoffExecutor
+        from arm_ik.middleware import HandoffExecutor
         return HandoffExecutor(num_threads=MULTI_THREADS)
     if kind == 'events':
         from rclpy.experimental import EventsExecutor
@@ -74,7 +74,7 @@ class EchoServer(Node):
 
 def serve_with_loop(node: Node) -> int:
     """Serve ``node`` with arm_ik's ServiceLoop until Ctrl-C."""
-    from arm_ik.nodes.executors import ServiceLoop
+    from arm_ik.middleware import ServiceLoop
     loop = ServiceLoop(node)
     try:
         while rclpy.ok():

@@ -1,4 +1,4 @@
-"""ServiceLoop (arm_ik.nodes.executors): a server node in this process, served by the loop,
+"""ServiceLoop (arm_ik.middleware): a server node in this process, served by the loop,
 called over DDS by the test's own node."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from ros_harness import call_service, wait_for
 from sensor_msgs.msg import JointState
 
 from arm_ik.client import SERVICE_QOS
-from arm_ik.nodes.executors import SERVICE_LOOP_WAKE, ServiceLoop
+from arm_ik.middleware import SERVICE_LOOP_WAKE, ServiceLoop
 from arm_interfaces.srv import SolveIK
 
 REPLY = 15.0

@@ -56,7 +56,7 @@ from arm_ik.nodes.common import (
     run,
     StartupError,
 )
-from arm_ik.nodes.executors import HandoffExecutor, ServiceLoop
+from arm_ik.middleware import HandoffExecutor, ServiceLoop
 from arm_ik.nodes.path_messages import (
     batch_requests,
     fill_batch_response,
@@ -84,7 +84,7 @@ class CheapServices:
     Their answers take 30–50 µs. On the node's multi-threaded executor, whose wait set also
     holds the numeric services, the subscription and the parameter services, the executor's
     own bookkeeping cost more than the solve; a SingleThreadedExecutor of their own still
-    took 35–55 µs more per round trip than ServiceLoop (see arm_ik.nodes.executors). rclpy
+    took 35–55 µs more per round trip than ServiceLoop (see arm_ik.middleware). rclpy
     cannot give one callback group its own executor (rclcpp can), so they live on a helper
     node (``_<name>_closed_form``, hidden, no parameter services) under the server's names.
     """

@@ -84,7 +84,7 @@ from arm_ik.nodes.common import (
     safety_geometry_of,
     StartupError,
 )
-from arm_ik.nodes.executors import HandoffExecutor
+from arm_ik.middleware import HandoffExecutor
 from arm_ik.nodes.lab_moves import LabMoves
 from arm_ik.nodes.lab_remote import ExecutorHop, RemoteParameters
 from arm_interfaces.action import MoveToTarget

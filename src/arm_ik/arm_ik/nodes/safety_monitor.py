@@ -72,7 +72,7 @@ from arm_ik.nodes.common import (
     safety_geometry_of,
     StartupError,
 )
-from arm_ik.nodes.executors import HandoffExecutor
+from arm_ik.middleware import HandoffExecutor
 from arm_ik.nodes.marker_messages import point
 from arm_interfaces.msg import JointMap as JointMapMsg
 from arm_interfaces.msg import SafetyStatus

@@ -123,7 +123,7 @@ from arm_ik.nodes.common import (
     run,
     StartupError,
 )
-from arm_ik.nodes.executors import HandoffExecutor
+from arm_ik.middleware import HandoffExecutor
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import ExecutorStatus
 from arm_interfaces.srv import ExecuteTrajectory

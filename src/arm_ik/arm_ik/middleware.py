@@ -1,4 +1,5 @@
-"""Executors of arm_ik's nodes, each chosen for a measured reason.
+"""Middleware workarounds of arm_ik's nodes, in one place, each with its upstream issue and
+the measurement that justified it. The nodes call these; none restates one.
 
 HandoffExecutor: a MultiThreadedExecutor that hands each callback to its pool exactly once.
 rclpy's MultiThreadedExecutor (Jazzy 7.1, Kilted 9.1) submits a ready callback to its thread
