@@ -47,6 +47,7 @@ from arm_ik.kinematics.solvers.base import (
     SolveOptions,
     Workspace,
 )
+from arm_ik.middleware import HandoffExecutor, ServiceLoop
 from arm_ik.nodes.common import (
     arm_of,
     declare_arm_model,
@@ -56,7 +57,6 @@ from arm_ik.nodes.common import (
     run,
     StartupError,
 )
-from arm_ik.middleware import HandoffExecutor, ServiceLoop
 from arm_ik.nodes.path_messages import (
     batch_requests,
     fill_batch_response,

@@ -75,6 +75,7 @@ from arm_ik.lab.layout import LabLayout
 from arm_ik.lab.panel import Outcome
 from arm_ik.lab.scene import LabScene
 from arm_ik.lab.urdf_view import ArmView, search_paths
+from arm_ik.middleware import HandoffExecutor
 from arm_ik.nodes.common import (
     constant_names,
     declare_arm_model,
@@ -84,7 +85,6 @@ from arm_ik.nodes.common import (
     safety_geometry_of,
     StartupError,
 )
-from arm_ik.middleware import HandoffExecutor
 from arm_ik.nodes.lab_moves import LabMoves
 from arm_ik.nodes.lab_remote import ExecutorHop, RemoteParameters
 from arm_interfaces.action import MoveToTarget

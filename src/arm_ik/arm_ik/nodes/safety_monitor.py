@@ -59,6 +59,7 @@ from arm_ik.kinematics.safety.planning import (
     plan_detour,
     PlanCode,
 )
+from arm_ik.middleware import HandoffExecutor
 from arm_ik.nodes import marker_messages as draw
 from arm_ik.nodes import scene_messages
 from arm_ik.nodes.common import (
@@ -72,7 +73,6 @@ from arm_ik.nodes.common import (
     safety_geometry_of,
     StartupError,
 )
-from arm_ik.middleware import HandoffExecutor
 from arm_ik.nodes.marker_messages import point
 from arm_interfaces.msg import JointMap as JointMapMsg
 from arm_interfaces.msg import SafetyStatus

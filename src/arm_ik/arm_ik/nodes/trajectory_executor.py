@@ -113,6 +113,7 @@ from arm_ik.kinematics.motion.validation import ValidationSettings
 from arm_ik.kinematics.passive_joints import PassiveJoints
 from arm_ik.kinematics.request import IKRequest
 from arm_ik.kinematics.solvers.base import SolveOptions
+from arm_ik.middleware import HandoffExecutor
 from arm_ik.nodes import motion_messages as messages
 from arm_ik.nodes.common import (
     arm_of,
@@ -123,7 +124,6 @@ from arm_ik.nodes.common import (
     run,
     StartupError,
 )
-from arm_ik.middleware import HandoffExecutor
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import ExecutorStatus
 from arm_interfaces.srv import ExecuteTrajectory
