@@ -26,7 +26,7 @@ import rclpy
 from arm_ik.client import GOALS, SERVICE_QOS
 from arm_ik.kinematics.path_ik import PathCode
 from arm_ik.kinematics.result import ErrorCode
-from arm_ik.nodes.motion_messages import duration_message, seconds_of
+from arm_ik.nodes.conversions import duration, seconds_of
 from arm_interfaces.srv import CartesianPath, SolveIKBatch
 
 
@@ -129,7 +129,7 @@ def path_request(args: argparse.Namespace) -> CartesianPath.Request:
     request.allow_branch_change = args.allow_branch_change
     request.partial = not args.no_partial
     request.timing = args.timing
-    request.timeout = duration_message(max(args.timeout, 0.0))
+    request.timeout = duration(max(args.timeout, 0.0))
     return request
 
 

@@ -24,8 +24,8 @@ from arm_ik.lab.drawing import format_number, manipulability_along
 from arm_ik.lab.joint_map_image import grid_from_arrays, render
 from arm_ik.lab.panel import Outcome
 from arm_ik.nodes.common import constant_names
+from arm_ik.nodes.conversions import seconds_of
 from arm_ik.nodes.lab_remote import call
-from arm_ik.nodes.motion_messages import seconds_of
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import MotionErrorCode
 from arm_interfaces.srv import GetJointMap, SolveIK

@@ -11,10 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 import math
 
-from builtin_interfaces.msg import Duration
-from geometry_msgs.msg import Point
 import numpy as np
-from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker
 
 from arm_ik.kinematics.visual import (
@@ -28,6 +25,7 @@ from arm_ik.kinematics.visual import (
     wire_cube_edges,
     z_to_direction,
 )
+from arm_ik.nodes.conversions import colour, duration, point
 
 NAMESPACES = ('floor', 'reach_circles', 'reach_shell', 'target', 'tip_path', 'path_failure',
               'ghosts', 'contacts', 'link_capsules', 'readout')
@@ -39,20 +37,6 @@ _FAILURE: Colour = (1.0, 0.1, 0.1, 0.9)
 _CAPSULE_OK: Colour = (0.2, 0.45, 0.95, 0.25)
 _CAPSULE_LOW: Colour = (0.95, 0.2, 0.1, 0.45)
 _GHOST_ALPHA = 0.35
-
-
-def duration(seconds: float) -> Duration:
-    """A Duration of ``seconds`` ≥ 0 (0: forever)."""
-    whole = int(math.floor(seconds))
-    return Duration(sec=whole, nanosec=min(int(round((seconds - whole) * 1e9)), 999_999_999))
-
-
-def point(xyz: Sequence[float]) -> Point:
-    return Point(x=float(xyz[0]), y=float(xyz[1]), z=float(xyz[2]))
-
-
-def colour(rgba: Sequence[float]) -> ColorRGBA:
-    return ColorRGBA(r=float(rgba[0]), g=float(rgba[1]), b=float(rgba[2]), a=float(rgba[3]))
 
 
 def marker(frame: str, namespace: str, ident: int, kind: int, rgba: Sequence[float],

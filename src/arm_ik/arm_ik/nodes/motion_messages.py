@@ -5,16 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 import math
 
-from builtin_interfaces.msg import Duration
-from geometry_msgs.msg import Point
 import numpy as np
-from std_msgs.msg import ColorRGBA
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
 from arm_ik.kinematics.motion.commands import TrajectoryPoint
 from arm_ik.kinematics.motion.planner import MoveGoal, Preview
 from arm_ik.kinematics.motion.trajectory import Trajectory
+from arm_ik.nodes.conversions import colour as rgba
+from arm_ik.nodes.conversions import duration, point, seconds_of
 from arm_interfaces.action import MoveToTarget
 
 # Marker colours (r, g, b, a).
@@ -23,20 +22,6 @@ _GHOST_COLOUR = (0.7, 0.7, 0.75, 0.35)
 _TARGET_COLOUR = (0.2, 0.4, 1.0, 0.9)
 _FAILED_COLOUR = (1.0, 0.5, 0.0, 1.0)
 _FAILURE_COLOUR = (1.0, 0.1, 0.1, 0.9)
-
-
-def duration_message(seconds: float) -> Duration:
-    """builtin_interfaces/Duration of ``seconds`` (≥ 0)."""
-    whole = math.floor(seconds)
-    nanoseconds = int(round((seconds - whole) * 1e9))
-    if nanoseconds >= 1_000_000_000:
-        whole, nanoseconds = whole + 1, nanoseconds - 1_000_000_000
-    return Duration(sec=int(whole), nanosec=nanoseconds)
-
-
-def seconds_of(duration: Duration) -> float:
-    """Seconds of a Duration (sec may be negative; nanosec is taken as given)."""
-    return duration.sec + duration.nanosec * 1e-9
 
 
 def goal_from_message(goal: MoveToTarget.Goal) -> MoveGoal:
@@ -78,7 +63,7 @@ def trajectory_message(trajectory: Trajectory, order: Sequence[int], names: Sequ
     for index in range(first, len(trajectory)):
         message.points.append(JointTrajectoryPoint(
             positions=positions[index].tolist(), velocities=velocities[index].tolist(),
-            time_from_start=duration_message(float(trajectory.times[index]))))
+            time_from_start=duration(float(trajectory.times[index]))))
     return message
 
 
@@ -89,7 +74,7 @@ def point_message(q: np.ndarray, v: np.ndarray, order: Sequence[int], names: Seq
     message.joint_names = list(names)
     message.points.append(JointTrajectoryPoint(
         positions=np.asarray(q)[order].tolist(), velocities=np.asarray(v)[order].tolist(),
-        time_from_start=duration_message(seconds)))
+        time_from_start=duration(seconds)))
     return message
 
 
@@ -105,12 +90,8 @@ def executed_path_message(record: Sequence[tuple[float, np.ndarray, np.ndarray]]
         last = seconds
         message.points.append(JointTrajectoryPoint(
             positions=[float(x) for x in q], velocities=[float(x) for x in v],
-            time_from_start=duration_message(max(seconds, 0.0))))
+            time_from_start=duration(max(seconds, 0.0))))
     return message
-
-
-def _point(xyz: Sequence[float]) -> Point:
-    return Point(x=float(xyz[0]), y=float(xyz[1]), z=float(xyz[2]))
 
 
 def _marker(frame: str, namespace: str, marker_id: int, kind: int, colour: tuple,
@@ -123,7 +104,7 @@ def _marker(frame: str, namespace: str, marker_id: int, kind: int, colour: tuple
     marker.action = Marker.ADD
     marker.pose.orientation.w = 1.0
     marker.scale.x = marker.scale.y = marker.scale.z = width
-    marker.color = ColorRGBA(r=colour[0], g=colour[1], b=colour[2], a=colour[3])
+    marker.color = rgba(colour)
     return marker
 
 
@@ -135,20 +116,20 @@ def planned_markers(frame: str, preview: Preview, target: np.ndarray | None) -> 
     clear.header.frame_id = frame
     markers.markers.append(clear)
     path = _marker(frame, 'tip_path', 0, Marker.LINE_STRIP, _PATH_COLOUR, 0.01)
-    path.points = [_point(p) for p in preview.tips]
+    path.points = [point(p) for p in preview.tips]
     markers.markers.append(path)
     for index, ghost in enumerate(preview.ghosts):
         skeleton = _marker(frame, 'ghosts', index, Marker.LINE_STRIP, _GHOST_COLOUR, 0.03)
-        skeleton.points = [_point(p) for p in ghost]
+        skeleton.points = [point(p) for p in ghost]
         markers.markers.append(skeleton)
     if target is not None and np.all(np.isfinite(target)):
         ball = _marker(frame, 'target', 0, Marker.SPHERE, _TARGET_COLOUR, 0.05)
-        ball.pose.position = _point(target)
+        ball.pose.position = point(target)
         markers.markers.append(ball)
     return markers
 
 
-def failure_markers(frame: str, reached: np.ndarray, point: np.ndarray | None,
+def failure_markers(frame: str, reached: np.ndarray, stop: np.ndarray | None,
                     target: np.ndarray | None) -> MarkerArray:
     """Where a Cartesian line failed: the part followed (orange) and the failing point (red)."""
     markers = MarkerArray()
@@ -157,14 +138,14 @@ def failure_markers(frame: str, reached: np.ndarray, point: np.ndarray | None,
     markers.markers.append(clear)
     if len(reached) > 1:
         path = _marker(frame, 'tip_path', 0, Marker.LINE_STRIP, _FAILED_COLOUR, 0.01)
-        path.points = [_point(p) for p in reached]
+        path.points = [point(p) for p in reached]
         markers.markers.append(path)
-    if point is not None:
+    if stop is not None:
         ball = _marker(frame, 'failure', 0, Marker.SPHERE, _FAILURE_COLOUR, 0.06)
-        ball.pose.position = _point(point)
+        ball.pose.position = point(stop)
         markers.markers.append(ball)
     if target is not None and np.all(np.isfinite(target)):
         ball = _marker(frame, 'target', 0, Marker.SPHERE, _TARGET_COLOUR, 0.05)
-        ball.pose.position = _point(target)
+        ball.pose.position = point(target)
         markers.markers.append(ball)
     return markers

@@ -18,7 +18,8 @@ from arm_ik.kinematics.path_ik import (
 )
 from arm_ik.kinematics.request import IKAnswer, IKRequest, resolve_seed
 from arm_ik.kinematics.result import ErrorCode
-from arm_ik.nodes.motion_messages import seconds_of, trajectory_message
+from arm_ik.nodes.conversions import seconds_of
+from arm_ik.nodes.motion_messages import trajectory_message
 from arm_interfaces.srv import CartesianPath, SolveIKBatch
 
 

@@ -34,7 +34,6 @@ import sys
 import threading
 import time
 
-from builtin_interfaces.msg import Duration
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -73,7 +72,7 @@ from arm_ik.nodes.common import (
     safety_geometry_of,
     StartupError,
 )
-from arm_ik.nodes.marker_messages import point
+from arm_ik.nodes.conversions import checked_seconds, point
 from arm_interfaces.msg import JointMap as JointMapMsg
 from arm_interfaces.msg import SafetyStatus
 from arm_interfaces.msg import Scene as SceneMsg
@@ -155,13 +154,6 @@ def joint_state_positions(model: ArmModel, names: list[str], positions: list[flo
     return q
 
 
-def duration_seconds(value: Duration, what: str) -> float:
-    if value.sec < 0 or not 0 <= value.nanosec < 1_000_000_000:
-        raise ValueError(f'{what} {value.sec} s {value.nanosec} ns is not a valid '
-                         'non-negative duration')
-    return value.sec + value.nanosec * 1e-9
-
-
 def trajectory_arrays(model: ArmModel, trajectory: JointTrajectory) -> tuple[np.ndarray,
                                                                               np.ndarray]:
     """(waypoints (K, n) rad in chain order, times (K,) s) of a JointTrajectory.
@@ -176,7 +168,7 @@ def trajectory_arrays(model: ArmModel, trajectory: JointTrajectory) -> tuple[np.
     waypoints = np.array([joint_state_positions(model, names, list(point.positions),
                                                 f'path point {k}')
                           for k, point in enumerate(trajectory.points)])
-    times = np.array([duration_seconds(point.time_from_start, f'path point {k} time')
+    times = np.array([checked_seconds(point.time_from_start, f'path point {k} time')
                       for k, point in enumerate(trajectory.points)])
     low = waypoints < model.lower - 1e-9
     high = waypoints > model.upper + 1e-9

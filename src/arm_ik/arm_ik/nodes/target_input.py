@@ -79,8 +79,8 @@ from arm_ik.kinematics.tasks.sequences import (
     TaskSequence,
     with_points,
 )
+from arm_ik.nodes import conversions, task_messages
 from arm_ik.nodes import target_input_parameters as params
-from arm_ik.nodes import task_messages
 from arm_ik.nodes.common import (
     arm_of,
     constant_names,
@@ -800,7 +800,7 @@ class TargetInput(Node):
         status.step_kind = kind or status.step_kind or 'target'
         status.target_name = target_name or status.target_name
         if target is not None:
-            status.target = task_messages.point_msg(target)
+            status.target = conversions.point(target)
         status.error_code.val = int(code)
         status.ik_error_code.val = int(ik_code)
         status.message = message

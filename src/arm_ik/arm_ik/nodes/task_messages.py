@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Point
 import numpy as np
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
@@ -18,6 +17,7 @@ from visualization_msgs.msg import Marker
 from arm_ik.kinematics.joint_state import positions_by_name
 from arm_ik.kinematics.tasks.pick_place import Ball
 from arm_ik.kinematics.tasks.sequences import MoveSettings
+from arm_ik.nodes.conversions import point
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import BallState
 
@@ -29,12 +29,6 @@ FREE_COLOUR = (0.2, 0.75, 0.3, 1.0)
 CARRIED_COLOUR = (1.0, 0.55, 0.1, 1.0)
 
 
-def point_msg(values: Sequence[float]) -> Point:
-    """geometry_msgs/Point from three numbers, m."""
-    x, y, z = (float(v) for v in values)
-    return Point(x=x, y=y, z=z)
-
-
 def point_goal(frame_id: str, position: Sequence[float], settings: MoveSettings,
                goal_type: int = MoveToTarget.Goal.GOAL_POSITION,
                orientation: Sequence[float] = (0.0, 0.0, 0.0, 1.0)) -> MoveToTarget.Goal:
@@ -44,7 +38,7 @@ def point_goal(frame_id: str, position: Sequence[float], settings: MoveSettings,
     """
     goal = MoveToTarget.Goal()
     goal.target.header.frame_id = frame_id
-    goal.target.pose.position = point_msg(position)
+    goal.target.pose.position = point(position)
     qx, qy, qz, qw = (float(v) for v in orientation)
     goal.target.pose.orientation.x, goal.target.pose.orientation.y = qx, qy
     goal.target.pose.orientation.z, goal.target.pose.orientation.w = qz, qw
@@ -75,7 +69,7 @@ def ball_state(ball: Ball, frame_id: str, stamp: Time, sequence: str, cycle: int
     message.header.stamp = stamp
     message.header.frame_id = frame_id
     message.attached = bool(ball.attached)
-    message.position = point_msg(ball.position)
+    message.position = point(ball.position)
     message.radius = float(ball.radius)
     message.sequence = sequence
     message.cycle = int(cycle)
@@ -100,7 +94,7 @@ def ball_marker(ball: Ball | None, frame_id: str, stamp: Time, namespace: str = 
         return marker
     marker.type = Marker.SPHERE
     marker.action = Marker.ADD
-    marker.pose.position = point_msg(ball.position)
+    marker.pose.position = point(ball.position)
     marker.pose.orientation.w = 1.0
     diameter = 2.0 * float(ball.radius)
     marker.scale.x = marker.scale.y = marker.scale.z = diameter
