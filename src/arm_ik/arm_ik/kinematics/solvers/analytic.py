@@ -22,14 +22,13 @@ import numpy as np
 
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.result import (
-    check_vector,
     ErrorCode,
     fast_vector,
     GoalType,
     IKResult,
     Solution,
 )
-from arm_ik.kinematics.solvers.base import SolveOptions, Solver, Workspace
+from arm_ik.kinematics.solvers.base import ClosedFormBase, NEAREST, SolveOptions, Workspace
 
 TWO_PI = 2.0 * math.pi
 PI = math.pi
@@ -42,7 +41,6 @@ GEOMETRY_TOLERANCE = 1e-9
 ON_AXIS = 1e-12
 
 BRANCHES = ('elbow_up', 'elbow_down', 'flipped_elbow_up', 'flipped_elbow_down')
-NEAREST = ('', 'nearest')
 _DEFAULT_OPTIONS = SolveOptions()
 
 
@@ -313,7 +311,7 @@ class PositionGate:
         return tuple(checked.tolist()), None
 
 
-class AnalyticSolver(Solver):
+class AnalyticSolver(ClosedFormBase):
     """Exact IK of yaw + two parallel pitch joints; position goals only.
 
     Up to four solutions: ``elbow_up`` / ``elbow_down`` facing the target and the
@@ -341,7 +339,6 @@ class AnalyticSolver(Solver):
         if home is None:
             home = model.clamp(np.zeros(model.dof))
         self.home = tuple(float(v) for v in home)
-        self._checked_options: SolveOptions | None = None
         if self._not_applicable:
             return
         origins, axes, tip = model.joint_origins_and_axes(np.zeros(model.dof))
@@ -380,9 +377,6 @@ class AnalyticSolver(Solver):
             ('flipped_elbow_down', flipped, PI - alpha_down - phi1, s * (up_beta - offset)),
         ]
 
-    def _failure(self, start: float, code: ErrorCode, reason: str) -> IKResult:
-        return IKResult(code, reason, solve_time=perf_counter() - start)
-
     def solve(self, position: object, orientation: object = None,
               goal: GoalType = GoalType.POSITION, seed: object = None,
               options: SolveOptions = _DEFAULT_OPTIONS) -> IKResult:
@@ -409,29 +403,17 @@ class AnalyticSolver(Solver):
             return self._failure(start, ErrorCode.SOLVER_NOT_APPLICABLE,
                                  'the analytic solver reaches positions only; a 3-joint arm '
                                  'cannot also set the tool orientation')
-        if options is not self._checked_options:
-            checked, reason = options.validated()
-            if checked is None:
-                return self._failure(start, ErrorCode.INVALID_INPUT, reason)
-            self._checked_options = options
+        failure = self._options_failure(start, options, BRANCHES)
+        if failure is not None:
+            return failure
         branch = options.branch
-        if branch not in NEAREST and branch not in BRANCHES:
-            return self._failure(start, ErrorCode.INVALID_INPUT,
-                                 f'unknown branch "{branch}"; valid: nearest, '
-                                 + ', '.join(BRANCHES))
         target, failure = self.gate.check(position)
         if failure is not None:
             failure.solve_time = perf_counter() - start
             return failure
-        if seed is None:
-            reference = self.home
-        else:
-            reference = fast_vector(seed, 3)
-            if reference is None:
-                vector, reason = check_vector(seed, 3, 'seed')
-                if vector is None:
-                    return self._failure(start, ErrorCode.INVALID_INPUT, reason)
-                reference = tuple(float(v) for v in vector)
+        reference, failure = self._reference(start, seed, 3)
+        if failure is not None:
+            return failure
         candidates = self.candidates(target, reference[0])
         return self._choose(start, target, reference, candidates, branch, options.return_all)
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 import math
 import time
+from time import perf_counter
 
 import numpy as np
 
 from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.result import check_vector, ErrorCode, GoalType, IKResult
+from arm_ik.kinematics.result import check_vector, ErrorCode, fast_vector, GoalType, IKResult
 
 # Hard caps so that a request cannot make a solver run unbounded (RELIABILITY cases 7 and 8).
 MAX_ITERATIONS_CAP = 100_000
@@ -218,3 +219,47 @@ def reach_sphere(model: ArmModel) -> tuple[np.ndarray, float]:
     points = [*origins, tip]
     return origins[0].copy(), float(sum(np.linalg.norm(b - a)
                                         for a, b in zip(points, points[1:])))
+
+
+# A branch request that means "the solution nearest the seed".
+NEAREST = ('', 'nearest')
+
+
+class ClosedFormBase(Solver):
+    """What every closed-form solver checks before it solves, in one wording.
+
+    Subclasses set ``self.home`` (the reference without a seed) and call these in the order
+    their goals need; each returns the failure to answer with, or None to go on.
+    """
+
+    _checked_options: SolveOptions | None = None
+
+    def _failure(self, start: float, code: ErrorCode, reason: str) -> IKResult:
+        return IKResult(code, reason, solve_time=perf_counter() - start)
+
+    def _options_failure(self, start: float, options: SolveOptions,
+                         branches: tuple[str, ...]) -> IKResult | None:
+        """INVALID_INPUT for options that do not validate or a branch not in ``branches``."""
+        if options is not self._checked_options:
+            checked, reason = options.validated()
+            if checked is None:
+                return self._failure(start, ErrorCode.INVALID_INPUT, reason)
+            self._checked_options = options
+        if options.branch not in NEAREST and options.branch not in branches:
+            return self._failure(start, ErrorCode.INVALID_INPUT,
+                                 f'unknown branch "{options.branch}"; valid: nearest, '
+                                 + ', '.join(branches))
+        return None
+
+    def _reference(self, start: float, seed: object, size: int
+                   ) -> tuple[tuple[float, ...] | None, IKResult | None]:
+        """(the seed as plain floats, or the home pose without one; None) or (None, failure)."""
+        if seed is None:
+            return self.home, None
+        reference = fast_vector(seed, size)
+        if reference is None:
+            vector, reason = check_vector(seed, size, 'seed')
+            if vector is None:
+                return None, self._failure(start, ErrorCode.INVALID_INPUT, reason)
+            reference = tuple(vector.tolist())
+        return reference, None

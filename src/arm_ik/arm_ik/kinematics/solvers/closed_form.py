@@ -34,7 +34,6 @@ from arm_ik.kinematics.solvers.analytic import (
     arm_triangle,
     GEOMETRY_TOLERANCE,
     JointRanges,
-    NEAREST,
     PI,
     PositionGate,
     TWO_PI,
@@ -42,7 +41,7 @@ from arm_ik.kinematics.solvers.analytic import (
     yaw_pitch_geometry,
     YawPitchGeometry,
 )
-from arm_ik.kinematics.solvers.base import SolveOptions, Solver, Workspace
+from arm_ik.kinematics.solvers.base import ClosedFormBase, NEAREST, SolveOptions, Workspace
 from arm_ik.kinematics.transforms import quaternion_to_matrix
 
 ARM_LABELS = ('front_up', 'front_down', 'back_up', 'back_down')
@@ -186,7 +185,7 @@ def _wrist_centre(origins: np.ndarray, axes: np.ndarray) -> tuple[np.ndarray, fl
     return point, gap
 
 
-class SphericalWristSolver(Solver):
+class SphericalWristSolver(ClosedFormBase):
     """All closed-form solutions of a yaw + two-pitch + spherical-wrist arm.
 
     Labels ``{front|back}_{up|down}_{noflip|flip}``: front faces the target with the
@@ -229,7 +228,6 @@ class SphericalWristSolver(Solver):
         if home is None:
             home = model.clamp(np.zeros(model.dof))
         self.home = tuple(float(v) for v in home)
-        self._checked_options: SolveOptions | None = None
         if not self._not_applicable:
             self._prepare_constants(model)
 
@@ -535,9 +533,6 @@ class SphericalWristSolver(Solver):
         return out, ErrorCode.OK, ''
 
     # ------------------------------------------------------------------ solve
-    def _failure(self, start: float, code: ErrorCode, reason: str) -> IKResult:
-        return IKResult(code, reason, solve_time=perf_counter() - start)
-
     def solve(self, position: object, orientation: object = None,
               goal: GoalType = GoalType.POSITION, seed: object = None,
               options: SolveOptions = _DEFAULT_OPTIONS) -> IKResult:
@@ -558,31 +553,19 @@ class SphericalWristSolver(Solver):
         start = perf_counter()
         if self._not_applicable:
             return self._failure(start, ErrorCode.SOLVER_NOT_APPLICABLE, self._not_applicable)
-        if options is not self._checked_options:
-            checked, reason = options.validated()
-            if checked is None:
-                return self._failure(start, ErrorCode.INVALID_INPUT, reason)
-            self._checked_options = options
+        failure = self._options_failure(start, options, BRANCHES)
+        if failure is not None:
+            return failure
         branch = options.branch
-        if branch not in NEAREST and branch not in BRANCHES:
-            return self._failure(start, ErrorCode.INVALID_INPUT,
-                                 f'unknown branch "{branch}"; valid: nearest, '
-                                 + ', '.join(BRANCHES))
         if goal not in (GoalType.FULL_POSE, GoalType.TOOL_DOWN, GoalType.POSITION):
             return self._failure(start, ErrorCode.INVALID_INPUT, f'unknown goal type {goal!r}')
         target, failure = self.gate.check(position)
         if failure is not None:
             failure.solve_time = perf_counter() - start
             return failure
-        if seed is None:
-            reference = self.home
-        else:
-            reference = fast_vector(seed, 6)
-            if reference is None:
-                vector, reason = check_vector(seed, 6, 'seed')
-                if vector is None:
-                    return self._failure(start, ErrorCode.INVALID_INPUT, reason)
-                reference = tuple(vector.tolist())
+        reference, failure = self._reference(start, seed, 6)
+        if failure is not None:
+            return failure
         goal_rotation = None
         if goal == GoalType.FULL_POSE:
             if orientation is None:

@@ -44,9 +44,7 @@ import numpy as np
 
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.result import (
-    check_vector,
     ErrorCode,
-    fast_vector,
     GoalType,
     IKResult,
     Solution,
@@ -55,12 +53,11 @@ from arm_ik.kinematics.solvers.analytic import (
     AnalyticSolver,
     JointRanges,
     LIMIT_TOLERANCE,
-    NEAREST,
     PositionGate,
     TWO_PI,
     wrap_into_array,
 )
-from arm_ik.kinematics.solvers.base import SolveOptions, Solver, Workspace
+from arm_ik.kinematics.solvers.base import ClosedFormBase, NEAREST, SolveOptions, Solver, Workspace
 from arm_ik.kinematics.solvers.closed_form import (
     _mat_mul,
     _mat_vec,
@@ -913,7 +910,7 @@ def flag_words(flags: int) -> str:
     return '; '.join(words for bit, words in FLAG_WORDS.items() if flags & bit)
 
 
-class FamilySolver(Solver):
+class FamilySolver(ClosedFormBase):
     """Every closed-form solution of a UR-family or OPW-family arm, labelled.
 
     Labels are those of the spherical-wrist solver (closed_form.BRANCHES):
@@ -958,7 +955,6 @@ class FamilySolver(Solver):
         if home is None:
             home = model.clamp(np.zeros(model.dof))
         self.home = tuple(float(v) for v in home)
-        self._checked_options: SolveOptions | None = None
         self._dls: Solver | None = None
 
     # ------------------------------------------------------------------ batches
@@ -1065,9 +1061,6 @@ class FamilySolver(Solver):
                             f'{math.degrees(upper[joint]):.1f}°]'))
         return found, outside, ErrorCode.OK, ''
 
-    def _failure(self, start: float, code: ErrorCode, reason: str) -> IKResult:
-        return IKResult(code, reason, solve_time=perf_counter() - start)
-
     def _goal_rotation(self, goal: int, orientation: object, reference: Sequence[float]
                        ) -> tuple[tuple[float, ...] | None, str]:
         """The goal's tool rotation (row-major 9 floats), or (None, reason)."""
@@ -1103,31 +1096,19 @@ class FamilySolver(Solver):
             IKResult; JOINT_LIMITS names the branch nearest to the limits and how far out.
         """
         start = perf_counter()
-        if options is not self._checked_options:
-            checked, reason = options.validated()
-            if checked is None:
-                return self._failure(start, ErrorCode.INVALID_INPUT, reason)
-            self._checked_options = options
+        failure = self._options_failure(start, options, BRANCHES)
+        if failure is not None:
+            return failure
         branch = options.branch
-        if branch not in NEAREST and branch not in BRANCHES:
-            return self._failure(start, ErrorCode.INVALID_INPUT,
-                                 f'unknown branch "{branch}"; valid: nearest, '
-                                 + ', '.join(BRANCHES))
         if goal not in (GoalType.FULL_POSE, GoalType.TOOL_DOWN, GoalType.POSITION):
             return self._failure(start, ErrorCode.INVALID_INPUT, f'unknown goal type {goal!r}')
         target, failure = self.gate.check(position)
         if failure is not None:
             failure.solve_time = perf_counter() - start
             return failure
-        if seed is None:
-            reference = self.home
-        else:
-            reference = fast_vector(seed, 6)
-            if reference is None:
-                vector, reason = check_vector(seed, 6, 'seed')
-                if vector is None:
-                    return self._failure(start, ErrorCode.INVALID_INPUT, reason)
-                reference = tuple(vector.tolist())
+        reference, failure = self._reference(start, seed, 6)
+        if failure is not None:
+            return failure
         rotation, reason = self._goal_rotation(goal, orientation, reference)
         if rotation is None:
             return self._failure(start, ErrorCode.INVALID_INPUT, reason)

@@ -55,9 +55,7 @@ import numpy as np
 
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.result import (
-    check_vector,
     ErrorCode,
-    fast_vector,
     GoalType,
     IKResult,
     Solution,
@@ -66,12 +64,11 @@ from arm_ik.kinematics.solvers.analytic import (
     AnalyticSolver,
     BRANCHES,
     JointRanges,
-    NEAREST,
     PositionGate,
     TWO_PI,
     wrap_into_array,
 )
-from arm_ik.kinematics.solvers.base import SolveOptions, Solver, Workspace
+from arm_ik.kinematics.solvers.base import ClosedFormBase, NEAREST, SolveOptions, Solver, Workspace
 from arm_ik.kinematics.solvers.closed_form import parse_orientation, rotation_angle
 from arm_ik.kinematics.solvers.families import (
     _angle_between,
@@ -666,7 +663,7 @@ class TipOfChain:
         return float(tip[0]), float(tip[1]), float(tip[2])
 
 
-class PlanarFamilySolver(Solver):
+class PlanarFamilySolver(ClosedFormBase):
     """Every closed-form solution of a yaw + three-pitch arm, labelled by analytic.BRANCHES.
 
     ``elbow_up`` / ``elbow_down`` face the target, ``flipped_*`` turn the base to reach over
@@ -703,7 +700,6 @@ class PlanarFamilySolver(Solver):
         if home is None:
             home = model.clamp(np.zeros(model.dof))
         self.home = tuple(float(v) for v in home)
-        self._checked_options: SolveOptions | None = None
         self._dls: Solver | None = None
         self.geometry = TipOfChain(model)
 
@@ -846,9 +842,6 @@ class PlanarFamilySolver(Solver):
         return chosen, codes
 
     # ------------------------------------------------------------------ one request
-    def _failure(self, start: float, code: ErrorCode, reason: str) -> IKResult:
-        return IKResult(code, reason, solve_time=perf_counter() - start)
-
     def solve(self, position: object, orientation: object = None,
               goal: GoalType = GoalType.POSITION, seed: object = None,
               options: SolveOptions = _DEFAULT_OPTIONS, *,
@@ -868,16 +861,10 @@ class PlanarFamilySolver(Solver):
             IKResult; JOINT_LIMITS names the solution nearest to the limits and how far.
         """
         start = perf_counter()
-        if options is not self._checked_options:
-            checked, reason = options.validated()
-            if checked is None:
-                return self._failure(start, ErrorCode.INVALID_INPUT, reason)
-            self._checked_options = options
+        failure = self._options_failure(start, options, BRANCHES)
+        if failure is not None:
+            return failure
         branch = options.branch
-        if branch not in NEAREST and branch not in BRANCHES:
-            return self._failure(start, ErrorCode.INVALID_INPUT,
-                                 f'unknown branch "{branch}"; valid: nearest, '
-                                 + ', '.join(BRANCHES))
         rotation = None
         if goal == GoalType.FULL_POSE:
             if approach_pitch is not None:
@@ -905,15 +892,9 @@ class PlanarFamilySolver(Solver):
             failure.solve_time = perf_counter() - start
             return failure
         dof = self.model.dof
-        if seed is None:
-            reference = self.home
-        else:
-            reference = fast_vector(seed, dof)
-            if reference is None:
-                vector, reason = check_vector(seed, dof, 'seed')
-                if vector is None:
-                    return self._failure(start, ErrorCode.INVALID_INPUT, reason)
-                reference = tuple(vector.tolist())
+        reference, failure = self._reference(start, seed, dof)
+        if failure is not None:
+            return failure
         pitch = -0.5 * math.pi if goal == GoalType.TOOL_DOWN else approach_pitch
         if rotation is not None:
             raw, ok, flags, miss, tilt = self.engine.solve_pose(
