@@ -407,9 +407,8 @@ class AnalyticSolver(ClosedFormBase):
         if failure is not None:
             return failure
         branch = options.branch
-        target, failure = self.gate.check(position)
+        target, failure = self._target(start, position)
         if failure is not None:
-            failure.solve_time = perf_counter() - start
             return failure
         reference, failure = self._reference(start, seed, 3)
         if failure is not None:

@@ -263,3 +263,28 @@ class ClosedFormBase(Solver):
                 return None, self._failure(start, ErrorCode.INVALID_INPUT, reason)
             reference = tuple(vector.tolist())
         return reference, None
+
+    def _target(self, start: float, position: object
+                ) -> tuple[tuple[float, float, float] | None, IKResult | None]:
+        """The position through the workspace gate (``self.gate``): (target, None) or
+        (None, the failure, timed)."""
+        target, failure = self.gate.check(position)
+        if failure is not None:
+            failure.solve_time = perf_counter() - start
+        return target, failure
+
+    def _none_within_limits(self, start: float, branch: str, outside: list,
+                            noun: str = 'target') -> IKResult:
+        """The answer when no solution of ``branch`` lies within the joint limits: the
+        nearest one past them (``outside``: (label, how far, words) per branch), or
+        OUT_OF_REACH when the branch has none at all."""
+        nearest = branch in NEAREST
+        candidates = outside if nearest else [o for o in outside if o[0] == branch]
+        if not candidates:
+            return self._failure(start, ErrorCode.OUT_OF_REACH,
+                                 f'branch {branch} does not reach this {noun}')
+        label, _, words = min(candidates, key=lambda entry: entry[1])
+        prefix = 'every solution breaks a joint limit; the nearest, ' if nearest else ''
+        return self._failure(start, ErrorCode.JOINT_LIMITS,
+                             f'{prefix}{label}: {words} ({len(candidates)} '
+                             f'branch{"es" * (len(candidates) != 1)} out of limits)')

@@ -559,9 +559,8 @@ class SphericalWristSolver(ClosedFormBase):
         branch = options.branch
         if goal not in (GoalType.FULL_POSE, GoalType.TOOL_DOWN, GoalType.POSITION):
             return self._failure(start, ErrorCode.INVALID_INPUT, f'unknown goal type {goal!r}')
-        target, failure = self.gate.check(position)
+        target, failure = self._target(start, position)
         if failure is not None:
-            failure.solve_time = perf_counter() - start
             return failure
         reference, failure = self._reference(start, seed, 6)
         if failure is not None:

@@ -1102,9 +1102,8 @@ class FamilySolver(ClosedFormBase):
         branch = options.branch
         if goal not in (GoalType.FULL_POSE, GoalType.TOOL_DOWN, GoalType.POSITION):
             return self._failure(start, ErrorCode.INVALID_INPUT, f'unknown goal type {goal!r}')
-        target, failure = self.gate.check(position)
+        target, failure = self._target(start, position)
         if failure is not None:
-            failure.solve_time = perf_counter() - start
             return failure
         reference, failure = self._reference(start, seed, 6)
         if failure is not None:
@@ -1155,25 +1154,8 @@ class FamilySolver(ClosedFormBase):
                 if step < best_step:
                     best, best_step = (label, q, flags), step
         if best is None:
-            candidates = outside if nearest else [o for o in outside if o[0] == branch]
-            if not candidates:
-                return self._failure(start, ErrorCode.OUT_OF_REACH,
-                                     f'branch {branch} does not reach this pose')
-            label, past, words = min(candidates, key=lambda entry: entry[1])
-            prefix = 'every solution breaks a joint limit; the nearest, ' if nearest else ''
-            return self._failure(start, ErrorCode.JOINT_LIMITS,
-                                 f'{prefix}{label}: {words} ({len(candidates)} '
-                                 f'branch{"es" * (len(candidates) != 1)} out of limits)')
+            return self._none_within_limits(start, branch, outside, 'pose')
         label, q, flags = best
-        reached = self.model.fk(np.array(q))
-        tip = reached[:3, 3]
-        error = float(np.linalg.norm(tip - np.asarray(target)))
-        if goal == GoalType.FULL_POSE:
-            angle = rotation_angle(rotation, reached[:3, :3].reshape(-1).tolist())
-        elif goal == GoalType.TOOL_DOWN:
-            angle = math.atan2(math.hypot(reached[0, 2], reached[1, 2]), -reached[2, 2])
-        else:
-            angle = 0.0
         reason = f'solved in closed form ({self.family.name} family)'
         if flags:
             reason += f'; {flag_words(flags)}'
@@ -1188,8 +1170,26 @@ class FamilySolver(ClosedFormBase):
             # would cost more than the closed form.
             table = np.array(rows)
             solutions = [Solution(name, row) for name, row in zip(labels, table, strict=True)]
-        return IKResult(ErrorCode.OK, reason, np.array(q), label, tip, error, angle, 0,
-                        best_step, solutions, perf_counter() - start)
+        return solved(self.model, start, target, goal, rotation, label, q, best_step, reason,
+                      solutions)
+
+
+def solved(model: ArmModel, start: float, target: Sequence[float], goal: int,
+           rotation: Sequence[float] | None, label: str, q: Sequence[float], step: float,
+           reason: str, solutions: list[Solution]) -> IKResult:
+    """The OK answer of a labelled closed form: the chosen solution checked by FK (tip
+    error, and the tool angle error for FULL_POSE (against ``rotation``) or TOOL_DOWN)."""
+    reached = model.fk(np.array(q))
+    tip = reached[:3, 3]
+    error = float(np.linalg.norm(tip - np.asarray(target)))
+    if goal == GoalType.FULL_POSE and rotation is not None:
+        angle = rotation_angle(rotation, reached[:3, :3].reshape(-1).tolist())
+    elif goal == GoalType.TOOL_DOWN:
+        angle = math.atan2(math.hypot(reached[0, 2], reached[1, 2]), -reached[2, 2])
+    else:
+        angle = 0.0
+    return IKResult(ErrorCode.OK, reason, np.array(q), label, tip, error, angle, 0, step,
+                    solutions, perf_counter() - start)
 
 
 class ClosedFormSolver(Solver):

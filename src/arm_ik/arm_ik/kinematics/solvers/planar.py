@@ -69,7 +69,7 @@ from arm_ik.kinematics.solvers.analytic import (
     wrap_into_array,
 )
 from arm_ik.kinematics.solvers.base import ClosedFormBase, NEAREST, SolveOptions, Solver, Workspace
-from arm_ik.kinematics.solvers.closed_form import parse_orientation, rotation_angle
+from arm_ik.kinematics.solvers.closed_form import parse_orientation
 from arm_ik.kinematics.solvers.families import (
     _angle_between,
     _cosine_equation,
@@ -89,6 +89,7 @@ from arm_ik.kinematics.solvers.families import (
     ScalarEngine,
     SHOULDER_SINGULAR,
     SINGULAR,
+    solved,
     STRETCHED,
     Vec,
 )
@@ -887,9 +888,8 @@ class PlanarFamilySolver(ClosedFormBase):
                 return self._failure(start, ErrorCode.INVALID_INPUT,
                                      f'approach_pitch must be a finite angle, got '
                                      f'{approach_pitch!r}')
-        target, failure = self.gate.check(position)
+        target, failure = self._target(start, position)
         if failure is not None:
-            failure.solve_time = perf_counter() - start
             return failure
         dof = self.model.dof
         reference, failure = self._reference(start, seed, dof)
@@ -1031,23 +1031,8 @@ class PlanarFamilySolver(ClosedFormBase):
                 if step < best_step:
                     best, best_step = (label, q, flags), step
         if best is None:
-            candidates = outside if nearest else [o for o in outside if o[0] == branch]
-            if not candidates:
-                return self._failure(start, ErrorCode.OUT_OF_REACH,
-                                     f'branch {branch} does not reach this target')
-            label, _, words = min(candidates, key=lambda entry: entry[1])
-            prefix = 'every solution breaks a joint limit; the nearest, ' if nearest else ''
-            return self._failure(start, ErrorCode.JOINT_LIMITS,
-                                 f'{prefix}{label}: {words} ({len(candidates)} '
-                                 f'branch{"es" * (len(candidates) != 1)} out of limits)')
+            return self._none_within_limits(start, branch, outside)
         label, q, flags = best
-        reached = self.model.fk(np.array(q))
-        tip = reached[:3, 3]
-        error = float(np.linalg.norm(tip - np.asarray(target)))
-        angle = math.atan2(math.hypot(reached[0, 2], reached[1, 2]), -reached[2, 2]) \
-            if goal == GoalType.TOOL_DOWN else 0.0
-        if rotation is not None:
-            angle = rotation_angle(rotation, reached[:3, :3].reshape(-1).tolist())
         reason = f'solved in closed form ({FAMILY_NAME} family)'
         if flags:
             reason += f'; {flag_words(flags)}'
@@ -1056,8 +1041,8 @@ class PlanarFamilySolver(ClosedFormBase):
             for name, choices, _, _ in found:
                 solutions += [Solution(name, np.array(copy))
                               for copy in itertools.product(*choices)]
-        return IKResult(ErrorCode.OK, reason, np.array(q), label, tip, error, angle, 0,
-                        best_step, solutions, perf_counter() - start)
+        return solved(self.model, start, target, goal, rotation, label, q, best_step, reason,
+                      solutions)
 
 
 class PlanarAnalyticSolver(Solver):
