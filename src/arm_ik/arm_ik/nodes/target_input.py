@@ -64,7 +64,6 @@ from arm_ik.kinematics.tasks.sequences import (
     resolve_sequence_path,
     SequenceError,
     TaskSequence,
-    with_points,
 )
 from arm_ik.middleware import GoalCourier
 from arm_ik.nodes import marker_messages, task_messages
@@ -177,7 +176,7 @@ class TargetInput(Node):
                                  daemon=True).start()
 
     def _log(self, level: str, text: str) -> None:
-        logger = self.get_logger()   # one call per level: rclpy ties a call site to one
+        logger = self.get_logger()   # one call site per level: rclpy fixes its severity
         if level == 'error':
             logger.error(text)
         elif level == 'warn':
@@ -249,7 +248,7 @@ class TargetInput(Node):
     def _apply_points(self, parameters: list[Parameter]) -> None:
         if self.cycle.machine is not None and any(p.name in POINT_PARAMETERS
                                                   for p in parameters):
-            self._do(self.cycle.use_sequence(self._sequence_from_parameters(),
+            self._do(self.cycle.use_sequence(params.sequence_of(self, self.file_sequence),
                                              time.monotonic()))
 
     # ------------------------------------------------------------------ the sequence
@@ -273,7 +272,7 @@ class TargetInput(Node):
                                f'node serves "{self.arm}"')
         self.file_sequence = sequence
         try:
-            machine = PickPlaceMachine(self._sequence_from_parameters(), self.model,
+            machine = PickPlaceMachine(params.sequence_of(self, self.file_sequence), self.model,
                                        self.settings.cycles, self.settings.grasp_tolerance)
         except (SequenceError, ValueError) as error:
             raise StartupError(str(error)) from None
@@ -283,26 +282,6 @@ class TargetInput(Node):
             f'{spec.description if spec else "free-form"}, {len(sequence.steps)} steps, '
             f'cycles {self.settings.cycles or "forever"}')
         return sequence, machine
-
-    def _sequence_from_parameters(self) -> TaskSequence:
-        """The file's sequence with the start/goal parameters applied.
-
-        Raises:
-            StartupError: a parameter is set but malformed, or the sequence has no such point.
-        """
-        overrides = {}
-        for name in POINT_PARAMETERS:
-            value = params.point_value(self, name)
-            if value is None:
-                continue
-            vector, reason = params.point_from_value(name, value)
-            if vector is None:
-                raise StartupError(reason)
-            overrides[name] = vector
-        try:
-            return with_points(self.file_sequence, overrides)
-        except SequenceError as error:
-            raise StartupError(str(error)) from None
 
     def _ask_console(self, ask: core.AskConsole) -> None:
         """Console thread: ask START and GOAL until reachable (stdin, stdout)."""

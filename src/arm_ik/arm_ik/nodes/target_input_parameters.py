@@ -19,7 +19,13 @@ from rclpy.parameter import Parameter
 from arm_ik.kinematics.checks import check_vector
 from arm_ik.kinematics.tasks.current_pose import DEFAULT_WAIT
 from arm_ik.kinematics.tasks.cycle import CycleSettings, POINT_PARAMETERS
-from arm_ik.kinematics.tasks.sequences import MOTION_LAWS, MoveSettings, TaskSequence
+from arm_ik.kinematics.tasks.sequences import (
+    MOTION_LAWS,
+    MoveSettings,
+    SequenceError,
+    TaskSequence,
+    with_points,
+)
 from arm_ik.middleware import SEND_ATTEMPTS
 from arm_ik.nodes.common import describe, StartupError
 from arm_ik.nodes.parameters import Param, ParameterTable
@@ -108,3 +114,24 @@ def point_from_value(name: str, value: object) -> tuple[np.ndarray | None, str]:
     """A start/goal value as a vector (m), or (None, reason)."""
     vector, reason = check_vector(value, 3, name)
     return vector, (f'{reason}: give 3 finite numbers x, y, z in m' if reason else '')
+
+
+def sequence_of(node: Node, file_sequence: TaskSequence) -> TaskSequence:
+    """The file's sequence with the start/goal parameters applied.
+
+    Raises:
+        StartupError: a parameter is set but malformed, or the sequence has no such point.
+    """
+    overrides = {}
+    for name in POINT_PARAMETERS:
+        value = point_value(node, name)
+        if value is None:
+            continue
+        vector, reason = point_from_value(name, value)
+        if vector is None:
+            raise StartupError(reason)
+        overrides[name] = vector
+    try:
+        return with_points(file_sequence, overrides)
+    except SequenceError as error:
+        raise StartupError(str(error)) from None

@@ -4,7 +4,8 @@
 pose (``CurrentPose``) and the ball's publishing. A node feeds it events (a target, a goal
 accepted, rejected, failed or with its result, feedback, a joint state, the tick, run/stop
 requests, new settings, points or model) and carries out the effects each call returns, in
-order: ``SendGoal``, ``DropGoal``, ``Report``, ``MoveBall``, ``Log``, ``AskConsole``.
+order: ``SendGoal``, ``DropGoal``, ``Report``, ``MoveBall``, ``Log``, ``AskConsole`` (plain
+values, in kinematics.tasks.cycle_effects).
 
 Rules it keeps (as the node did):
 - a target with a non-finite coordinate is refused, no goal sent; any target stops the
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-import enum
 import math
 
 import numpy as np
@@ -32,16 +32,32 @@ from arm_ik.kinematics.joint_state import positions_by_name
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.motion.errors import MotionCode
 from arm_ik.kinematics.result import ErrorCode
-from arm_ik.kinematics.tasks.current_pose import CurrentPose, DEFAULT_WAIT, PoseState
+from arm_ik.kinematics.tasks.current_pose import CurrentPose, PoseState
+from arm_ik.kinematics.tasks.cycle_effects import (
+    AskConsole,
+    CycleSettings,
+    DropGoal,
+    Effect,
+    GoalOutcome,
+    GoalRequest,
+    Log,
+    MoveBall,
+    Report,
+    ReportState,
+    SendGoal,
+)
 from arm_ik.kinematics.tasks.pick_place import (
     Ball,
-    DEFAULT_GRASP_TOLERANCE,
     MachineState,
     PickPlaceMachine,
     Reachability,
     sequence_points,
 )
-from arm_ik.kinematics.tasks.sequences import MoveSettings, Step, StepKind, TaskSequence
+from arm_ik.kinematics.tasks.sequences import Step, StepKind, TaskSequence
+
+__all__ = ['AskConsole', 'CycleRunner', 'CycleSettings', 'DropGoal', 'Effect', 'GoalOutcome',
+           'GoalRequest', 'Log', 'MoveBall', 'POINT_PARAMETERS', 'Report', 'ReportState',
+           'SendGoal']
 
 POINT_PARAMETERS = ('start', 'goal')   # the points a node may override (parameters, console)
 WAITING_LOG_PERIOD = 10.0   # s between "waiting for the action server" lines
@@ -53,167 +69,6 @@ def _fmt(values: Sequence[float]) -> str:
 
 def _code_name(code: int) -> str:
     return MotionCode(code).name if code in MotionCode._value2member_map_ else str(code)
-
-
-class ReportState(enum.IntEnum):
-    """What became of a target or step; values match arm_interfaces/TargetStatus."""
-
-    STARTED = 0
-    SUCCEEDED = 1
-    FAILED = 2
-    REFUSED = 3
-    STOPPED = 4
-    FINISHED = 5
-
-
-@dataclass(frozen=True)
-class CycleSettings:
-    """Immutable snapshot of the run-time settings (the node swaps a new one in whole).
-
-    Attributes:
-        clicks: motion law, duration (s), speed scale and solver of clicked targets; the
-            solver also serves sequence moves that name none and the reachability check.
-        goal_pose_type: what a goal_pose asks of the tool: position, tool_down, full_pose.
-        cycles: cycles of the sequence, 0 = until stopped.
-        grasp_tolerance: largest tip-to-ball distance at attach, m.
-        result_timeout: time a move may take beyond its duration, s.
-        response_timeout: time for the executor to accept or reject a goal, s.
-        ball_rate: highest publish rate of the carried ball, Hz (<= 0: every tick).
-        current_pose_timeout: how long a decision waits for a pose known to be current, s.
-        autostart: start the cycle once the action server is up.
-        interactive: ask START and GOAL on the console before the cycle.
-    """
-
-    clicks: MoveSettings = MoveSettings()
-    goal_pose_type: str = 'position'
-    cycles: int = 0
-    grasp_tolerance: float = DEFAULT_GRASP_TOLERANCE
-    result_timeout: float = 30.0
-    response_timeout: float = 3.0
-    ball_rate: float = 30.0
-    current_pose_timeout: float = DEFAULT_WAIT
-    autostart: bool = True
-    interactive: bool = False
-
-
-# ---------------------------------------------------------------------- effects
-@dataclass(frozen=True)
-class GoalRequest:
-    """A MoveToTarget goal as data: the tool at ``position`` (m) in ``frame_id``, or the
-    joint pose ``joints`` (rad, chain order; ``position`` is then its FK tip, for logs)."""
-
-    frame_id: str
-    position: tuple[float, float, float]
-    settings: MoveSettings
-    goal_type: str = 'position'
-    orientation: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 1.0)
-    joints: tuple[float, ...] | None = None
-
-
-@dataclass(frozen=True)
-class SendGoal:
-    """Send ``goal`` as the goal ``token``; ``duration`` (s) is the move's own length."""
-
-    token: int
-    goal: GoalRequest
-    duration: float
-    source: str
-    target_name: str
-
-
-@dataclass(frozen=True)
-class DropGoal:
-    """Stop tracking goal ``token``; ``cancel``: ask the executor to cancel it too."""
-
-    token: int
-    cancel: bool
-
-
-@dataclass(frozen=True)
-class Report:
-    """One arm_interfaces/TargetStatus (fields as there; ``target`` None: not set)."""
-
-    state: ReportState
-    source: str
-    message: str
-    sequence: str = ''
-    cycle: int = 0
-    step: int = 0
-    phase: str = ''
-    step_kind: str = 'target'
-    target_name: str = ''
-    target: tuple[float, float, float] | None = None
-    code: int = 0
-    ik_code: int = 0
-    final_error: float = 0.0
-
-    @property
-    def level(self) -> str:
-        """Log level that matches the state: error, warn or info."""
-        if self.state in (ReportState.FAILED, ReportState.REFUSED):
-            return 'error'
-        return 'warn' if self.state == ReportState.STOPPED else 'info'
-
-    @property
-    def line(self) -> str:
-        """The report as one log line."""
-        where = self.source
-        if self.sequence:
-            where += f' {self.sequence}' + (f' cycle {self.cycle}' if self.cycle else '')
-        if self.phase:
-            where += f' {self.phase}'
-        return f'[{where}] {self.state.name}: {self.message}'
-
-
-@dataclass(frozen=True)
-class MoveBall:
-    """Publish the ball (arm_interfaces/BallState and its marker) as it is now."""
-
-    ball: Ball
-    sequence: str
-    cycle: int
-    phase: str
-
-
-@dataclass(frozen=True)
-class Log:
-    """A log line at ``level`` (info, warn, error)."""
-
-    level: str
-    text: str
-
-
-@dataclass(frozen=True)
-class AskConsole:
-    """Ask these points on the console (``defaults``: name -> point, m), then call
-    ``console_answered`` and ``prepare``."""
-
-    names: tuple[str, ...]
-    defaults: Mapping[str, np.ndarray]
-
-
-Effect = SendGoal | DropGoal | Report | MoveBall | Log | AskConsole
-
-
-@dataclass(frozen=True)
-class GoalOutcome:
-    """A MoveToTarget result as data.
-
-    Attributes:
-        succeeded: the goal's status is SUCCEEDED.
-        status: the goal's status (action_msgs/GoalStatus), for messages.
-        code, ik_code: MotionErrorCode and IKErrorCode values.
-        message, final_error: the result's (final_error in m).
-        final: the joints at the end of the executed path (chain order), None when unknown.
-    """
-
-    succeeded: bool
-    status: int
-    code: int
-    message: str = ''
-    ik_code: int = 0
-    final_error: float = 0.0
-    final: np.ndarray | None = None
 
 
 @dataclass
