@@ -356,3 +356,19 @@ def test_report_lines_and_levels():
     assert Report(ReportState.STOPPED, 'sequence', 'x').level == 'warn'
     assert Report(ReportState.STARTED, 'clicked_point', 'x').line == \
         '[clicked_point] STARTED: x'
+
+
+@pytest.mark.parametrize('code, words', [(MotionCode.UNSAFE_PATH, 'UNSAFE_PATH: the path hits'),
+                                         (99, '99: the path hits')])
+def test_a_failed_move_stops_the_cycle_with_its_code(code, words, load_arm):
+    rig = Rig('manipulator3d', load_arm)
+    home = rig.started()
+    rig.record(rig.runner.goal_accepted(home.token, rig.now))
+    outcome = GoalOutcome(False, 6, int(code), 'the path hits the obstacle', 0, 0.2,
+                          np.array(HOME['manipulator3d']))
+    failure, = [e for e in rig.runner.goal_result(home.token, outcome, rig.now, rig.stamp)
+                if isinstance(e, Report)]
+    assert failure.state == ReportState.FAILED and failure.code == int(code)
+    assert failure.message.startswith(words) and failure.final_error == pytest.approx(0.2)
+    assert rig.runner.machine.state == MachineState.FAILED
+    assert rig.runner.pose.positions == pytest.approx(HOME['manipulator3d'])

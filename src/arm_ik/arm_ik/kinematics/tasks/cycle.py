@@ -7,7 +7,7 @@ requests, new settings, points or model) and carries out the effects each call r
 order: ``SendGoal``, ``DropGoal``, ``Report``, ``MoveBall``, ``Log``, ``AskConsole`` (plain
 values, in kinematics.tasks.cycle_effects).
 
-Rules it keeps (as the node did):
+Its rules:
 - a target with a non-finite coordinate is refused, no goal sent; any target stops the
   running cycle first (it takes over);
 - one goal in flight: a newer one supersedes it (the executor preempts the old one);
@@ -68,7 +68,10 @@ def _fmt(values: Sequence[float]) -> str:
 
 
 def _code_name(code: int) -> str:
-    return MotionCode(code).name if code in MotionCode._value2member_map_ else str(code)
+    try:
+        return MotionCode(code).name
+    except ValueError:
+        return str(code)
 
 
 @dataclass
