@@ -28,3 +28,11 @@ def test_path_codes_match_the_cartesian_path_constants():
     assert (CartesianPath.Request.GOAL_POSITION, CartesianPath.Request.GOAL_TOOL_DOWN,
             CartesianPath.Request.GOAL_FULL_POSE) == tuple(GoalType)
     assert SolveIKBatch.Request.MAX_TARGETS == MAX_BATCH
+
+
+def test_target_status_states_match_the_cycle_core():
+    from arm_ik.kinematics.tasks.cycle_effects import ReportState
+    from arm_interfaces.msg import TargetStatus
+    constants = {name: getattr(TargetStatus, name) for name in dir(TargetStatus)
+                 if name.isupper() and isinstance(getattr(TargetStatus, name), int)}
+    assert constants == {state.name: int(state) for state in ReportState}

@@ -606,14 +606,14 @@ def test_cycle_services_and_parameter_checks(processes, ros_node, urdf_of):
                                         sequence_file='ccd5_pick_place.yaml'))
     text = ParameterType.PARAMETER_STRING
     for name, value, words in [
-            ('motion_law', ParameterValue(type=text, string_value='teleport'), 'unknown motion'),
+            ('motion_law', ParameterValue(type=text, string_value='teleport'), 'is not one of'),
             ('solver', ParameterValue(type=text, string_value='fabrik'), 'unknown solver'),
             ('solver', ParameterValue(type=text, string_value='analytic'), 'needs 3 joints'),
             ('goal_pose_type', ParameterValue(type=text, string_value='pose'), 'not one of'),
             ('grasp_tolerance', ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
                                                double_value=math.nan), 'out of range'),
             ('grasp_tolerance', ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
-                                               double_value=0.0), 'finite number > 0'),
+                                               double_value=0.0), 'must be > 0'),
             ('start', ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY,
                                      double_array_value=[0.5, 0.0, 0.3]), "no point 'start'")]:
         result = _set(node, spin, 'ccd5', name, value)

@@ -198,3 +198,34 @@ def readout_marker(frame: str, text: str, where: np.ndarray, rgba: Colour, size:
     label.scale.z = size
     label.text = text
     return label
+
+
+# ---------------------------------------------------------------------------------------
+# The ball of target_input's pick-and-place cycle (topic ball_marker, latched).
+from builtin_interfaces.msg import Time  # noqa: E402
+
+BALL_FREE: Colour = (0.2, 0.75, 0.3, 1.0)       # lying free
+BALL_CARRIED: Colour = (1.0, 0.55, 0.1, 1.0)    # carried by the tool
+
+
+def ball_marker(frame: str, stamp: Time, position: Sequence[float] | None, radius: float = 0.0,
+                attached: bool = False, namespace: str = 'ball') -> Marker:
+    """A sphere of ``radius`` m at ``position``, orange while carried, green while free;
+    DELETE when ``position`` is None.
+
+    Lifetime 0 (it stays) because it is republished on every change and latched; the node
+    sends DELETE on shutdown so nothing stale remains.
+    """
+    m = Marker(ns=namespace, id=0)
+    m.header.stamp = stamp
+    m.header.frame_id = frame
+    if position is None:
+        m.action = Marker.DELETE
+        return m
+    m.type = Marker.SPHERE
+    m.action = Marker.ADD
+    m.pose.position = point(position)
+    m.pose.orientation.w = 1.0
+    m.scale.x = m.scale.y = m.scale.z = 2.0 * float(radius)
+    m.color = colour(BALL_CARRIED if attached else BALL_FREE)
+    return m

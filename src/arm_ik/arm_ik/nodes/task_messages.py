@@ -1,32 +1,31 @@
-"""Message builders of target_input: MoveToTarget goals, the ball, the status reports.
+"""Message builders of target_input: MoveToTarget goals, the ball state, the status reports.
 
-Kept apart from the node so that what goes on the wire is read (and changed) in one place.
-Units: m, rad, s.
+Kept apart from the node so that what goes on the wire is read (and changed) in one place;
+they convert the core's (kinematics.tasks.cycle) plain values to messages and back. The
+ball's Marker is built in nodes.marker_messages, with every other Marker. Units: m, rad, s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from action_msgs.msg import GoalStatus
 from builtin_interfaces.msg import Time
 import numpy as np
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
-from visualization_msgs.msg import Marker
 
 from arm_ik.kinematics.joint_state import positions_by_name
+from arm_ik.kinematics.tasks.cycle import GoalOutcome, GoalRequest, Report
 from arm_ik.kinematics.tasks.pick_place import Ball
 from arm_ik.kinematics.tasks.sequences import MoveSettings
 from arm_ik.nodes.conversions import point
 from arm_interfaces.action import MoveToTarget
-from arm_interfaces.msg import BallState
+from arm_interfaces.msg import BallState, TargetStatus
 
 GOAL_TYPES = {'position': MoveToTarget.Goal.GOAL_POSITION,
               'tool_down': MoveToTarget.Goal.GOAL_TOOL_DOWN,
               'full_pose': MoveToTarget.Goal.GOAL_FULL_POSE}
-# Ball colours (r, g, b, a): lying free, carried by the tool.
-FREE_COLOUR = (0.2, 0.75, 0.3, 1.0)
-CARRIED_COLOUR = (1.0, 0.55, 0.1, 1.0)
 
 
 def point_goal(frame_id: str, position: Sequence[float], settings: MoveSettings,
@@ -62,6 +61,41 @@ def _apply_settings(goal: MoveToTarget.Goal, settings: MoveSettings) -> None:
     goal.speed_scale = float(settings.speed_scale)
 
 
+def goal_of(request: GoalRequest, joint_names: Sequence[str]) -> MoveToTarget.Goal:
+    """The MoveToTarget goal of the core's GoalRequest."""
+    if request.joints is not None:
+        return joint_goal(request.frame_id, joint_names, request.joints, request.position,
+                          request.settings)
+    return point_goal(request.frame_id, request.position, request.settings,
+                      GOAL_TYPES[request.goal_type], request.orientation)
+
+
+def outcome_of(wrapped: MoveToTarget.Impl.GetResultService.Response,
+               joint_names: Sequence[str]) -> GoalOutcome:
+    """The core's GoalOutcome of a get_result response (``.status``, ``.result``)."""
+    result = wrapped.result
+    return GoalOutcome(wrapped.status == GoalStatus.STATUS_SUCCEEDED,
+                       int(wrapped.status), int(result.error_code.val), result.message,
+                       int(result.ik_error_code.val), float(result.final_error),
+                       final_positions(joint_names, result.executed_path))
+
+
+def status_of(report: Report, frame_id: str, stamp: Time) -> TargetStatus:
+    """arm_interfaces/TargetStatus of the core's Report."""
+    status = TargetStatus(state=int(report.state), source=report.source,
+                          sequence=report.sequence, cycle=int(report.cycle),
+                          step=int(report.step), phase=report.phase,
+                          step_kind=report.step_kind, target_name=report.target_name,
+                          message=report.message, final_error=float(report.final_error))
+    status.header.stamp = stamp
+    status.header.frame_id = frame_id
+    if report.target is not None:
+        status.target = point(report.target)
+    status.error_code.val = int(report.code)
+    status.ik_error_code.val = int(report.ik_code)
+    return status
+
+
 def ball_state(ball: Ball, frame_id: str, stamp: Time, sequence: str, cycle: int,
                phase: str) -> BallState:
     """arm_interfaces/BallState of ``ball``."""
@@ -75,32 +109,6 @@ def ball_state(ball: Ball, frame_id: str, stamp: Time, sequence: str, cycle: int
     message.cycle = int(cycle)
     message.phase = phase
     return message
-
-
-def ball_marker(ball: Ball | None, frame_id: str, stamp: Time, namespace: str = 'ball'
-                ) -> Marker:
-    """A sphere for RViz, orange while carried, green while free; DELETE when ``ball`` is None.
-
-    Lifetime 0 (it stays) because it is republished on every change and latched; the node
-    sends DELETE on shutdown so nothing stale remains.
-    """
-    marker = Marker()
-    marker.header.stamp = stamp
-    marker.header.frame_id = frame_id
-    marker.ns = namespace
-    marker.id = 0
-    if ball is None:
-        marker.action = Marker.DELETE
-        return marker
-    marker.type = Marker.SPHERE
-    marker.action = Marker.ADD
-    marker.pose.position = point(ball.position)
-    marker.pose.orientation.w = 1.0
-    diameter = 2.0 * float(ball.radius)
-    marker.scale.x = marker.scale.y = marker.scale.z = diameter
-    r, g, b, a = CARRIED_COLOUR if ball.attached else FREE_COLOUR
-    marker.color.r, marker.color.g, marker.color.b, marker.color.a = r, g, b, a
-    return marker
 
 
 def final_positions(names: Sequence[str], executed_path: JointTrajectory) -> np.ndarray | None:

@@ -8,4 +8,6 @@
 - ``current_pose``: which arm pose counts as current for a decision after a move (a result's
   final state or a joint state stamped after the result), and the bounded wait for one
   (``CurrentPose``).
+- ``cycle``: what target_input decides (``CycleRunner``: targets, the cycle's steps, timeouts,
+  the ball), fed events and returning effects (``cycle_effects``: ``SendGoal``, ``Report``...).
 """
