@@ -193,9 +193,9 @@ class ServiceLoop:
 #   to a server that has just gone);
 # - the reply to a get_result request sent before the server matched this client's
 #   response reader: the server answers once, into nothing. RMW-level: the service waits
-#   only a bounded time for the client's response reader before it sends anyway
-#   (ros2/rmw_fastrtps#390; the complete fix is tracked by ros2/rmw_fastrtps#392); the
-#   action futures that never complete are ros2/rclpy#1123's symptom too.
+#   only a bounded time (100 ms) for the client's response reader to match before it
+#   sends anyway (ros2/rmw_fastrtps#390, #467; the "client will not receive response"
+#   family, ros2/ros2#1253), and rclpy's future for that response never completes.
 # A goal without accept/reject within ``response_timeout`` is sent again (SEND_ATTEMPTS in
 # all; test_target_input_node.py::test_an_unanswered_goal_is_sent_again forces a lost first
 # request), and an accepted goal's result is asked for again every RESULT_ASK_RETRY s once
