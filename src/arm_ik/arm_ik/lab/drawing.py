@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 import math
 
@@ -53,3 +54,25 @@ def format_number(value: float, digits: int = 3) -> str:
     if math.isinf(value):
         return '∞'
     return f'{value:.{digits}f}'
+
+
+class ErrorHistory:
+    """The live tracking error of the last seconds, as (t s, error mm) points."""
+
+    def __init__(self) -> None:
+        self._points: deque[tuple[float, float]] = deque()
+
+    def add(self, t: float, error: float) -> None:
+        self._points.append((t, error))
+
+    def keep_since(self, t: float) -> None:
+        """Drop the points older than ``t``."""
+        while self._points and self._points[0][0] < t:
+            self._points.popleft()
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(times, errors), or None while there are fewer than two points to plot."""
+        if len(self._points) < 2:
+            return None
+        times, errors = np.array(self._points).T
+        return times, errors
