@@ -57,17 +57,20 @@ def format_number(value: float, digits: int = 3) -> str:
 
 
 class ErrorHistory:
-    """The live tracking error of the last seconds, as (t s, error mm) points."""
+    """The live tracking error of the last seconds, as (t s since ``start``, error mm)."""
 
-    def __init__(self) -> None:
+    def __init__(self, start: float) -> None:
+        self._start = start
         self._points: deque[tuple[float, float]] = deque()
 
-    def add(self, t: float, error: float) -> None:
-        self._points.append((t, error))
-
-    def keep_since(self, t: float) -> None:
-        """Drop the points older than ``t``."""
-        while self._points and self._points[0][0] < t:
+    def update(self, now: float, tracked: np.ndarray | None, tip: np.ndarray | None,
+               length: float) -> None:
+        """The error at ``now`` (s, the clock of ``start``) while a target is tracked;
+        points older than ``length`` s go."""
+        t = now - self._start
+        if tracked is not None and tip is not None:
+            self._points.append((t, float(np.linalg.norm(tracked - tip)) * 1000.0))
+        while self._points and self._points[0][0] < t - length:
             self._points.popleft()
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray] | None:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from arm_ik.lab.checks import finite_vector
+from arm_ik.kinematics.checks import check_vector
 from arm_ik.lab.controls import Control
 from arm_ik.lab.panel import ControlPanel, Outcome
 
@@ -175,8 +175,8 @@ class LabLayout:
         """What a browser user does with input or button ``key``; the gizmo is 'target'
         ([x, y, z], m, moved by ``set_target``)."""
         if key == 'target':
-            position, reason = finite_vector(value if isinstance(value, (list, tuple)) else [],
-                                             3, 'target')
+            position, reason = check_vector(value if isinstance(value, (list, tuple)) else [],
+                                            3, 'target')
             return Outcome(False, reason) if position is None else set_target(position)
         if key in self.buttons:
             self._outcomes.pop(key, None)

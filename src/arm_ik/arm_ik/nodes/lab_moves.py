@@ -14,11 +14,12 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
+from arm_ik.kinematics.checks import check_vector, positive_reason
 from arm_ik.kinematics.description import expand_xacro_file
 from arm_ik.kinematics.joint_state import positions_by_name
 from arm_ik.kinematics.model import ArmModel, DescriptionError
 from arm_ik.kinematics.motion import laws
-from arm_ik.lab import checks, texts
+from arm_ik.lab import texts
 from arm_ik.lab.controls import NEAREST, ORIENTATIONS
 from arm_ik.lab.drawing import format_number, manipulability_along
 from arm_ik.lab.joint_map_image import grid_from_arrays, render
@@ -46,8 +47,8 @@ class LabMoves:
 
     # ------------------------------------------------------------------ target and moves
     def _on_drag(self) -> None:
-        position, reason = checks.finite_vector(self.scene.target.position, 3, 'target')
-        wxyz, _ = checks.finite_vector(self.scene.target.wxyz, 4, 'target orientation')
+        position, reason = check_vector(self.scene.target.position, 3, 'target')
+        wxyz, _ = check_vector(self.scene.target.wxyz, 4, 'target orientation')
         if position is None:
             return
         self.state.set_target(position, wxyz)
@@ -290,7 +291,7 @@ class LabMoves:
             return Outcome(False, 'this arm has no link-length arguments')
         mappings = {key.removeprefix('length_'): panel.value(key) for key in panel.handles}
         for name, value in mappings.items():
-            reason = checks.positive_reason(value, name)
+            reason = positive_reason(value, name)
             if reason:
                 self.layout.length_status.content = f'✗ {reason}'
                 return Outcome(False, reason)

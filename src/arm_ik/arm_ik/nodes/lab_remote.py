@@ -5,7 +5,6 @@ so they validate)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-import queue
 import threading
 import time
 from typing import Any
@@ -149,28 +148,3 @@ class Pipeline:
                 if values:
                     pending.discard(owner)
             time.sleep(0.5)
-
-
-class ExecutorHop:
-    """Runs functions on the node's executor (rclpy's Jazzy action client is not safe to use
-    from other threads): ``post`` from any thread; a guard condition wakes the executor."""
-
-    def __init__(self, node: Node, group: CallbackGroup) -> None:
-        self._queue: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        self._guard = node.create_guard_condition(self._drain, callback_group=group)
-        self._logger = node.get_logger()
-
-    def post(self, function: Callable[[], None]) -> None:
-        self._queue.put(function)
-        self._guard.trigger()
-
-    def _drain(self) -> None:
-        while True:
-            try:
-                function = self._queue.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                function()
-            except Exception as error:  # noqa: BLE001 - one bad request must not stop the rest
-                self._logger.error(f'lab request failed: {type(error).__name__}: {error}')

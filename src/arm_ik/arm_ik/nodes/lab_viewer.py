@@ -64,7 +64,7 @@ from arm_ik.lab.scene import floor_of, LabScene, obstacle_of
 from arm_ik.lab.server import check_listen, ServerError, start_server
 from arm_ik.lab.state import LabState
 from arm_ik.lab.urdf_view import arm_view_of, ArmView, search_paths
-from arm_ik.middleware import HandoffExecutor
+from arm_ik.middleware import ExecutorHop, HandoffExecutor
 from arm_ik.nodes.common import (
     constant_names,
     declare_arm_model,
@@ -75,7 +75,7 @@ from arm_ik.nodes.common import (
 )
 from arm_ik.nodes.lab_moves import LabMoves
 from arm_ik.nodes.lab_parameters import NODE_NAMES, PARAMETERS
-from arm_ik.nodes.lab_remote import ExecutorHop, Pipeline
+from arm_ik.nodes.lab_remote import Pipeline
 from arm_ik.nodes.motion_messages import plan_drawing_from_message
 from arm_ik.nodes.parameters import ParameterError
 from arm_interfaces.msg import (
@@ -117,8 +117,7 @@ class LabViewer(LabMoves, Node):
         geometry = _safety_geometry(self.model, config, self.arm)
 
         self.state = LabState(self.model.fk(self.home)[:3, 3])
-        self._errors = ErrorHistory()
-        self._started = time.monotonic()
+        self._errors = ErrorHistory(time.monotonic())
         self._last_readout = 0.0
         self._last_path: JointTrajectory | None = None
 
@@ -344,11 +343,9 @@ class LabViewer(LabMoves, Node):
             shown.header.stamp = self.get_clock().now().to_msg()
             self.shown_publisher.publish(shown)
         now = time.monotonic()
-        if drawn.tracked is not None:
-            error = np.linalg.norm(drawn.tracked - self.model.fk(q)[:3, 3])
-            self._errors.add(now - self._started, float(error) * 1000.0)
-        self._errors.keep_since(now - self._started
-                                - float(self.get_parameter('error_history').value))
+        tip = None if drawn.tracked is None else self.model.fk(q)[:3, 3]
+        self._errors.update(now, drawn.tracked, tip,
+                            float(self.get_parameter('error_history').value))
         if now - self._last_readout < READOUT_PERIOD:
             return
         self._last_readout = now
