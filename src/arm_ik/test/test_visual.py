@@ -223,6 +223,43 @@ def test_a_plan_keeps_finite_points_and_whole_ghosts():
     assert plan_drawing(True, '', [], [], []).tips.shape == (0, 3)
 
 
+# ---------------------------------------------------------------------------- marker scene
+def test_marker_scene_rules(load_arm):
+    from arm_ik.kinematics.marker_scene import FAILED, IKAnswer, MarkerScene, PENDING, REACHED
+    from arm_ik.kinematics.result import ErrorCode
+    scene = MarkerScene(reach_shell(workspace_from_model(load_arm('pointer3'))))
+    # A pose counts as motion only beyond 1e-5 rad of the pose drawn.
+    assert scene.pose(np.zeros(3), 1.0, None)
+    scene.drawn_q = np.zeros(3)
+    assert not scene.pose(np.full(3, 5e-6), 1.1, None) and scene.pose(np.full(3, 1e-4), 1.2, None)
+    assert scene.fresh(1.5, 0.5) and not scene.fresh(1.8, 0.5)
+    # An announced shell must be finite and not empty.
+    assert not scene.announced_shell((0.0, 0.0, math.nan), 1.0, 0.0)
+    assert not scene.announced_shell((0.0, 0.0, 0.4), 1.0, 1.0)
+    assert scene.announced_shell((0.0, 0.0, 0.4), 1.0, 0.2) and scene.shell.has_hole
+    # IK answers colour the target; BUSY is no failure.
+    scene.ik_answered(IKAnswer('dls', '', ErrorCode.OK, 1e-5), (1.0, 0.0, 1.0), 'solved')
+    assert scene.target_fate == REACHED and scene.failure == ''
+    scene.ik_answered(IKAnswer('dls', '', ErrorCode.BUSY, 0.0), (math.nan, 0, 0), 'busy')
+    assert scene.target.tolist() == [1.0, 0.0, 1.0] and scene.failure == ''
+    scene.ik_answered(IKAnswer('dls', '', ErrorCode.OUT_OF_REACH, math.inf), (3, 0, 1), 'far')
+    assert scene.target_fate == FAILED and scene.failure == 'OUT_OF_REACH: far'
+    # A plan with a target makes it pending again; target_status reports name the step.
+    scene.planned(plan_drawing(True, '', [], [], [], (1.0, 0.2, 1.0)))
+    assert scene.target_fate == PENDING and scene.target.tolist() == [1.0, 0.2, 1.0]
+    assert scene.target_report('refused', (0.5, 0.0, 0.5), 'pick', 'out of reach')
+    assert scene.target_fate == FAILED and scene.failure == 'pick refused: out of reach'
+    assert not scene.target_report('', (0.5, 0.0, 0.5), '', '')
+    # Contacts merge within 1 cm and stay contact_memory seconds (0: the last status only).
+    assert scene.measured_contacts([(1.0, 0.0, 1.0), (1.005, 0.0, 1.0)], 10.0, 5.0)
+    assert len(scene.contacts) == 1
+    assert not scene.measured_contacts([(1.0, 0.0, 1.0)], 11.0, 5.0)
+    assert not scene.expire_contacts(14.0, 5.0) and scene.expire_contacts(15.5, 5.0)
+    assert scene.measured_contacts([(0.0, 1.0, 1.0)], 16.0, 0.0)
+    assert scene.measured_contacts([], 16.1, 0.0) and scene.contacts == []
+    assert not scene.measured_contacts([], 16.2, 0.0)
+
+
 # ---------------------------------------------------------------------------- settings
 DEFAULTS = {name: param.default for name, param in PARAMETERS.params.items()}
 

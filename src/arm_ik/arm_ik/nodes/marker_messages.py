@@ -16,6 +16,7 @@ from builtin_interfaces.msg import Time
 import numpy as np
 from visualization_msgs.msg import Marker
 
+from arm_ik.kinematics.marker_scene import FAILED, IKAnswer, PENDING, REACHED
 from arm_ik.kinematics.visual import (
     Colour,
     colour_ramp,
@@ -29,7 +30,7 @@ from arm_ik.kinematics.visual import (
     z_to_direction,
 )
 from arm_ik.nodes.conversions import colour, duration, point
-from arm_interfaces.msg import ArmReadout, IKStatus
+from arm_interfaces.msg import ArmReadout
 
 NAMESPACES = ('floor', 'reach_circles', 'reach_shell', 'target', 'tip_path', 'path_failure',
               'ghosts', 'contacts', 'link_capsules', 'readout')
@@ -37,6 +38,7 @@ NAMESPACES = ('floor', 'reach_circles', 'reach_shell', 'target', 'tip_path', 'pa
 TARGET_PENDING: Colour = (1.0, 0.85, 0.2, 1.0)
 TARGET_REACHED: Colour = (0.2, 1.0, 0.45, 1.0)
 TARGET_FAILED: Colour = (1.0, 0.2, 0.15, 1.0)
+TARGET_COLOURS = {PENDING: TARGET_PENDING, REACHED: TARGET_REACHED, FAILED: TARGET_FAILED}
 _FAILURE: Colour = (1.0, 0.1, 0.1, 0.9)
 _CAPSULE_OK: Colour = (0.2, 0.45, 0.95, 0.25)
 _CAPSULE_LOW: Colour = (0.95, 0.2, 0.1, 0.45)
@@ -196,7 +198,7 @@ def capsule_markers(frame: str, starts: np.ndarray, ends: np.ndarray, radii: np.
 
 def readout_message(arm: str, frame: str, stamp: Time, joint_names: Sequence[str],
                     ignored_states: int, q: np.ndarray | None, metrics: PoseMetrics | None,
-                    target: np.ndarray | None, ik: IKStatus | None, failure: str,
+                    target: np.ndarray | None, ik: IKAnswer | None, failure: str,
                     text: str) -> ArmReadout:
     """The readout's numbers; ``q`` and ``metrics`` None when the pose is stale or unknown
     (tracking_error -1: no pose or no target)."""
@@ -219,7 +221,7 @@ def readout_message(arm: str, frame: str, stamp: Time, joint_names: Sequence[str
     if ik is not None:
         message.has_ik_answer = True
         message.solver, message.branch = ik.solver, ik.branch
-        message.ik_error_code = ik.error_code
+        message.ik_error_code.val = ik.code
         message.ik_position_error = float(ik.position_error)
     return message
 

@@ -26,27 +26,23 @@ Sent on change (at most update_rate per second) and as a heartbeat (republish_ra
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 import math
 import sys
 import time
 
-import numpy as np
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
 from arm_ik.kinematics.joint_state import positions_by_name
+from arm_ik.kinematics.marker_scene import IKAnswer, MarkerScene
 from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.result import ErrorCode
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.solvers.base import Workspace, workspace_from_model
 from arm_ik.kinematics.visual import (
-    finite_point,
-    finite_rows,
     format_readout,
-    PlanDrawing,
     pose_metrics,
     PoseMetrics,
     reach_shell,
@@ -77,10 +73,9 @@ from arm_interfaces.msg import (
 # target_status keeps its recent history for late joiners (target_input's STATUS_QOS).
 TARGET_STATUS_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.RELIABLE,
                                durability=DurabilityPolicy.TRANSIENT_LOCAL)
-# Bounds on what one safety_status can make this node keep (a plan's: PlanDrawing's).
-MAX_CONTACTS = 500
-CONTACT_MERGE = 0.01        # m: a contact this close to a kept one is the same dot
-POSE_CHANGE = 1e-5          # rad: a smaller change of every joint is no motion to redraw
+# target_status states → MarkerScene.target_report's words.
+REPORTS = {TargetStatus.STARTED: 'started', TargetStatus.SUCCEEDED: 'succeeded',
+           TargetStatus.FAILED: 'failed', TargetStatus.REFUSED: 'refused'}
 
 
 def _xyz(p) -> tuple[float, float, float]:
@@ -95,24 +90,6 @@ class ArmShapes:
     geometry: SafetyGeometry
     workspace: Workspace
     shell: ReachShell
-
-
-@dataclass
-class Scene:
-    """Everything drawn, as plain values; the node's callbacks update it."""
-
-    shell: ReachShell
-    q: np.ndarray | None = None
-    q_time: float = -math.inf              # monotonic s of the last valid joint state
-    q_stamp: object = None
-    metrics: PoseMetrics | None = None
-    ignored_states: int = 0
-    target: np.ndarray | None = None
-    target_colour: tuple = draw.TARGET_PENDING
-    plan: PlanDrawing = field(default_factory=PlanDrawing)
-    contacts: list[tuple[float, np.ndarray]] = field(default_factory=list)
-    ik: IKStatus | None = None
-    failure: str = ''
 
 
 class MarkersNode(Node):
@@ -134,12 +111,11 @@ class MarkersNode(Node):
         self.settings = MarkerSettings.from_values(values)
         PARAMETERS.watch(self, self._apply_parameters, settings_reason)
 
-        self.scene = Scene(shapes.shell)
+        self.scene = MarkerScene(shapes.shell)
         self._dirty = True
         self._last_publish = -math.inf
         self._last_readout = -math.inf
         self._state_shown = False
-        self._drawn_q: np.ndarray | None = None
         self._built: dict[str, tuple[tuple, list[Marker]]] = {}
 
         self.marker_publisher = self.create_publisher(MarkerArray, 'markers', LATCHED_QOS)
@@ -203,91 +179,49 @@ class MarkersNode(Node):
                                       throttle_duration_sec=2.0)
             return
         now = time.monotonic()
-        scene = self.scene
-        scene.q, scene.q_time, scene.q_stamp = q, now, message.header.stamp
-        scene.metrics = None          # computed when first shown (_pose_metrics)
-        # A holding arm repeats the same pose at its full rate: redraw only on motion (the
-        # tick paces it to update_rate).
-        if self._drawn_q is None or np.max(np.abs(q - self._drawn_q)) > POSE_CHANGE:
-            self._dirty = True
+        if self.scene.pose(q, now, message.header.stamp):
+            self._dirty = True              # the tick paces it to update_rate
         if now - self._last_readout >= 1.0 / self.settings.readout_rate:
             self._publish_readout(now)
 
     def _on_arm_info(self, message: ArmInfo) -> None:
-        centre = finite_point(_xyz(message.shoulder))
-        outer, inner = message.max_reach, message.min_reach
-        if centre is None or not (math.isfinite(outer) and outer > 0.0) or \
-                not (math.isfinite(inner) and 0.0 <= inner < outer):
+        if self.scene.announced_shell(_xyz(message.shoulder), message.max_reach,
+                                      message.min_reach):
+            self._dirty = True
+        else:
             self.get_logger().warning('arm_info with a non-finite or empty reach ignored')
-            return
-        self.scene.shell = ReachShell(centre, float(outer), float(inner))
-        self._dirty = True
 
     def _on_ik_status(self, message: IKStatus) -> None:
-        scene = self.scene
-        scene.ik = message
-        code = int(message.error_code.val)
-        target = finite_point(_xyz(message.target))
-        if target is not None:
-            scene.target = target
-            scene.target_colour = draw.TARGET_REACHED if code == ErrorCode.OK else \
-                draw.TARGET_PENDING if code == ErrorCode.PARTIAL_SOLUTION else draw.TARGET_FAILED
-        if code not in (ErrorCode.OK, ErrorCode.BUSY):
-            scene.failure = f'{_code_name(code)}: {message.message}'
+        self.scene.ik_answered(IKAnswer(message.solver, message.branch,
+                                        int(message.error_code.val),
+                                        float(message.position_error)),
+                               _xyz(message.target), message.message)
         self._dirty = True
         self._publish_readout(time.monotonic())
 
     def _on_plan(self, message: PlannedPath) -> None:
-        # Each plan replaces the last one whole; a plan without a target leaves the target.
-        scene = self.scene
-        scene.plan = plan_drawing_from_message(message)
-        if scene.plan.target is not None:
-            scene.target, scene.target_colour = scene.plan.target, draw.TARGET_PENDING
+        self.scene.planned(plan_drawing_from_message(message))
         self._dirty = True
 
     def _on_safety_status(self, message: SafetyStatus) -> None:
-        now = time.monotonic()
-        scene = self.scene
-        if self.settings.contact_memory == 0.0:
-            if scene.contacts or message.contact_points:
-                self._dirty = True
-            scene.contacts = []
-        for where in finite_rows([_xyz(p) for p in message.contact_points], MAX_CONTACTS):
-            if any(np.linalg.norm(kept - where) < CONTACT_MERGE for _, kept in scene.contacts):
-                continue
-            scene.contacts.append((now, where))
+        if self.scene.measured_contacts([_xyz(p) for p in message.contact_points],
+                                        time.monotonic(), self.settings.contact_memory):
             self._dirty = True
-        del scene.contacts[:-MAX_CONTACTS]
 
     def _on_target_status(self, message: TargetStatus) -> None:
-        scene = self.scene
-        target = finite_point(_xyz(message.target))
-        if message.state == TargetStatus.STARTED and target is not None:
-            scene.target, scene.target_colour = target, draw.TARGET_PENDING
-        elif message.state == TargetStatus.SUCCEEDED and target is not None:
-            scene.target, scene.target_colour = target, draw.TARGET_REACHED
-        elif message.state in (TargetStatus.FAILED, TargetStatus.REFUSED):
-            what = message.phase or message.source or 'target'
-            verb = 'refused' if message.state == TargetStatus.REFUSED else 'failed'
-            scene.failure = f'{what} {verb}: {message.message}'
-            if target is not None:
-                scene.target, scene.target_colour = target, draw.TARGET_FAILED
-        else:
-            return
-        self._dirty = True
+        if self.scene.target_report(REPORTS.get(message.state, ''), _xyz(message.target),
+                                    message.phase or message.source, message.message):
+            self._dirty = True
 
     # ------------------------------------------------------------------ output
     def _state_fresh(self, now: float) -> bool:
-        return self.scene.q is not None and now - self.scene.q_time <= self.settings.state_timeout
+        return self.scene.fresh(now, self.settings.state_timeout)
 
     def _tick(self) -> None:
         now = time.monotonic()
         scene, settings = self.scene, self.settings
-        if settings.contact_memory > 0.0:
-            kept = [c for c in scene.contacts if now - c[0] <= settings.contact_memory]
-            if len(kept) != len(scene.contacts):
-                scene.contacts = kept
-                self._dirty = True
+        if scene.expire_contacts(now, settings.contact_memory):
+            self._dirty = True
         if self._state_shown != self._state_fresh(now):
             self._dirty = True        # the pose went stale (or came back): redraw without it
         if self._dirty or now - self._last_publish >= 1.0 / settings.republish_rate:
@@ -302,18 +236,8 @@ class MarkersNode(Node):
         return scene.metrics
 
     def _readout(self, now: float) -> Readout:
-        scene = self.scene
-        fresh = self._state_fresh(now)
-        metrics = self._pose_metrics() if fresh else None
-        ik = scene.ik
-        return Readout(
-            arm=self.arm, tip=None if metrics is None else metrics.tip,
-            ik_error=None if ik is None else float(ik.position_error),
-            manipulability=None if metrics is None else metrics.manipulability,
-            condition_number=None if metrics is None else metrics.condition_number,
-            reach_fraction=None if metrics is None else metrics.reach_fraction,
-            solver='' if ik is None else ik.solver, branch='' if ik is None else ik.branch,
-            failure=scene.failure)
+        return self.scene.readout(self.arm, self._pose_metrics() if self._state_fresh(now)
+                                  else None)
 
     def _publish_markers(self, now: float) -> None:
         s, scene, frame = self.settings, self.scene, self.frame
@@ -324,7 +248,8 @@ class MarkersNode(Node):
                                s.floor_colour, s.circle_colour, s.text_size)
             + draw.shell_markers(frame, scene.shell, s.shell_colour, s.hole_colour)))
         if scene.target is not None:
-            markers += draw.target_markers(frame, scene.target, scene.target_colour,
+            markers += draw.target_markers(frame, scene.target,
+                                           draw.TARGET_COLOURS[scene.target_fate],
                                            s.target_size, life)
         plan = scene.plan
         markers += self._reuse('path', (plan, s), lambda: draw.path_markers(
@@ -349,7 +274,7 @@ class MarkersNode(Node):
         self._last_publish = now
         self._dirty = False
         self._state_shown = fresh
-        self._drawn_q = scene.q if fresh else None
+        scene.drawn_q = scene.q if fresh else None
 
     def _reuse(self, part: str, inputs: tuple, build: Callable[[], list[Marker]]
                ) -> list[Marker]:
@@ -373,13 +298,6 @@ class MarkersNode(Node):
             scene.q if fresh else None, self._pose_metrics() if fresh else None,
             scene.target, scene.ik, scene.failure, format_readout(self._readout(now))))
         self._last_readout = now
-
-
-def _code_name(code: int) -> str:
-    try:
-        return ErrorCode(code).name
-    except ValueError:
-        return f'code {code}'
 
 
 def main(args: list[str] | None = None) -> None:
