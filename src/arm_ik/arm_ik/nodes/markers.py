@@ -20,7 +20,9 @@ Publishes:
                   reach_circles, reach_shell, target, tip_path, path_failure, ghosts,
                   contacts, link_capsules (show_capsules), readout.
   readout         arm_interfaces/ArmReadout: the readout's numbers (rqt_plot, PlotJuggler)
-Sent on change (at most update_rate per second) and as a heartbeat (republish_rate).
+Sent on change (at most update_rate per second) and as a heartbeat (republish_rate). What
+each input changes in the drawing is decided in ``kinematics.marker_scene``; the Marker
+builders are in ``marker_messages``.
 """
 
 from __future__ import annotations
