@@ -23,8 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import ExitStack
+import queue
 import threading
 
+from rclpy.callback_groups import CallbackGroup
 from rclpy.event_handler import EventHandler
 from rclpy.executors import (
     ConditionReachedException,
@@ -332,3 +334,37 @@ class GoalCourier:
     def _feedback(self, token: int, attempt: int, message: Any) -> None:
         if self._live(token, attempt) is not None:
             self._on_feedback(token, message.feedback)
+
+
+# ---------------------------------------------------------------------------- executor hop
+# ExecutorHop: calls into an ActionClient from the executor's own thread only. In rclpy 7.1.5
+# (Jazzy, this venv) ActionClient.send_goal_async sends the request and only then registers
+# the future its response completes, with no lock, so a call from another thread (the lab's
+# browser callbacks) can lose the response and leave a future that never completes
+# (ros2/rclpy#1123; a fix is proposed in ros2/rclpy#1308). lab_viewer posts its goal
+# sends here. No figure is measured in this project: the lab has always sent goals this way.
+
+
+class ExecutorHop:
+    """Runs functions on the node's executor: ``post`` from any thread; a guard condition
+    wakes the executor. See the section comment above."""
+
+    def __init__(self, node: Node, group: CallbackGroup) -> None:
+        self._queue: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._guard = node.create_guard_condition(self._drain, callback_group=group)
+        self._logger = node.get_logger()
+
+    def post(self, function: Callable[[], None]) -> None:
+        self._queue.put(function)
+        self._guard.trigger()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                function = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                function()
+            except Exception as error:  # noqa: BLE001 - one bad request must not stop the rest
+                self._logger.error(f'lab request failed: {type(error).__name__}: {error}')

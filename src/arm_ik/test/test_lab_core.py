@@ -27,14 +27,17 @@ def test_hosts(host, reason, loopback):
     assert checks.is_loopback(host) is loopback
 
 
-def test_finite_vector_and_positive():
-    assert checks.finite_vector([1, 2, 3], 3, 'target')[0].tolist() == [1.0, 2.0, 3.0]
-    assert 'NaN or inf' in checks.finite_vector([1, math.nan, 3], 3, 'target')[1]
-    assert 'expected 3' in checks.finite_vector([1, 2], 3, 'target')[1]
-    assert 'not a list of numbers' in checks.finite_vector(['x', 2, 3], 3, 'target')[1]
-    assert checks.positive_reason(0.5, 'rate') == ''
+def test_the_lab_checks_its_vectors_and_lengths_with_the_core_checks():
+    """The gizmo's values and the link lengths go through kinematics.checks (the lab had
+    copies of its own)."""
+    from arm_ik.kinematics.checks import check_vector, positive_reason
+    assert check_vector([1, 2, 3], 3, 'target')[0].tolist() == [1.0, 2.0, 3.0]
+    assert 'target[1] is nan' in check_vector([1, math.nan, 3], 3, 'target')[1]
+    assert 'expected 3' in check_vector([1, 2], 3, 'target')[1]
+    assert 'not a numeric vector' in check_vector(['x', 2, 3], 3, 'target')[1]
+    assert positive_reason(0.5, 'L2') == ''
     for bad in (0.0, -1.0, math.nan, math.inf, True, 'fast'):
-        assert checks.positive_reason(bad, 'rate')
+        assert 'L2' in positive_reason(bad, 'L2')
 
 
 def test_control_coercion():
@@ -273,3 +276,45 @@ def test_collada_meshes_show_or_the_arm_is_capsules_with_the_reason(viser_server
     else:
         assert not view.capsules, view.reason
     assert view.show(model.clamp(np.full(model.dof, 0.3)))
+
+
+def test_lab_state_hands_each_scene_change_to_one_render_tick():
+    from arm_ik.lab.state import LabState
+    state = LabState(np.array([1.0, 0.0, 0.5]))
+    assert state.measured(np.zeros(3)) is True              # the first pose: map due
+    assert state.measured(np.ones(3)) is False
+    state.update_scene('ball', (0.0, 0.0, 0.0), 0.03, False)
+    state.update_scene('ball', (0.1, 0.0, 0.0), 0.03, True)  # the last one wins
+    drawn = state.take_render()
+    assert drawn.fresh and drawn.q.tolist() == [1.0, 1.0, 1.0]
+    assert drawn.updates == {'ball': ((0.1, 0.0, 0.0), 0.03, True)}
+    again = state.take_render()
+    assert not again.fresh and again.updates == {}
+    # One IK preview at a time; a drag meanwhile asks for one more.
+    assert state.begin_preview() and not state.begin_preview()
+    assert state.end_preview() is True and state.begin_preview()
+    assert state.end_preview() is False
+    # target_status: the sequence's reports say whether the cycle runs; a started move is
+    # tracked (a NaN target is not).
+    state.cycle_report('**STARTED**', True, True, np.array([0.2, 0.0, 0.9]))
+    assert state.cycle_running and state.take_render().tracked.tolist() == [0.2, 0.0, 0.9]
+    state.cycle_report('**FAILED**', False, False, np.array([math.nan, 0.0, 0.0]))
+    assert state.cycle_running and state.take_render().tracked.tolist() == [0.2, 0.0, 0.9]
+    state.record_ik('dls', '', 3, 'no solution', math.inf, 50)
+    ik, failure, rejected, _ = state.readout()
+    assert ik['solver'] == 'dls' and failure == 'IK: no solution' and rejected == 0
+
+
+def test_error_history_keeps_its_window():
+    from arm_ik.lab.drawing import ErrorHistory
+    history = ErrorHistory(start=100.0)
+    tip = np.zeros(3)
+    history.update(100.0, np.array([0.001, 0.0, 0.0]), tip, 10.0)
+    assert history.arrays() is None                          # one point: nothing to plot
+    history.update(105.0, None, None, 10.0)                 # nothing tracked: no point
+    history.update(111.0, np.array([0.0, 0.002, 0.0]), tip, 10.0)
+    times, errors = history.arrays() or (None, None)
+    assert times is None                                     # the first point left the window
+    history.update(112.0, np.array([0.0, 0.0, 0.003]), tip, 10.0)
+    times, errors = history.arrays()
+    assert times.tolist() == [11.0, 12.0] and errors == pytest.approx([2.0, 3.0])

@@ -306,3 +306,53 @@ def test_bad_joint_states_never_reach_the_viewer(processes, urdf_of, ros_node):
     assert all(list(m.position) in (pytest.approx(good), pytest.approx(second))
                for m in shown[before:]), 'a bad message changed the shown pose'
     assert process.alive(), process.output()
+
+
+def test_the_plan_is_drawn_from_planned_path(ros_node, urdf_of):
+    """What trajectory_executor latches on ``plan`` (arm_interfaces/PlannedPath): the lab
+    draws its tip path and its ghosts (a NaN one dropped); the next plan replaces them. The
+    lab runs in this process here, so the test can read back what its scene holds."""
+    from geometry_msgs.msg import Point
+    from rclpy.executors import SingleThreadedExecutor
+
+    from arm_ik.nodes.common import LATCHED_QOS
+    from arm_ik.nodes.lab_viewer import LabViewer
+    from arm_interfaces.msg import PlannedPath
+    node, spin = ros_node
+    lab = LabViewer(context=node.context, namespace=NAMESPACE, parameter_overrides=[
+        Parameter('robot_description', value=urdf_of(ARM)), Parameter('arm', value=ARM),
+        Parameter('arm_config', value=config_file(ARM)), Parameter('port', value=0)])
+    executor = SingleThreadedExecutor(context=node.context)
+    executor.add_node(lab)
+
+    def spin_both() -> None:
+        spin(0.01)
+        executor.spin_once(timeout_sec=0.02)
+    try:
+        publisher = node.create_publisher(PlannedPath, f'{NAMESPACE}/plan', LATCHED_QOS)
+        plan = PlannedPath(feasible=True, law='min_jerk', has_target=True,
+                           target=Point(x=1.2, y=0.4, z=0.9))
+        plan.tip_path = [Point(x=1.0 + 0.01 * k, y=0.4, z=0.9) for k in range(30)]
+        for k in range(2):
+            plan.ghost_points += [Point(x=0.0, y=0.0, z=0.1 * j + 0.1 * k) for j in range(7)]
+        plan.ghost_points += [Point(x=math.nan), Point(x=math.inf)]
+        plan.ghost_sizes = [7, 7, 2]
+        publisher.publish(plan)
+        wait_for(lambda: lab.scene._path is not None and lab.scene._ghosts is not None,
+                 REPLY, spin_both, 'the plan drawn')
+        path = np.asarray(lab.scene._path.points)
+        assert path.shape == (29, 2, 3)                       # one segment per tip pair
+        assert path[0, 0] == pytest.approx([1.0, 0.4, 0.9])
+        assert path[-1, 1] == pytest.approx([1.29, 0.4, 0.9])
+        assert np.asarray(lab.scene._ghosts.points).shape == (12, 2, 3)  # 2 ghosts × 6
+        # A Cartesian line that failed: its part is drawn, the old ghosts go.
+        failed = PlannedPath(feasible=False, law='linear', has_failure_point=True,
+                             failure_point=Point(x=1.0, y=0.3, z=1.05))
+        failed.tip_path = [Point(x=1.0, y=0.1 * k, z=1.0) for k in range(4)]
+        publisher.publish(failed)
+        wait_for(lambda: lab.scene._ghosts is None, REPLY, spin_both, 'the ghosts removed')
+        assert np.asarray(lab.scene._path.points).shape == (3, 2, 3)
+    finally:
+        executor.remove_node(lab)
+        lab.destroy_node()
+        executor.shutdown()

@@ -18,7 +18,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from arm_ik.kinematics.visual import PATH_END, PATH_START
 from arm_ik.nodes.common import LATCHED_QOS
-from arm_interfaces.msg import ArmReadout, IKErrorCode, IKStatus, SafetyStatus
+from arm_interfaces.msg import ArmReadout, IKErrorCode, IKStatus, PlannedPath, SafetyStatus
 
 NS = '/pointer3'
 Q_HOME = [0.0, 0.5235987755982988, -1.0471975511965976]
@@ -46,7 +46,7 @@ class Graph:
         self.joints = node.create_publisher(JointState, f'{NS}/joint_states', 10)
         self.ik = node.create_publisher(IKStatus, f'{NS}/ik_status', 10)
         self.safety = node.create_publisher(SafetyStatus, f'{NS}/safety_status', 10)
-        self.plan = node.create_publisher(MarkerArray, f'{NS}/planned_path', LATCHED_QOS)
+        self.plan = node.create_publisher(PlannedPath, f'{NS}/plan', LATCHED_QOS)
 
     def wait_markers(self, condition, what: str, timeout: float = 15.0) -> MarkerArray:
         start = len(self.markers)
@@ -82,22 +82,27 @@ def start_markers(processes, urdf_of, **params):
     return processes.start_node('arm_ik', 'markers', namespace=NS, params=all_params)
 
 
-def planned_path() -> MarkerArray:
-    """What trajectory_executor publishes for a plan: DELETEALL, tip path, ghosts, target."""
-    clear = Marker(action=Marker.DELETEALL)
-    path = Marker(ns='tip_path', id=0, type=Marker.LINE_STRIP, action=Marker.ADD)
-    path.points = [Point(x=0.8 + 0.01 * k, y=0.02 * k, z=1.0) for k in range(30)]
-    ghosts = []
+def planned_path() -> PlannedPath:
+    """What trajectory_executor publishes for a plan: tip path, ghosts (one of them NaN),
+    target."""
+    plan = PlannedPath(feasible=True, law='min_jerk', has_target=True,
+                       target=Point(x=1.09, y=0.58, z=1.0))
+    plan.header.frame_id = 'base_link'
+    plan.tip_path = [Point(x=0.8 + 0.01 * k, y=0.02 * k, z=1.0) for k in range(30)]
     for k in range(3):
-        ghost = Marker(ns='ghosts', id=k, type=Marker.LINE_STRIP, action=Marker.ADD)
-        ghost.points = [Point(x=0.0, y=0.0, z=0.0), Point(x=0.0, y=0.0, z=0.405),
-                        Point(x=0.5, y=0.1 * k, z=0.9), Point(x=0.9, y=0.2 * k, z=1.0)]
-        ghosts.append(ghost)
-    bad = Marker(ns='ghosts', id=9, type=Marker.LINE_STRIP, action=Marker.ADD,
-                 points=[Point(x=math.nan), Point(x=math.inf)])
-    target = Marker(ns='target', id=0, type=Marker.SPHERE, action=Marker.ADD)
-    target.pose.position = Point(x=1.09, y=0.58, z=1.0)
-    return MarkerArray(markers=[clear, path, *ghosts, bad, target])
+        plan.ghost_points += [Point(x=0.0, y=0.0, z=0.0), Point(x=0.0, y=0.0, z=0.405),
+                              Point(x=0.5, y=0.1 * k, z=0.9), Point(x=0.9, y=0.2 * k, z=1.0)]
+    plan.ghost_points += [Point(x=math.nan), Point(x=math.inf)]
+    plan.ghost_sizes = [4, 4, 4, 2]
+    return plan
+
+
+def failed_line() -> PlannedPath:
+    """A Cartesian line that could not be followed: the part that could, where it stopped."""
+    plan = PlannedPath(feasible=False, law='linear', has_failure_point=True,
+                       failure_point=Point(x=1.0, y=0.3, z=1.05))
+    plan.tip_path = [Point(x=1.0, y=0.1 * k, z=1.0) for k in range(4)]
+    return plan
 
 
 def test_markers_appear_with_their_namespaces(processes, ros_node, urdf_of, load_arm):
@@ -177,6 +182,17 @@ def test_markers_appear_with_their_namespaces(processes, ros_node, urdf_of, load
         'the failure in the readout')
     core = [m for m in by_ns(failed, 'target') if m.id == 0][0]
     assert core.color.r > 0.9 and core.color.g < 0.5
+
+    # A line that failed replaces the plan: its part drawn, a ball where it stopped, no
+    # ghosts; the target (the plan names none) stays.
+    graph.plan.publish(failed_line())
+    stopped = graph.wait_markers(lambda m: 'path_failure' in namespaces(m), 'the failure point')
+    (ball,) = by_ns(stopped, 'path_failure')
+    assert (ball.pose.position.x, ball.pose.position.y, ball.pose.position.z) == \
+        pytest.approx((1.0, 0.3, 1.05))
+    line = [m for m in by_ns(stopped, 'tip_path') if m.type == Marker.LINE_STRIP][0]
+    assert len(line.points) == 4 and 'ghosts' not in namespaces(stopped)
+    assert 'target' in namespaces(stopped)
     assert process.alive(), process.output()
 
 
@@ -202,7 +218,7 @@ def test_bad_parameters_are_rejected(processes, ros_node, urdf_of):
         return Parameter('x', value=value).to_parameter_msg().value
     for name, value, fragment in (
             ('update_rate', double(math.nan), ''), ('update_rate', double(-1.0), ''),
-            ('update_rate', double(0.0), 'update_rate is 0.0 (must be > 0)'),
+            ('update_rate', double(0.0), 'update_rate is 0 (must be > 0)'),
             ('target_size', double(math.inf), ''),
             ('marker_lifetime', double(0.2), 'must exceed the heartbeat period'),
             ('update_rate', ParameterValue(type=ParameterType.PARAMETER_STRING,

@@ -21,6 +21,7 @@ from arm_ik.kinematics.visual import (
     path_colours,
     PATH_END,
     PATH_START,
+    plan_drawing,
     polyline_segments,
     pose_metrics,
     reach_circle_radii,
@@ -31,7 +32,7 @@ from arm_ik.kinematics.visual import (
     wire_cube_edges,
     z_to_direction,
 )
-from arm_ik.nodes.marker_settings import MarkerSettings
+from arm_ik.nodes.marker_settings import MarkerSettings, PARAMETERS, settings_reason
 
 ARMS = ('pointer3', 'ccd5', 'six_axis', 'manipulator3d')
 
@@ -205,26 +206,92 @@ def test_readout_before_anything_is_known_and_with_odd_values():
     assert len(failure) <= 72 and failure.endswith('...') and 'a long' in failure
 
 
+# ---------------------------------------------------------------------------- planned path
+def test_a_plan_keeps_finite_points_and_whole_ghosts():
+    tips = [[0.0, 0.0, 1.0], [math.nan, 0.0, 1.0], [0.1, 0.0, 1.0]]
+    ghosts = [[0, 0, 0], [0, 0, 0.4], [0.3, 0, 0.8],          # ghost 0: 3 points
+              [0, 0, 0], [math.inf, 0, 0],                     # ghost 1: one finite point
+              [0, 0, 0], [0, 0.1, 0.4]]                        # ghost 2: 2 points
+    plan = plan_drawing(True, 'min_jerk', tips, ghosts, [3, 2, 2], [1.0, 0.5, 0.9],
+                        [math.nan, 0.0, 0.0])
+    assert plan.tips.tolist() == [[0.0, 0.0, 1.0], [0.1, 0.0, 1.0]]
+    assert [len(g) for g in plan.ghosts] == [3, 2]
+    assert plan.target.tolist() == [1.0, 0.5, 0.9] and plan.failure_point is None
+    # Sizes that do not add up: no ghost is guessed at; no target named: None.
+    odd = plan_drawing(False, 'linear', tips, ghosts, [3, 3])
+    assert odd.ghosts == () and odd.target is None and not odd.feasible
+    assert plan_drawing(True, '', [], [], []).tips.shape == (0, 3)
+
+
+# ---------------------------------------------------------------------------- marker scene
+def test_marker_scene_rules(load_arm):
+    from arm_ik.kinematics.marker_scene import FAILED, IKAnswer, MarkerScene, PENDING, REACHED
+    from arm_ik.kinematics.result import ErrorCode
+    scene = MarkerScene(reach_shell(workspace_from_model(load_arm('pointer3'))))
+    # A pose counts as motion only beyond 1e-5 rad of the pose drawn.
+    assert scene.pose(np.zeros(3), 1.0, None)
+    scene.drawn_q = np.zeros(3)
+    assert not scene.pose(np.full(3, 5e-6), 1.1, None) and scene.pose(np.full(3, 1e-4), 1.2, None)
+    assert scene.fresh(1.5, 0.5) and not scene.fresh(1.8, 0.5)
+    # An announced shell must be finite and not empty.
+    assert not scene.announced_shell((0.0, 0.0, math.nan), 1.0, 0.0)
+    assert not scene.announced_shell((0.0, 0.0, 0.4), 1.0, 1.0)
+    assert scene.announced_shell((0.0, 0.0, 0.4), 1.0, 0.2) and scene.shell.has_hole
+    # IK answers colour the target; BUSY is no failure.
+    scene.ik_answered(IKAnswer('dls', '', ErrorCode.OK, 1e-5), (1.0, 0.0, 1.0), 'solved')
+    assert scene.target_fate == REACHED and scene.failure == ''
+    scene.ik_answered(IKAnswer('dls', '', ErrorCode.BUSY, 0.0), (math.nan, 0, 0), 'busy')
+    assert scene.target.tolist() == [1.0, 0.0, 1.0] and scene.failure == ''
+    scene.ik_answered(IKAnswer('dls', '', ErrorCode.OUT_OF_REACH, math.inf), (3, 0, 1), 'far')
+    assert scene.target_fate == FAILED and scene.failure == 'OUT_OF_REACH: far'
+    # A plan with a target makes it pending again; target_status reports name the step.
+    scene.planned(plan_drawing(True, '', [], [], [], (1.0, 0.2, 1.0)))
+    assert scene.target_fate == PENDING and scene.target.tolist() == [1.0, 0.2, 1.0]
+    assert scene.target_report('refused', (0.5, 0.0, 0.5), 'pick', 'out of reach')
+    assert scene.target_fate == FAILED and scene.failure == 'pick refused: out of reach'
+    assert not scene.target_report('', (0.5, 0.0, 0.5), '', '')
+    # Contacts merge within 1 cm and stay contact_memory seconds (0: the last status only).
+    assert scene.measured_contacts([(1.0, 0.0, 1.0), (1.005, 0.0, 1.0)], 10.0, 5.0)
+    assert len(scene.contacts) == 1
+    assert not scene.measured_contacts([(1.0, 0.0, 1.0)], 11.0, 5.0)
+    assert not scene.expire_contacts(14.0, 5.0) and scene.expire_contacts(15.5, 5.0)
+    assert scene.measured_contacts([(0.0, 1.0, 1.0)], 16.0, 0.0)
+    assert scene.measured_contacts([], 16.1, 0.0) and scene.contacts == []
+    assert not scene.measured_contacts([], 16.2, 0.0)
+
+
 # ---------------------------------------------------------------------------- settings
+DEFAULTS = {name: param.default for name, param in PARAMETERS.params.items()}
+
+
+def _reason(name: str, value: object) -> str:
+    """What the node answers to ``name = value``: its own spec first, then the whole set."""
+    return PARAMETERS.params[name].reason(value) or settings_reason({**DEFAULTS, name: value})
+
+
 def test_marker_settings_defaults_are_valid():
-    assert MarkerSettings().validated() == ''
+    assert all(param.reason(param.default) == '' for param in PARAMETERS.params.values())
+    assert settings_reason(DEFAULTS) == ''
+    settings = MarkerSettings.from_values(DEFAULTS)
+    assert settings.update_rate == 10.0 and settings.floor_colour == (0.55, 0.55, 0.6, 0.3)
 
 
+# show_capsules of another type never gets here: rclpy refuses a wrongly typed parameter.
 @pytest.mark.parametrize('name, value, fragment', [
     ('update_rate', 0.0, 'must be > 0'), ('update_rate', -1.0, 'must be > 0'),
     ('republish_rate', math.nan, 'must be finite'), ('readout_rate', math.inf, 'finite'),
     ('marker_lifetime', 0.5, 'must exceed the heartbeat period'),
     ('target_size', -0.1, 'must be > 0'), ('text_size', 'big', 'must be a number'),
-    ('contact_memory', -1.0, 'must be >= 0'), ('update_rate', 1000.0, 'at most 100'),
-    ('show_capsules', 1, 'true or false'), ('floor_colour', (1.0, 0.0, 0.0), '4 values'),
+    ('contact_memory', -1.0, 'must be >= 0'), ('update_rate', 1000.0, 'must be <= 100'),
+    ('floor_colour', (1.0, 0.0, 0.0), '4 values'),
     ('path_start_colour', (0.1, 0.2, math.nan, 1.0), 'b = nan')])
 def test_marker_settings_reject_bad_values(name, value, fragment):
-    reason = MarkerSettings().with_values({name: value}).validated()
-    assert fragment in reason and name in reason or fragment in reason
+    reason = _reason(name, value)
+    assert fragment in reason and name in reason
 
 
 def test_marker_settings_accept_zero_contact_memory():
-    assert MarkerSettings().with_values({'contact_memory': 0.0}).validated() == ''
+    assert _reason('contact_memory', 0.0) == ''
 
 
 # ---------------------------------------------------------------------------- case 24

@@ -8,11 +8,12 @@ everywhere. Units: metres, radians; colours are (r, g, b, a) in [0, 1].
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import math
 
 import numpy as np
 
+from arm_ik.kinematics.checks import positive_reason
 from arm_ik.kinematics.metrics import condition_number, manipulability, reach_fraction
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.solvers.base import Workspace
@@ -29,17 +30,6 @@ READOUT_WIDTH = 72
 
 
 # ---------------------------------------------------------------------------- checks
-def positive_number_reason(value: object, what: str, allow_zero: bool = False) -> str:
-    """'' when ``value`` is a finite real number > 0 (or ≥ 0), else why not."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return f'{what} must be a number, got {value!r}'
-    if not math.isfinite(value):
-        return f'{what} is {value} (must be finite)'
-    if value < 0.0 or (value == 0.0 and not allow_zero):
-        return f'{what} is {value} (must be {">=" if allow_zero else ">"} 0)'
-    return ''
-
-
 def colour_reason(value: object, what: str) -> str:
     """'' when ``value`` is 4 finite numbers in [0, 1] (r, g, b, a), else why not."""
     try:
@@ -130,7 +120,7 @@ def reach_circle_radii(max_reach: float, spacing: float = REACH_CIRCLE_SPACING) 
         ValueError: ``spacing`` or ``max_reach`` not a finite number > 0.
     """
     for value, what in ((spacing, 'circle spacing'), (max_reach, 'maximum reach')):
-        reason = positive_number_reason(value, what)
+        reason = positive_reason(value, what)
         if reason:
             raise ValueError(reason)
     count = int(math.floor(max_reach / spacing + 1e-9))
@@ -297,3 +287,63 @@ def format_readout(readout: Readout) -> str:
     failure = f'last failure: {readout.failure or "none"}'
     lines = [f'{readout.arm}  {tip}' if readout.arm else tip, numbers, solver, failure]
     return '\n'.join(_cut(line) for line in lines)
+
+
+# ---------------------------------------------------------------------------- planned path
+# Bounds on what one planned path can make a viewer keep (the executor sends ~300 tips).
+MAX_PATH_POINTS = 20_000
+MAX_GHOSTS = 64
+
+
+@dataclass(frozen=True)
+class PlanDrawing:
+    """What viewers draw of a planned move (arm_interfaces/PlannedPath), finite points only.
+
+    Attributes:
+        feasible: False for the part of a Cartesian line that could be followed.
+        law: motion law of the plan.
+        tips: (K, 3) tool path, m.
+        ghosts: arm skeletons along the move, each (n, 3) with n ≥ 2, m.
+        target: the goal's target point, m (None: the plan names none).
+        failure_point: where a Cartesian line stopped, m (None: it did not).
+    """
+
+    feasible: bool = True
+    law: str = ''
+    tips: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    ghosts: tuple[np.ndarray, ...] = ()
+    target: np.ndarray | None = None
+    failure_point: np.ndarray | None = None
+
+
+def finite_rows(points: object, limit: int = MAX_PATH_POINTS) -> np.ndarray:
+    """The finite rows among the first ``limit`` of (N, 3) ``points``."""
+    values = np.asarray(points, dtype=float).reshape(-1, 3)[:limit]
+    return values[np.all(np.isfinite(values), axis=1)]
+
+
+def finite_point(point: object) -> np.ndarray | None:
+    """``point`` as a (3,) array, or None when any coordinate is not finite."""
+    values = np.asarray(point, dtype=float).reshape(3)
+    return values if np.all(np.isfinite(values)) else None
+
+
+def plan_drawing(feasible: bool, law: str, tips: object, ghost_points: object,
+                 ghost_sizes: Sequence[int], target: object | None = None,
+                 failure_point: object | None = None) -> PlanDrawing:
+    """A PlanDrawing from flat values: ghost i is the next ``ghost_sizes[i]`` of
+    ``ghost_points``. Non-finite points are dropped, a ghost left with fewer than two points
+    too; sizes that do not add up to the points given keep no ghost at all."""
+    flat = np.asarray(ghost_points, dtype=float).reshape(-1, 3)
+    ghosts: list[np.ndarray] = []
+    if sum(int(size) for size in ghost_sizes) == len(flat):
+        start = 0
+        for size in ghost_sizes[:MAX_GHOSTS]:
+            kept = finite_rows(flat[start:start + int(size)])
+            start += int(size)
+            if len(kept) > 1:
+                ghosts.append(kept)
+    return PlanDrawing(
+        bool(feasible), str(law), finite_rows(tips), tuple(ghosts),
+        None if target is None else finite_point(target),
+        None if failure_point is None else finite_point(failure_point))

@@ -23,6 +23,9 @@ NEAREST = 'nearest'
 IK_SERVER = 'ik_server'
 EXECUTOR = 'trajectory_executor'
 SAFETY = 'safety_monitor'
+# Live follow runs on the executor with parameters of its own: a panel choice of solver or
+# motion law is made there too.
+FOLLOW_PARAMETERS = {'solver': 'follow_solver', 'motion_law': 'follow_law'}
 
 
 @dataclass(frozen=True)
@@ -147,3 +150,12 @@ def length_controls(config: ArmConfig) -> list[Control]:
                     maximum=5.0, step=0.01, value_type=float,
                     hint=f'xacro argument {name} of {xacro.name if xacro else "the arm"}')
             for name in config.length_arguments if name in kinematics]
+
+
+def follow_parameter(key: str, value: Any) -> str | None:
+    """The executor's live-follow parameter that control ``key`` set to ``value`` also sets
+    (None: none; a law that cannot stream, min_jerk or linear, leaves follow_law as it is)."""
+    follow = FOLLOW_PARAMETERS.get(key)
+    if follow == 'follow_law' and value not in laws.STREAMING_LAWS:
+        return None
+    return follow

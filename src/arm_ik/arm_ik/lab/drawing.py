@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 import math
 
@@ -53,3 +54,28 @@ def format_number(value: float, digits: int = 3) -> str:
     if math.isinf(value):
         return '∞'
     return f'{value:.{digits}f}'
+
+
+class ErrorHistory:
+    """The live tracking error of the last seconds, as (t s since ``start``, error mm)."""
+
+    def __init__(self, start: float) -> None:
+        self._start = start
+        self._points: deque[tuple[float, float]] = deque()
+
+    def update(self, now: float, tracked: np.ndarray | None, tip: np.ndarray | None,
+               length: float) -> None:
+        """The error at ``now`` (s, the clock of ``start``) while a target is tracked;
+        points older than ``length`` s go."""
+        t = now - self._start
+        if tracked is not None and tip is not None:
+            self._points.append((t, float(np.linalg.norm(tracked - tip)) * 1000.0))
+        while self._points and self._points[0][0] < t - length:
+            self._points.popleft()
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(times, errors), or None while there are fewer than two points to plot."""
+        if len(self._points) < 2:
+            return None
+        times, errors = np.array(self._points).T
+        return times, errors

@@ -1,14 +1,16 @@
 """The panel's layout: folders, control inputs, buttons, readouts, plots and images.
 
-Only viser calls; what the buttons do is wired by the node (``buttons[key].on_click``).
+Only viser calls; what the buttons do is given by the node (``wire_buttons``), and a script
+changes inputs and presses buttons by key exactly as a browser user does (``set_control``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from arm_ik.kinematics.checks import check_vector
 from arm_ik.lab.controls import Control
 from arm_ik.lab.panel import ControlPanel, Outcome
 
@@ -45,6 +47,8 @@ class LabLayout:
                  joint_map: bool, damping_sweep: bool, joint_map_note: str = '') -> None:
         self.gui = gui
         by_key = {control.key: control for control in controls}
+        self.control_keys = list(by_key)
+        self._outcomes: dict[str, Outcome] = {}
 
         def group(*keys: str) -> list[Control]:
             return [by_key[key] for key in keys if key in by_key]
@@ -145,6 +149,50 @@ class LabLayout:
             if key in panel.handles:
                 return panel
         return None
+
+    def show_outcome(self, outcome: Outcome) -> None:
+        """The last change's or button's outcome, under the move buttons."""
+        self.messages.content = f'{"✓" if outcome.ok else "✗"} {outcome.message}'
+
+    def wire_buttons(self, actions: Mapping[str, Callable[[], Outcome]],
+                     failed: Callable[[Outcome], None]) -> None:
+        """Each button runs its action and shows the outcome (an exception is an outcome
+        too: a failing button must not stop the lab); refusals also go to ``failed``."""
+        def press(key: str) -> None:
+            try:
+                outcome = actions[key]()
+            except Exception as error:  # noqa: BLE001 - see above
+                outcome = Outcome(False, f'{key} failed: {type(error).__name__}: {error}')
+            self._outcomes[key] = outcome
+            self.show_outcome(outcome)
+            if not outcome.ok:
+                failed(outcome)
+        for key, handle in self.buttons.items():
+            handle.on_click(lambda _event, key=key: press(key))
+
+    def set_control(self, key: str, value: object,
+                    set_target: Callable[[np.ndarray], Outcome]) -> Outcome:
+        """What a browser user does with input or button ``key``; the gizmo is 'target'
+        ([x, y, z], m, moved by ``set_target``)."""
+        if key == 'target':
+            position, reason = check_vector(value if isinstance(value, (list, tuple)) else [],
+                                            3, 'target')
+            return Outcome(False, reason) if position is None else set_target(position)
+        if key in self.buttons:
+            self._outcomes.pop(key, None)
+            self.buttons[key].value = True      # runs its on_click in this thread
+            return self._outcomes.get(key, Outcome(False, f'{key}: no outcome'))
+        panel = self.panel_of(key)
+        if panel is None:
+            known = self.control_keys + list(self.buttons) + ['target']
+            return Outcome(False, f'no control "{key}"; controls: {", ".join(known)}')
+        return panel.set(key, value)
+
+    def show(self, key: str, value: object) -> None:
+        """A node's own value of input ``key`` (shown, not applied again)."""
+        panel = self.panel_of(key)
+        if panel is not None:
+            panel.show(key, value)
 
     def value(self, key: str) -> object:
         panel = self.panel_of(key)

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from arm_ik.kinematics.safety.geometry import SafetyGeometry
+from arm_ik.kinematics.visual import PlanDrawing
 from arm_ik.lab.drawing import gradient_segments, polyline_segments
 
 SHELL = (120, 170, 255)
@@ -95,6 +97,11 @@ class LabScene:
             self._path = self.scene.add_line_segments('/plan/path', segments, colours,
                                                       line_width=6.0)
 
+    def set_plan(self, plan: PlanDrawing) -> None:
+        """A planned move (trajectory_executor's plan): its tip path and ghosts."""
+        self.set_path(plan.tips)
+        self.set_ghosts(plan.ghosts)
+
     def set_ghosts(self, skeletons: Sequence[Sequence[Sequence[float]]]) -> None:
         """Ghost snapshots of the arm along a planned move, one polyline each."""
         pieces = [polyline_segments(points) for points in skeletons]
@@ -137,3 +144,15 @@ class LabScene:
             self._ball.radius = float(radius)
         if tuple(self._ball.color) != colour:
             self._ball.color = colour
+
+
+def floor_of(geometry: SafetyGeometry | None) -> float | None:
+    """Height of the arm's floor, m (None: no floor)."""
+    return geometry.floor_z if geometry and geometry.floor_enabled else None
+
+
+def obstacle_of(geometry: SafetyGeometry | None) -> tuple[np.ndarray, float] | None:
+    """Centre (m) and radius (m) of the arm's obstacle (None: none)."""
+    if geometry is None or not geometry.obstacle_enabled:
+        return None
+    return geometry.obstacle_center, geometry.config.obstacle.radius

@@ -9,6 +9,7 @@ import numpy as np
 
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.visual import PoseMetrics
+from arm_ik.lab.checks import is_loopback
 from arm_ik.lab.drawing import format_number
 
 
@@ -101,3 +102,32 @@ def cycle_markdown(running: bool, last: str) -> str:
     else:
         head = '**No scripted cycle is moving the arm**: the panel drives it.'
     return f'{head}\n\n{last}' if last else head
+
+
+def safety_text(verdict: str, safe: bool, message: str) -> str:
+    """The readout's safety line: the verdict, with the monitor's message unless SAFE."""
+    return verdict if safe else f'{verdict}: {message}'
+
+
+def status_text(state: str, message: str) -> str:
+    """A node's state with its message, if any (the executor's status)."""
+    return state + (f': {message}' if message else '')
+
+
+def cycle_line(state: str, sequence: str, cycle: int, phase: str, source: str,
+               message: str) -> str:
+    """The scripted cycle's last report (target_status): state, where, message."""
+    where = f'{sequence} cycle {cycle}, {phase}' if sequence else source
+    return f'**{state}** ({where}): {message}'
+
+
+def arm_note(capsules: bool, reason: str) -> str:
+    """Said on the page, not only in the log, when the arm is capsules and why."""
+    return f'*The arm is drawn as the capsules of its safety geometry:* {reason}.' \
+        if capsules else ''
+
+
+def exposure_note(host: str) -> str:
+    """A warning for the log when the page is served beyond this machine ('' when not)."""
+    return '' if is_loopback(host) else (f' (host {host} is reachable from other machines: '
+                                         'anyone who can open it can move the arm)')

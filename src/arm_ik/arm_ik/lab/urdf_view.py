@@ -16,7 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
+from arm_ik.kinematics.arm import default_safety_section
 from arm_ik.kinematics.config_writer import default_search_paths, resolve_mesh
+from arm_ik.kinematics.model import ArmModel
+from arm_ik.kinematics.safety.config import parse_safety_config
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
 
 CAPSULE_COLOUR = (38, 89, 191)
@@ -222,3 +225,12 @@ def _z_to(direction: np.ndarray) -> np.ndarray:
         return np.array([0.0, 1.0, 0.0, 0.0])
     quaternion = np.array([w, -d[1], d[0], 0.0])     # (1 + z·d, z × d)
     return quaternion / np.linalg.norm(quaternion)
+
+
+def arm_view_of(server, model: ArmModel, geometry: SafetyGeometry | None, label: str,
+                paths: Sequence[str | Path] = ()) -> ArmView:
+    """The arm drawn from its URDF meshes, or as capsules when they cannot be shown: those
+    of ``geometry``, else of the default safety section of ``model``."""
+    capsules = geometry or SafetyGeometry(model, parse_safety_config(
+        default_safety_section(model), label))
+    return ArmView(server, model.urdf, model.joint_names, capsules, paths=paths)

@@ -14,15 +14,17 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
+from arm_ik.kinematics.checks import check_vector, positive_reason
 from arm_ik.kinematics.description import expand_xacro_file
 from arm_ik.kinematics.joint_state import positions_by_name
 from arm_ik.kinematics.model import ArmModel, DescriptionError
 from arm_ik.kinematics.motion import laws
-from arm_ik.lab import checks, texts
+from arm_ik.lab import texts
 from arm_ik.lab.controls import NEAREST, ORIENTATIONS
 from arm_ik.lab.drawing import format_number, manipulability_along
 from arm_ik.lab.joint_map_image import grid_from_arrays, render
 from arm_ik.lab.panel import Outcome
+from arm_ik.lab.state import LabState
 from arm_ik.nodes.common import constant_names
 from arm_ik.nodes.conversions import seconds_of
 from arm_ik.nodes.lab_remote import call
@@ -40,17 +42,16 @@ class LabMoves:
     layout: Any
     scene: Any
     model: ArmModel
+    pipeline: Any
+    state: LabState
 
     # ------------------------------------------------------------------ target and moves
     def _on_drag(self) -> None:
-        position, reason = checks.finite_vector(self.scene.target.position, 3, 'target')
-        wxyz, _ = checks.finite_vector(self.scene.target.wxyz, 4, 'target orientation')
+        position, reason = check_vector(self.scene.target.position, 3, 'target')
+        wxyz, _ = check_vector(self.scene.target.wxyz, 4, 'target orientation')
         if position is None:
             return
-        with self._lock:
-            self._target = position
-            if wxyz is not None:
-                self._target_wxyz = wxyz
+        self.state.set_target(position, wxyz)
         if not self.layout.value('live_follow'):
             self._preview()
 
@@ -63,9 +64,7 @@ class LabMoves:
     def _stream_target(self) -> None:
         if not self.layout.value('live_follow'):
             return
-        with self._lock:
-            target = self._target.copy()
-            self._tracked = target
+        target = self.state.stream_target()
         message = PointStamped()
         message.header.stamp = self.get_clock().now().to_msg()
         message.header.frame_id = self.model.base_link
@@ -80,15 +79,11 @@ class LabMoves:
 
     def _preview(self) -> None:
         """IK of the dragged target on the IK service (one request in flight at a time)."""
-        with self._lock:
-            if self._preview_busy:
-                self._preview_again = True
-                return
-            self._preview_busy, self._preview_again = True, False
-            target, wxyz = self._target.copy(), self._target_wxyz.copy()
-        if not self.ik_client.service_is_ready():
-            with self._lock:
-                self._preview_busy = False
+        if not self.state.begin_preview():
+            return
+        target, wxyz = self.state.target()
+        if not self.pipeline.ik_client.service_is_ready():
+            self.state.end_preview()
             return
         fields = self._goal_fields()
         request = SolveIK.Request(goal_type=fields['goal_type'], solver=fields['solver'],
@@ -98,26 +93,23 @@ class LabMoves:
         pose.orientation.w, pose.orientation.x, pose.orientation.y, pose.orientation.z = (
             float(v) for v in wxyz)
         request.target.header.frame_id = self.model.base_link
-        future = self.ik_client.call_async(request)
+        future = self.pipeline.ik_client.call_async(request)
         future.add_done_callback(self._preview_done)
 
     def _preview_done(self, future) -> None:
         if future.exception() is None and future.result() is not None:
             response = future.result()
-            self._record_ik(response.solver, response.branch, response.error_code.val,
-                            response.message, response.position_error, response.iterations)
-        with self._lock:
-            self._preview_busy = False
-            again = self._preview_again
-        if again:
+            self.state.record_ik(response.solver, response.branch, response.error_code.val,
+                                 response.message, response.position_error,
+                                 response.iterations)
+        if self.state.end_preview():
             self._background(self._preview)
 
     def _plan_and_go(self) -> Outcome:
         if self.layout.value('live_follow'):
             return Outcome(False, 'live follow is on: the target streams; switch it off to '
                            'plan one move')
-        with self._lock:
-            target, wxyz = self._target.copy(), self._target_wxyz.copy()
+        target, wxyz = self.state.target()
         goal = MoveToTarget.Goal()
         fields = self._goal_fields()
         goal.target.header.frame_id = self.model.base_link
@@ -137,13 +129,13 @@ class LabMoves:
         """Stop a running scripted cycle before a move of the panel's own, as a click in
         RViz does (target_input's ~/stop_cycle): else the cycle's next step would take the
         arm back from the user. Returns a note for the outcome ('' when none ran)."""
-        if not self._cycle_running:
+        if not self.state.cycle_running:
             return ''
-        response, reason = call(self.cycle_clients['cycle_stop'], Trigger.Request(),
-                                self._timeout)
+        response, reason = call(self.pipeline.cycle_clients['cycle_stop'],
+                                Trigger.Request(), self._timeout)
         if response is None:
             return f'; the scripted cycle could not be paused: {reason}'
-        self._cycle_running = False
+        self.state.cycle_running = False
         self.layout.cycle_status.content = texts.cycle_markdown(
             False, f'paused by the panel: {response.message}')
         return '; the scripted cycle is paused (Resume scripted cycle starts it again)'
@@ -151,12 +143,12 @@ class LabMoves:
     def _pause_cycle(self) -> Outcome:
         """The panel's "Pause: take over": stop the scripted cycle; the executor holds the
         pose reached and the panel's moves are the only ones sent."""
-        response, reason = call(self.cycle_clients['cycle_stop'], Trigger.Request(),
-                                self._timeout)
+        response, reason = call(self.pipeline.cycle_clients['cycle_stop'],
+                                Trigger.Request(), self._timeout)
         if response is None:
             return Outcome(False, f'pause: {reason}')
         if response.success:
-            self._cycle_running = False
+            self.state.cycle_running = False
         message = (f'{response.message}: the panel has the arm; Resume scripted cycle '
                    'starts the cycle again from its first step') if response.success \
             else response.message
@@ -176,15 +168,15 @@ class LabMoves:
 
     def _send_goal(self, goal: MoveToTarget.Goal, target: np.ndarray, what: str,
                    note: str = '') -> Outcome:
-        if not self.move_client.server_is_ready():
+        if not self.pipeline.move_client.server_is_ready():
             return Outcome(False, "the trajectory executor's move_to_target action is not "
                            'available (is trajectory_executor running?)')
-        with self._lock:
-            self._tracked = np.asarray(target, dtype=float)
+        self.state.track(target)
         self.layout.move_status.content = f'**sending** {what} ...'
 
         def send() -> None:
-            future = self.move_client.send_goal_async(goal, feedback_callback=self._on_feedback)
+            future = self.pipeline.move_client.send_goal_async(
+                goal, feedback_callback=self._on_feedback)
             future.add_done_callback(lambda done: self._on_goal_response(done, what))
         self._hop.post(send)
         return Outcome(True, f'goal sent: {what}{note}')
@@ -214,10 +206,8 @@ class LabMoves:
             f'{format_number(result.final_error * 1000.0, 2)} mm, '
             f'{len(result.contact_points)} contacts')
         if not ok:
-            with self._lock:
-                self._failure = f'move: {code}: {result.message}'
-        with self._lock:
-            self._move_contacts = [np.array([p.x, p.y, p.z]) for p in result.contact_points]
+            self.state.fail(f'move: {code}: {result.message}')
+        self.state.set_move_contacts([np.array([p.x, p.y, p.z]) for p in result.contact_points])
         path = result.executed_path
         if path.points:
             self._last_path = path
@@ -238,13 +228,14 @@ class LabMoves:
                                                                          positions))
 
     def _trigger(self, key: str) -> Outcome:
-        response, reason = call(self.cycle_clients[key], Trigger.Request(), self._timeout)
+        response, reason = call(self.pipeline.cycle_clients[key], Trigger.Request(),
+                                self._timeout)
         if response is None:
             return Outcome(False, reason)
         if key == 'cycle_start' and response.success:
-            self._cycle_running = True
+            self.state.cycle_running = True
         self.layout.cycle_status.content = texts.cycle_markdown(
-            self._cycle_running, response.message)
+            self.state.cycle_running, response.message)
         return Outcome(bool(response.success), response.message)
 
     # ------------------------------------------------------------------ tools
@@ -254,7 +245,7 @@ class LabMoves:
         request = GetJointMap.Request(use_current_state=True)
         if self._last_path is not None:
             request.path = self._last_path
-        response, reason = call(self.map_client, request, max(self._timeout, 10.0))
+        response, reason = call(self.pipeline.map_client, request, max(self._timeout, 10.0))
         if response is None:
             return Outcome(False, f'joint map: {reason}')
         if response.error_code != GetJointMap.Response.OK:
@@ -300,7 +291,7 @@ class LabMoves:
             return Outcome(False, 'this arm has no link-length arguments')
         mappings = {key.removeprefix('length_'): panel.value(key) for key in panel.handles}
         for name, value in mappings.items():
-            reason = checks.positive_reason(value, name)
+            reason = positive_reason(value, name)
             if reason:
                 self.layout.length_status.content = f'✗ {reason}'
                 return Outcome(False, reason)
@@ -317,8 +308,8 @@ class LabMoves:
         applied, lines, accepted_all = [], [], True
         running = {f'{namespace.rstrip("/")}/{name}'
                    for name, namespace in self.get_node_names_and_namespaces()}
-        for remote, required in self.description_holders:
-            if not required and self._qualified(remote.name) not in running:
+        for remote, required in self.pipeline.description_holders:
+            if not required and self.pipeline.qualified(remote.name) not in running:
                 lines.append((True, f'{remote.name}: not running, skipped'))
                 continue
             accepted, message = remote.set('robot_description', urdf, self._timeout)
@@ -334,8 +325,7 @@ class LabMoves:
                 break
             applied.append(remote)
         if accepted_all:
-            with self._lock:
-                self._scene_updates['model'] = (model,)
+            self.state.update_scene('model', model)
         self.layout.length_status.content = '\n'.join(
             f'- {"✓" if ok else "✗"} {line}' for ok, line in lines)
         return Outcome(accepted_all, 'link lengths: ' + '; '.join(line for _, line in lines))

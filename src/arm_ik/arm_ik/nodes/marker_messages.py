@@ -1,4 +1,5 @@
-"""visualization_msgs builders of the markers node: one function per namespace.
+"""visualization_msgs builders of the markers node: one function per namespace (and its
+ArmReadout, the same numbers as the readout text).
 
 Every builder takes plain arrays (from ``kinematics.visual``) and returns Markers in the base
 frame with stamp 0 (RViz draws them with the latest transform). Namespaces, so a user can
@@ -11,21 +12,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 import math
 
+from builtin_interfaces.msg import Time
 import numpy as np
 from visualization_msgs.msg import Marker
 
+from arm_ik.kinematics.marker_scene import FAILED, IKAnswer, PENDING, REACHED
 from arm_ik.kinematics.visual import (
     Colour,
     colour_ramp,
     dashed_circle,
     floor_half_size,
     path_colours,
+    PoseMetrics,
     reach_circle_radii,
     ReachShell,
     wire_cube_edges,
     z_to_direction,
 )
 from arm_ik.nodes.conversions import colour, duration, point
+from arm_interfaces.msg import ArmReadout
 
 NAMESPACES = ('floor', 'reach_circles', 'reach_shell', 'target', 'tip_path', 'path_failure',
               'ghosts', 'contacts', 'link_capsules', 'readout')
@@ -33,6 +38,7 @@ NAMESPACES = ('floor', 'reach_circles', 'reach_shell', 'target', 'tip_path', 'pa
 TARGET_PENDING: Colour = (1.0, 0.85, 0.2, 1.0)
 TARGET_REACHED: Colour = (0.2, 1.0, 0.45, 1.0)
 TARGET_FAILED: Colour = (1.0, 0.2, 0.15, 1.0)
+TARGET_COLOURS = {PENDING: TARGET_PENDING, REACHED: TARGET_REACHED, FAILED: TARGET_FAILED}
 _FAILURE: Colour = (1.0, 0.1, 0.1, 0.9)
 _CAPSULE_OK: Colour = (0.2, 0.45, 0.95, 0.25)
 _CAPSULE_LOW: Colour = (0.95, 0.2, 0.1, 0.45)
@@ -188,6 +194,36 @@ def capsule_markers(frame: str, starts: np.ndarray, ends: np.ndarray, radii: np.
         caps.points = [point(a), point(b)]
         result += [body, caps]
     return result
+
+
+def readout_message(arm: str, frame: str, stamp: Time, joint_names: Sequence[str],
+                    ignored_states: int, q: np.ndarray | None, metrics: PoseMetrics | None,
+                    target: np.ndarray | None, ik: IKAnswer | None, failure: str,
+                    text: str) -> ArmReadout:
+    """The readout's numbers; ``q`` and ``metrics`` None when the pose is stale or unknown
+    (tracking_error -1: no pose or no target)."""
+    message = ArmReadout(arm=arm, joint_names=list(joint_names),
+                         ignored_joint_states=ignored_states, tracking_error=-1.0,
+                         last_failure=failure, text=text)
+    message.header.frame_id, message.header.stamp = frame, stamp
+    if q is not None and metrics is not None:
+        message.has_state = True
+        message.joint_positions = [float(v) for v in q]
+        message.tip = point(metrics.tip)
+        message.manipulability = float(metrics.manipulability)
+        message.condition_number = float(metrics.condition_number)
+        message.reach_fraction = float(metrics.reach_fraction)
+    if target is not None:
+        message.has_target = True
+        message.target = point(target)
+        if metrics is not None and q is not None:
+            message.tracking_error = float(np.linalg.norm(metrics.tip - target))
+    if ik is not None:
+        message.has_ik_answer = True
+        message.solver, message.branch = ik.solver, ik.branch
+        message.ik_error_code.val = ik.code
+        message.ik_position_error = float(ik.position_error)
+    return message
 
 
 def readout_marker(frame: str, text: str, where: np.ndarray, rgba: Colour, size: float,

@@ -12,9 +12,11 @@ from visualization_msgs.msg import Marker, MarkerArray
 from arm_ik.kinematics.motion.commands import TrajectoryPoint
 from arm_ik.kinematics.motion.planner import MoveGoal, Preview
 from arm_ik.kinematics.motion.trajectory import Trajectory
+from arm_ik.kinematics.visual import plan_drawing, PlanDrawing
 from arm_ik.nodes.conversions import colour as rgba
 from arm_ik.nodes.conversions import duration, point, seconds_of
 from arm_interfaces.action import MoveToTarget
+from arm_interfaces.msg import PlannedPath
 
 # Marker colours (r, g, b, a).
 _PATH_COLOUR = (0.1, 0.8, 0.2, 1.0)
@@ -149,3 +151,15 @@ def failure_markers(frame: str, reached: np.ndarray, stop: np.ndarray | None,
         ball.pose.position = point(target)
         markers.markers.append(ball)
     return markers
+
+
+# ------------------------------------------------------------ PlannedPath → viewers (ROS → core)
+def plan_drawing_from_message(message: PlannedPath) -> PlanDrawing:
+    """What the viewers (markers node, lab) draw of a PlannedPath (non-finite points dropped)."""
+    def xyz(points) -> list[tuple[float, float, float]]:
+        return [(p.x, p.y, p.z) for p in points]
+    return plan_drawing(
+        message.feasible, message.law, xyz(message.tip_path), xyz(message.ghost_points),
+        list(message.ghost_sizes),
+        xyz([message.target])[0] if message.has_target else None,
+        xyz([message.failure_point])[0] if message.has_failure_point else None)
