@@ -23,8 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import ExitStack
+import functools
 import queue
 import threading
+import time
+from typing import Any
 
 from rclpy.callback_groups import CallbackGroup
 from rclpy.event_handler import EventHandler
@@ -204,9 +207,6 @@ class ServiceLoop:
 # the move's own duration has passed: get_result is idempotent, so asking twice is safe.
 # No figure of how often this happens was measured; the test harness's call_service and
 # motion_harness.wait_for_server work around the same loss for services and goals.
-import functools  # noqa: E402
-import time  # noqa: E402
-from typing import Any  # noqa: E402
 
 SEND_ATTEMPTS = 3         # a goal without accept/reject is sent this many times in all
 RESULT_ASK_RETRY = 2.0    # s past a move's duration between requests for its result

@@ -238,7 +238,6 @@ def readout_marker(frame: str, text: str, where: np.ndarray, rgba: Colour, size:
 
 # ---------------------------------------------------------------------------------------
 # The ball of target_input's pick-and-place cycle (topic ball_marker, latched).
-from builtin_interfaces.msg import Time  # noqa: E402
 
 BALL_FREE: Colour = (0.2, 0.75, 0.3, 1.0)       # lying free
 BALL_CARRIED: Colour = (1.0, 0.55, 0.1, 1.0)    # carried by the tool
