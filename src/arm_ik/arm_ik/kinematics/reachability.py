@@ -253,7 +253,9 @@ def reach_grid(arm: Arm, resolution: float, max_voxels: int = DEFAULT_MAX_VOXELS
     count = max(1, math.ceil(2.0 * radius / resolution - 1e-9))
     voxels = count ** 3
     if voxels > max_voxels:
-        fits = 2.0 * radius / math.floor(max_voxels ** (1.0 / 3.0))
+        side = round(max_voxels ** (1.0 / 3.0))       # the integer cube root, exactly
+        side -= side ** 3 > max_voxels
+        fits = 2.0 * radius / max(side, 1)
         raise ReachabilityError(f'{count}³ = {voxels} voxels at {resolution:g} m over the '
                                 f'reach of {arm.label} ({radius:.3f} m) exceed the limit of '
                                 f'{max_voxels}; use a resolution of at least {fits:.3g} m '
