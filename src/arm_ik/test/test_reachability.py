@@ -55,6 +55,7 @@ def radii(reach: ReachabilityMap) -> tuple[np.ndarray, np.ndarray]:
 
 def test_the_shell_above_the_desk_is_reachable_and_nothing_else(desk_map) -> None:
     r, z = radii(desk_map)
+    np.testing.assert_array_equal(desk_map.reachable, desk_map.code == VoxelCode.REACHABLE)
     inside = (r >= 0.4) & (r <= 1.0) & (z >= 0.05)
     assert inside.sum() > 1000
     assert desk_map.reachable[inside].all()
@@ -191,6 +192,7 @@ def test_full_pose_shares_on_the_ur5() -> None:
     arm = load_arm(ur5.urdf(), None, ur5.base, ur5.tip)
     reach = Reachability(arm).sample(0.3, 'full_pose', orientations=4)
     assert reach.solver == 'closed_form' and reach.orientations == 4
+    np.testing.assert_array_equal(reach.reachable, reach.code == VoxelCode.REACHABLE)
     shares = set(np.unique(reach.share).tolist())
     assert shares <= {0.0, 0.25, 0.5, 0.75, 1.0} and 1.0 in shares and \
         shares & {0.25, 0.5, 0.75}

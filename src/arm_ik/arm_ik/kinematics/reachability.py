@@ -376,7 +376,8 @@ class Reachability:
         best = np.full(count, math.nan)
         condition = np.full(count, math.nan)
         outcome = rules.copy()
-        rank = np.full(count, _OUTCOME_RANK[VoxelCode.OUTSIDE_REACH])
+        # Worse than any outcome: the first orientation's outcome always replaces it.
+        rank = np.full(count, len(_OUTCOME_RANK))
         for start in range(0, len(asked), max(1, _CHUNK // len(turns))):
             rows = asked[start:start + max(1, _CHUNK // len(turns))]
             for quaternion in turns:
