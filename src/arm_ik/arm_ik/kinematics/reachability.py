@@ -37,7 +37,7 @@ saves to and loads from a ``.npz`` (grid, arrays, arm label, URDF hash).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 import enum
 import hashlib
 import math
@@ -132,7 +132,6 @@ class ReachabilityMap:
     solver: str = ''
     elapsed: float = 0.0
     solved: int = 0
-    notes: dict = field(default_factory=dict)
 
     @property
     def shape(self) -> tuple[int, int, int]:
