@@ -266,3 +266,12 @@ def test_bad_input_exits_2(arguments, message, tmp_path, capsys) -> None:
     assert raised.value.code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / 'x.npz').exists()
+
+
+def test_workspace_admits_what_check_position_admits() -> None:
+    for name in ('pointer3', 'manipulator3d', 'ccd5'):
+        workspace = bundled(name).workspace
+        points = np.random.default_rng(5).uniform(-2.5, 2.5, (400, 3))
+        points[:50] = workspace.shoulder + [0.0, 0.0, workspace.max_reach]   # on the shell
+        expected = [workspace.check_position(p)[1] is None for p in points]
+        np.testing.assert_array_equal(workspace.admits(points), expected)

@@ -26,9 +26,11 @@ arm enables them) — an unsafe solution does not count. Two ways, by solver:
   same safety check. A numeric solver that misses a reachable voxel from that seed reports
   it unreachable: the map is a lower bound there.
 
-Targets the reach rules refuse (beyond the reach, inside the hole, below the minimum
-height) and tips lower than the floor plus the radius of the capsule ending at the tip
-(no pose is safe there) are marked without a solve.
+Targets the reach rules refuse (``Workspace.admits``: beyond the reach, inside the hole,
+below the minimum height) and tips lower than the floor plus the radius of the capsule
+ending at the tip (no pose is safe there) are marked without a solve. Self-collision and
+the scene are not checked (``ik.avoid_collisions`` is not applied): the map is about the
+chain, its limits and its safety rules.
 
 Manipulability and condition number are those SolveIK reports (position rows,
 ``metrics.dexterity``), in m³/rad³ and dimensionless. The result, a ``ReachabilityMap``,
@@ -303,14 +305,9 @@ def _rotation_from_z(direction: np.ndarray) -> np.ndarray:
 
 def _rule_codes(arm: Arm, points: np.ndarray) -> np.ndarray:
     """VoxelCode per point that no solve can change (REACHABLE: ask the solver)."""
-    workspace, safety = arm.workspace, arm.safety
-    relative = points - workspace.shoulder
-    distance = np.linalg.norm(relative, axis=1)
+    safety = arm.safety
     codes = np.full(len(points), VoxelCode.REACHABLE, dtype=np.uint8)
-    outside = (distance > workspace.max_reach + 1e-12) | \
-        (distance < workspace.min_reach - 1e-12)
-    if workspace.min_height_above_shoulder is not None:
-        outside |= relative[:, 2] < workspace.min_height_above_shoulder - 1e-12
+    outside = ~arm.workspace.admits(points)
     codes[outside] = VoxelCode.OUTSIDE_REACH
     if safety.floor_enabled:
         # The capsule that ends at the tip reaches its radius below the tip in every pose.
@@ -345,6 +342,8 @@ class Reachability:
         self.options = options or SolveOptions(restarts=DEFAULT_RESTARTS)
         self.safety = arm.safety if (arm.safety.floor_enabled or
                                      arm.safety.obstacle_enabled) else None
+        # Every branch is solved without the floor rules (checked here instead); built once.
+        self._plain: IKDispatcher | None = None
 
     def every_branch(self, goal: GoalType) -> bool:
         """True when every solution of a goal is listed (closed form, finitely many poses)."""
@@ -417,7 +416,9 @@ class Reachability:
         every = self.every_branch(goal)
         if every:
             # All branches without the floor rules: each solution is checked below.
-            dispatcher = IKDispatcher(model, self.arm.workspace, self.solver)
+            if self._plain is None:
+                self._plain = IKDispatcher(model, self.arm.workspace, self.solver)
+            dispatcher = self._plain
             labels = ANALYTIC_BRANCHES if self.solver == 'analytic' else ('',)
         else:
             dispatcher, labels = self.dispatcher, ('',)
