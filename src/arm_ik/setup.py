@@ -25,6 +25,7 @@ setup(
             'ik_client = arm_ik.client:main',
             'ik_path = arm_ik.path_client:main',
             'arm_config = arm_ik.arm_config:main',
+            'arm_reachability = arm_ik.reachability_command:main',
             'target_input = arm_ik.nodes.target_input:main',
             'safety_monitor = arm_ik.nodes.safety_monitor:main',
             'lab_viewer = arm_ik.nodes.lab_viewer:main',

@@ -118,6 +118,35 @@ def dexterity(rows: Sequence[Sequence[float]]) -> tuple[float, float]:
     return volume, math.sqrt(largest / smallest)
 
 
+def dexterity_batch(jv: object) -> tuple[np.ndarray, np.ndarray]:
+    """(manipulability, condition number) of N poses at once, as ``dexterity`` pose by pose.
+
+    Args:
+        jv: (N, k, n) position rows (k = 2 or 3, m/rad), finite.
+
+    Returns:
+        Two (N,) arrays: sqrt(det(Jv·Jvᵀ)) in m^k/rad^k (0 when singular) and σmax/σmin
+        (math.inf when rank-deficient to rounding precision, the rule of ``dexterity``).
+
+    Raises:
+        ValueError: wrong shape or non-finite entries.
+    """
+    rows = np.asarray(jv, dtype=float)
+    if rows.ndim != 3 or rows.shape[1] not in (2, 3) or rows.shape[2] == 0:
+        raise ValueError(f'expected (N, 2|3, n) position rows, got shape {rows.shape}')
+    if not np.all(np.isfinite(rows)):
+        raise ValueError('the Jacobians hold NaN or inf')
+    gram = rows @ np.swapaxes(rows, 1, 2)
+    eigenvalues = np.linalg.eigvalsh(gram)          # ascending, per pose
+    volume = np.sqrt(np.maximum(np.linalg.det(gram), 0.0))
+    largest, smallest = eigenvalues[:, -1], eigenvalues[:, 0]
+    singular = (largest <= 0.0) | (smallest <= _SINGULAR_EIGENVALUE_RATIO * largest)
+    with np.errstate(divide='ignore', invalid='ignore'):
+        condition = np.where(singular, math.inf, np.sqrt(largest / np.where(singular, 1.0,
+                                                                             smallest)))
+    return volume, condition
+
+
 def _symmetric3_extreme_eigenvalues(g00: float, g01: float, g02: float, g11: float,
                                     g12: float, g22: float) -> tuple[float, float, float]:
     """Largest and smallest eigenvalue of a symmetric 3×3 matrix (Smith, CACM 1961), and a

@@ -354,6 +354,23 @@ class ArmModel:
         """
         return self.kernel.jacobian(self._one_pose(q))
 
+    def position_jacobian_batch(self, q: np.ndarray) -> np.ndarray:
+        """Linear-velocity rows of the tip Jacobian for N configurations, (N, 3, n) m/rad.
+
+        The same columns as ``jacobian`` (a_i × (p − o_i), or a_i for a slide), from one
+        ``frames_batch``: for many poses at once (a workspace sampled voxel by voxel).
+        """
+        frames = self.frames_batch(q)
+        tip = frames[:, self.dof, :3, 3]
+        columns = np.empty((len(frames), 3, self.dof))
+        for index, joint in enumerate(self.joints):
+            axis = frames[:, index, :3, :3] @ joint.axis
+            if joint.prismatic:
+                columns[:, :, index] = axis
+            else:
+                columns[:, :, index] = np.cross(axis, tip - frames[:, index, :3, 3])
+        return columns
+
     def shoulder_position(self) -> np.ndarray:
         """World position of the first joint whose axis is not vertical at q = 0 (the shoulder).
 

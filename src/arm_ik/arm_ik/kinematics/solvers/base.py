@@ -113,6 +113,16 @@ class Workspace:
                 f'(minimum reach {self.min_reach:.3f} m)')
         return target, None
 
+    def admits(self, points: np.ndarray) -> np.ndarray:
+        """(N,) bool: which of N finite positions (N, 3) ``check_position`` lets through —
+        the same rules and tolerances, for many points at once (a sampled workspace)."""
+        relative = np.asarray(points, dtype=float) - self.shoulder
+        distance = np.linalg.norm(relative, axis=1)
+        ok = (distance <= self.max_reach + 1e-12) & (distance >= self.min_reach - 1e-12)
+        if self.min_height_above_shoulder is not None:
+            ok &= relative[:, 2] >= self.min_height_above_shoulder - 1e-12
+        return ok
+
 
 class Solver:
     """Interface of every IK solver: built once per model, then ``solve`` per request."""
