@@ -29,9 +29,11 @@ def test_hosts(host, reason, loopback):
 
 def test_finite_vector_and_positive():
     assert checks.finite_vector([1, 2, 3], 3, 'target')[0].tolist() == [1.0, 2.0, 3.0]
-    assert 'NaN or inf' in checks.finite_vector([1, math.nan, 3], 3, 'target')[1]
+    # The core's check_vector (kinematics.checks) names the component that is not finite.
+    assert 'target[1] is nan (must be finite)' in \
+        checks.finite_vector([1, math.nan, 3], 3, 'target')[1]
     assert 'expected 3' in checks.finite_vector([1, 2], 3, 'target')[1]
-    assert 'not a list of numbers' in checks.finite_vector(['x', 2, 3], 3, 'target')[1]
+    assert 'not a numeric vector' in checks.finite_vector(['x', 2, 3], 3, 'target')[1]
     assert checks.positive_reason(0.5, 'rate') == ''
     for bad in (0.0, -1.0, math.nan, math.inf, True, 'fast'):
         assert checks.positive_reason(bad, 'rate')

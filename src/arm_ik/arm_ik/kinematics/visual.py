@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from arm_ik.kinematics.checks import positive_reason
 from arm_ik.kinematics.metrics import condition_number, manipulability, reach_fraction
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.solvers.base import Workspace
@@ -29,17 +30,6 @@ READOUT_WIDTH = 72
 
 
 # ---------------------------------------------------------------------------- checks
-def positive_number_reason(value: object, what: str, allow_zero: bool = False) -> str:
-    """'' when ``value`` is a finite real number > 0 (or ≥ 0), else why not."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return f'{what} must be a number, got {value!r}'
-    if not math.isfinite(value):
-        return f'{what} is {value} (must be finite)'
-    if value < 0.0 or (value == 0.0 and not allow_zero):
-        return f'{what} is {value} (must be {">=" if allow_zero else ">"} 0)'
-    return ''
-
-
 def colour_reason(value: object, what: str) -> str:
     """'' when ``value`` is 4 finite numbers in [0, 1] (r, g, b, a), else why not."""
     try:
@@ -130,7 +120,7 @@ def reach_circle_radii(max_reach: float, spacing: float = REACH_CIRCLE_SPACING) 
         ValueError: ``spacing`` or ``max_reach`` not a finite number > 0.
     """
     for value, what in ((spacing, 'circle spacing'), (max_reach, 'maximum reach')):
-        reason = positive_number_reason(value, what)
+        reason = positive_reason(value, what)
         if reason:
             raise ValueError(reason)
     count = int(math.floor(max_reach / spacing + 1e-9))

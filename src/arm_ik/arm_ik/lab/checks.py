@@ -1,28 +1,19 @@
-"""Checks every value passes before it reaches the browser view or a running node."""
+"""Checks every value passes before it reaches the browser view or a running node.
+
+The number and vector checks are the core's (kinematics.checks), named here as the lab's
+modules call them; only the host checks are the lab's own.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import ipaddress
-import math
 
-import numpy as np
+from arm_ik.kinematics.checks import check_vector as finite_vector
+from arm_ik.kinematics.checks import positive_reason
+
+__all__ = ['finite_vector', 'host_reason', 'is_loopback', 'positive_reason']
 
 LOOPBACK_NAMES = ('localhost',)
-
-
-def finite_vector(values: Sequence[float], size: int, what: str) -> tuple[np.ndarray | None,
-                                                                          str]:
-    """``values`` as a float vector of ``size`` finite entries, or (None, the reason)."""
-    try:
-        vector = np.asarray([float(v) for v in values], dtype=float)
-    except (TypeError, ValueError):
-        return None, f'{what} is not a list of numbers'
-    if vector.shape != (size,):
-        return None, f'{what} has {vector.size} values, expected {size}'
-    if not np.all(np.isfinite(vector)):
-        return None, f'{what} holds NaN or inf'
-    return vector, ''
 
 
 def host_reason(host: str) -> str:
@@ -44,12 +35,3 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def positive_reason(value: object, what: str) -> str:
-    """'' when ``value`` is a finite number > 0, else why not."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return f'{what} must be a number, got {value!r}'
-    if not math.isfinite(value) or value <= 0.0:
-        return f'{what} must be finite and > 0, got {value!r}'
-    return ''

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from arm_ik.kinematics.checks import positive_reason
 from arm_ik.kinematics.visual import (
     Colour,
     colour_reason,
     PATH_END,
     PATH_START,
-    positive_number_reason,
     REACH_CIRCLE_SPACING,
 )
 
@@ -93,7 +93,7 @@ class MarkerSettings:
         """'' when every value is usable, else the reason of the first that is not."""
         for name in RANGES:
             value = getattr(self, name)
-            reason = positive_number_reason(value, name, allow_zero=name in ZERO_ALLOWED)
+            reason = positive_reason(value, name, allow_zero=name in ZERO_ALLOWED)
             if reason:
                 return reason
             low, high = RANGES[name]
