@@ -170,10 +170,21 @@ def test_request_bounds(geometry):
     assert 'samples' in map_samples_reason(1e6, 60.0)
 
 
-def test_joint_map_refusals_carry_codes(geometry, load_arm):
+def test_joint_map_refusals_carry_codes(geometry):
     with pytest.raises(JointMapError) as refused:
         joint_map(geometry, [0.0, 0.0], math.radians(4.0))
     assert refused.value.code == MapCode.INVALID_INPUT
     with pytest.raises(JointMapError) as refused:
         joint_map(geometry, LEVEL, math.radians(50.0))
     assert refused.value.code == MapCode.INVALID_INPUT
+
+
+def test_joint_map_of_an_arm_without_two_pitch_joints_is_not_applicable(geometry,
+                                                                        monkeypatch):
+    # None of the bundled arms lacks them: the search-joint rule is made to find none.
+    from arm_ik.kinematics.safety import planning
+    monkeypatch.setattr(planning, 'default_search_joints', lambda model: None)
+    with pytest.raises(JointMapError) as refused:
+        joint_map(geometry, LEVEL, math.radians(4.0))
+    assert refused.value.code == MapCode.NOT_APPLICABLE
+    assert 'no two pitch joints' in str(refused.value)
