@@ -368,3 +368,43 @@ class ExecutorHop:
                 function()
             except Exception as error:  # noqa: BLE001 - one bad request must not stop the rest
                 self._logger.error(f'lab request failed: {type(error).__name__}: {error}')
+
+
+# ---------------------------------------------------------------------------- hidden helper node
+class HiddenServices:
+    """Some services of ``server``, under the server's own names, served by a ServiceLoop
+    on a hidden helper node (``_<server>_<suffix>``: no parameter services) on a thread of
+    their own, until :meth:`close`.
+
+    Why (ik_server's closed-form services, ``~/ik/analytic`` and ``~/ik/closed_form``):
+    their answers take 30–50 µs. On the node's multi-threaded executor, whose wait set also
+    holds the numeric services, the subscription and the parameter services, the executor's
+    own bookkeeping cost more than the solve; a SingleThreadedExecutor of their own still
+    took 35–55 µs more per round trip than ServiceLoop (benchmarks/bench_services.py).
+    rclpy cannot give one callback group its own executor (rclcpp can: its
+    ``add_callback_group``), so they live on a helper node.
+
+    Args:
+        server: the node whose services these are (names resolve under its full name).
+        suffix: the helper node's name is ``_<server name>_<suffix>``.
+        services: (service type, name relative to the server, callback) each.
+    """
+
+    def __init__(self, server: Node, suffix: str,
+                 services: list[tuple[type, str, Callable]], qos_profile: object,
+                 thread_name: str = 'hidden_services') -> None:
+        # Global arguments (a __node remap) would give the helper the server's own name.
+        self.node = Node(f'_{server.get_name()}_{suffix}', namespace=server.get_namespace(),
+                         context=server.context, use_global_arguments=False,
+                         start_parameter_services=False)
+        base = server.get_fully_qualified_name()
+        for kind, name, callback in services:
+            self.node.create_service(kind, f'{base}/{name}', callback, qos_profile=qos_profile)
+        self._loop = ServiceLoop(self.node, thread_name=thread_name)
+
+    def close(self) -> None:
+        # The loop's thread must be out of its wait before the process exits: a thread
+        # still inside rcl at interpreter exit can abort it ("terminate called without an
+        # active exception").
+        self._loop.close()
+        self.node.destroy_node()

@@ -85,15 +85,20 @@ class ProcessGroup:
                    namespace: str = '', params: dict[str, Any] | None = None,
                    params_files: list[str] | None = None,
                    remappings: dict[str, str] | None = None,
-                   extra_env: dict[str, str] | None = None) -> NodeProcess:
-        """Start ``package/executable`` with parameters, name, namespace and remappings."""
+                   extra_env: dict[str, str] | None = None,
+                   program: list[str] | None = None) -> NodeProcess:
+        """Start ``package/executable`` with parameters, name, namespace and remappings.
+
+        ``program`` replaces the installed executable (e.g. [python, a test-only node's
+        script]); ``executable`` still names the process and its log.
+        """
         # Unique per process: two nodes of one name in different namespaces get their own
         # parameters file and log.
         label = '_'.join(part for part in (namespace.strip('/').replace('/', '_'),
                                             name or executable) if part)
         if any(p.name == label for p in self.processes):
             label = f'{label}_{len(self.processes)}'
-        command = [executable_path(package, executable), '--ros-args']
+        command = [*(program or [executable_path(package, executable)]), '--ros-args']
         if name:
             command += ['-r', f'__node:={name}']
         if namespace:

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 import functools
 import math
+from pathlib import Path
+import sys
 import time
 from typing import Any
 
@@ -129,14 +131,21 @@ class IKGraph:
 
     # ------------------------------------------------------------------ processes
     def start(self, namespace: str, arm: str | None = None, params: dict[str, Any] | None = None,
-              extra_env: dict[str, str] | None = None) -> NodeProcess:
+              extra_env: dict[str, str] | None = None,
+              faulty_solver: str = '') -> NodeProcess:
         """Start an ik_server for ``arm`` (default: the namespace) in ``/namespace``; returns
-        at once (see ``wait_ready``)."""
+        at once (see ``wait_ready``). With ``faulty_solver``, the test-only server of
+        faulty_ik_server.py whose solver of that name raises."""
         arm = arm or namespace
         all_params = {'robot_description': urdf(arm), 'arm': arm, 'arm_config': config_file(arm)}
         all_params.update(params or {})
+        program = None
+        if faulty_solver:
+            all_params['faulty_solver'] = faulty_solver
+            program = [sys.executable, str(Path(__file__).with_name('faulty_ik_server.py'))]
         process = self.processes.start_node('arm_ik', 'ik_server', namespace=f'/{namespace}',
-                                            params=all_params, extra_env=extra_env)
+                                            params=all_params, extra_env=extra_env,
+                                            program=program)
         self.servers[namespace] = process
         return process
 

@@ -12,6 +12,7 @@ import itertools
 import math
 import time
 
+from faulty_ik_server import FAULT_MESSAGE
 from ik_graph import (
     APPLICABLE,
     ARMS,
@@ -29,7 +30,7 @@ import pytest
 from arm_ik.client import build_request
 from arm_ik.kinematics.result import ErrorCode, GoalType
 from arm_ik.kinematics.solvers.base import MAX_ITERATIONS_CAP, MAX_TIMEOUT
-from arm_ik.nodes.ik_server import EXECUTOR_THREADS, FAULT_ENV
+from arm_ik.nodes.ik_server import EXECUTOR_THREADS
 from arm_interfaces.srv import SolveIK
 
 NAN, INF = math.nan, math.inf
@@ -440,14 +441,14 @@ def test_case_11_solutions_past_joint_limits(graph):
                                                   ('pointer3', 'analytic', 'dls')])
 def test_case_12_solver_exception_becomes_internal_error(graph, arm, faulty, healthy):
     namespace = f'faulty_{arm}'
-    graph.ensure(namespace, arm, extra_env={FAULT_ENV: faulty})
+    graph.ensure(namespace, arm, faulty_solver=faulty)
     target = PROBES[arm][1]
     # More than the numeric slots: a slot leaked per exception would turn into BUSY.
     for _ in range(EXECUTOR_THREADS + 2):
         for solver in (faulty, None):
             response = graph.call(namespace, solver, request_for(target))
             assert_refused(response, ErrorCode.INTERNAL_ERROR,
-                           f'solver "{faulty}" raised RuntimeError', FAULT_ENV)
+                           f'solver "{faulty}" raised RuntimeError', FAULT_MESSAGE)
     assert_ok(arm, graph.call(namespace, healthy, request_for(target)), target)
     assert_alive(graph, namespace, arm, healthy)
 

@@ -8,6 +8,7 @@ import math
 import subprocess
 import time
 
+from faulty_ik_server import FAULT_MESSAGE
 from ik_graph import (
     APPLICABLE,
     ARMS,
@@ -32,7 +33,6 @@ from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.result import ErrorCode, GoalType
 from arm_ik.kinematics.solvers.base import workspace_from_model
 from arm_ik.kinematics.transforms import matrix_to_quaternion
-from arm_ik.nodes.ik_server import FAULT_ENV
 from arm_ik.process_group import executable_path
 from arm_interfaces.srv import SolveIK
 
@@ -302,12 +302,12 @@ def test_busy_when_every_numeric_slot_is_taken(graph):
 
 
 def test_internal_error_when_a_solver_raises(graph):
-    graph.ensure('faulty_six_axis', 'six_axis', extra_env={FAULT_ENV: 'dls'})
+    graph.ensure('faulty_six_axis', 'six_axis', faulty_solver='dls')
     # More failures than numeric slots: a slot leaked per exception would turn into BUSY.
     for _ in range(6):
         response = graph.call('faulty_six_axis', 'dls', request_for(SIX_FAR))
         assert_failure(response, ErrorCode.INTERNAL_ERROR, 'solver "dls" raised RuntimeError',
-                       f'fault injected by {FAULT_ENV}')
+                       FAULT_MESSAGE)
     assert_failure(graph.call('faulty_six_axis', None, request_for(SIX_FAR)),
                    ErrorCode.INTERNAL_ERROR)
     assert_solution('six_axis', graph.call('faulty_six_axis', 'closed_form',
@@ -565,13 +565,14 @@ def test_robot_description_replaced_at_run_time(graph):
 
 
 def test_a_new_description_keeps_the_injected_fault(graph):
-    """The fault-injection hook applies to the rebuilt solvers as to the first ones."""
-    graph.ensure('faulty_long_six_axis', 'six_axis', extra_env={FAULT_ENV: 'dls'})
+    """A rebuilt model's solvers are the server's own: the test server's fault (its
+    _derived) applies to them as to the first ones."""
+    graph.ensure('faulty_long_six_axis', 'six_axis', faulty_solver='dls')
     [result] = graph.set_parameters('faulty_long_six_axis',
                                     robot_description=expand_xacro('six_axis', {'L2': '1.1'}))
     assert result.successful, result.reason
     assert_failure(graph.call('faulty_long_six_axis', 'dls', request_for(SIX_FAR)),
-                   ErrorCode.INTERNAL_ERROR, f'fault injected by {FAULT_ENV}')
+                   ErrorCode.INTERNAL_ERROR, FAULT_MESSAGE)
     new = load_model('six_axis', {'L2': '1.1'})
     response = graph.call('faulty_long_six_axis', 'closed_form', request_for(SIX_FAR))
     assert response.error_code.val == ErrorCode.OK, response.message

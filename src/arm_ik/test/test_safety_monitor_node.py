@@ -238,7 +238,7 @@ def test_obstacle_radius_changed_at_run_time_changes_the_verdict(monitor):
     ('obstacle_radius', 0.0, 'must be > 0'),
     ('obstacle_radius', math.nan, 'must be finite'),
     ('obstacle_radius', math.inf, 'must be finite'),
-    ('grid_resolution_deg', 50.0, 'must be within 0.5..20'),
+    ('grid_resolution_deg', 50.0, 'out of range'),   # the descriptor's range, rclpy's words
     ('stale_periods', -3.0, 'must be > 0'),
 ])
 def test_bad_parameters_are_rejected_with_a_reason(monitor, name, value, words):
@@ -380,3 +380,15 @@ def test_refuses_to_start_with_a_broken_safety_section(processes, ros_node, urdf
                                             'arm': 'pointer3', 'arm_config': str(config)})
     assert process.wait_for_exit(20.0) == 1
     assert 'links[1].radius is -0.19 (must be > 0)' in process.output()
+
+
+def test_refuses_to_start_with_a_parameter_out_of_its_range(processes, ros_node, urdf_of):
+    """The range is the descriptor's (rclpy refuses the value before the node's own check):
+    the node still stops with the reason, not a traceback."""
+    params = {'robot_description': urdf_of('pointer3'), 'arm': 'pointer3',
+              'arm_config': config_file('pointer3'), 'grid_resolution_deg': 50.0}
+    process = processes.start_node('arm_ik', 'safety_monitor', params=params)
+    assert process.wait_for_exit(20.0) == 1
+    output = process.output()
+    assert 'parameter grid_resolution_deg' in output and 'out of range' in output, output
+    assert 'Traceback' not in output, output

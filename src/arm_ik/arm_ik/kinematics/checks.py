@@ -21,7 +21,8 @@ def number_reason(value: object, what: str, low: float | None = None,
     """'' when ``value`` is a finite real number within [low, high], else why not.
 
     ``low_open``/``high_open`` exclude the bound itself; ``unit`` is appended to the bounds
-    in the message (e.g. 'm', 's').
+    in the message (e.g. 'm', 's'). The value is shown as given (0.0 stays 0.0, as the
+    config loaders' messages show it).
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f'{what} must be a number, got {value!r}'
@@ -29,9 +30,9 @@ def number_reason(value: object, what: str, low: float | None = None,
         return f'{what} is {value} (must be finite)'
     suffix = f' {unit}' if unit else ''
     if low is not None and (value <= low if low_open else value < low):
-        return f'{what} is {value:g} (must be {">" if low_open else ">="} {low:g}{suffix})'
+        return f'{what} is {value} (must be {">" if low_open else ">="} {low:g}{suffix})'
     if high is not None and (value >= high if high_open else value > high):
-        return f'{what} is {value:g} (must be {"<" if high_open else "<="} {high:g}{suffix})'
+        return f'{what} is {value} (must be {"<" if high_open else "<="} {high:g}{suffix})'
     return ''
 
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 import sys
 
 from geometry_msgs.msg import Point
-from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 
 from arm_ik.kinematics.arm import Arm
@@ -20,13 +18,18 @@ from arm_ik.kinematics.description import check_home
 from arm_ik.nodes.common import (
     arm_of,
     declare_arm_model,
-    describe,
     DescriptionReload,
     LATCHED_QOS,
     run,
     StartupError,
 )
+from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
 from arm_interfaces.msg import ArmInfo
+
+# home's default is the arm's home pose (given to declare: its length is the arm's).
+PARAMETERS = ParameterTable(
+    Param('home', [], 'home pose, rad, one value per joint in chain order'),
+)
 
 
 class ArmInfoNode(Node):
@@ -37,17 +40,16 @@ class ArmInfoNode(Node):
         self.arm, self.model, self._config = declare_arm_model(self, reloadable=True)
         self._arm = arm_of(self.model, self._config, self.arm)
         self.workspace = self._arm.workspace
-        default_home = self._arm.home.tolist()
-        home = self.declare_parameter(
-            'home', default_home,
-            describe('home pose, rad, one value per joint in chain order')).value
-        reason = check_home(self.model, list(home))
+        try:
+            values = PARAMETERS.declare(self, {'home': self._arm.home.tolist()})
+        except ParameterError as error:
+            raise StartupError(str(error)) from None
+        reason = self._home_reason(values)
         if reason:
             raise StartupError(reason)
-        self.home = list(home)
+        self.home = [float(v) for v in values['home']]
         self.publisher = self.create_publisher(ArmInfo, 'arm_info', LATCHED_QOS)
-        self.add_on_set_parameters_callback(self._on_set_parameters)
-        self.add_post_set_parameters_callback(self._after_set_parameters)
+        PARAMETERS.watch(self, self._use_home, self._home_reason)
         self._reload = DescriptionReload(
             self, self.model, lambda model: arm_of(model, self._config, self.arm), self._use)
         self.publish_info()
@@ -55,23 +57,16 @@ class ArmInfoNode(Node):
             f'{self.arm}: {self.model.dof} joints {", ".join(self.model.joint_names)}; '
             f'reach {self.workspace.min_reach:.3f}..{self.workspace.max_reach:.3f} m')
 
-    def _on_set_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
-        for parameter in parameters:
-            if parameter.name == 'home':
-                try:
-                    values = [float(v) for v in parameter.value]
-                except (TypeError, ValueError):
-                    return SetParametersResult(successful=False,
-                                               reason='home must be a list of numbers')
-                reason = check_home(self.model, values)
-                if reason:
-                    return SetParametersResult(successful=False, reason=reason)
-        return SetParametersResult(successful=True)
+    def _home_reason(self, values: dict) -> str:
+        try:
+            home = [float(v) for v in values['home']]
+        except (TypeError, ValueError):
+            return 'home must be a list of numbers'
+        return check_home(self.model, home)
 
-    def _after_set_parameters(self, parameters: list[Parameter]) -> None:
-        if any(parameter.name == 'home' for parameter in parameters):
-            self.home = [float(v) for v in self.get_parameter('home').value]
-            self.publish_info()
+    def _use_home(self, values: dict) -> None:
+        self.home = [float(v) for v in values['home']]
+        self.publish_info()
 
     def _use(self, arm: Arm) -> None:
         self._arm, self.model, self.workspace = arm, arm.model, arm.workspace

@@ -3,7 +3,7 @@
 Services (node-private, in the arm's namespace):
   ~/solve_ik          arm_interfaces/srv/SolveIK with the request's solver or the default
   ~/ik/<solver>       the same with one solver: analytic, closed_form, ccd, dls (the two
-                      closed forms on a thread of their own: CheapServices)
+                      closed forms on a thread of their own: middleware.HiddenServices)
   ~/ik/cartesian_path arm_interfaces/srv/CartesianPath: a tool path as one continuous joint
                       path, or where and why it stops (kinematics.path_ik)
   ~/ik/batch          arm_interfaces/srv/SolveIKBatch: many targets, one answer each
@@ -17,20 +17,16 @@ floor rules and solvers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 import math
-import os
 import sys
 import threading
 import time
 
 from geometry_msgs.msg import Point
 import numpy as np
-from rcl_interfaces.msg import FloatingPointRange, IntegerRange, SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
@@ -47,16 +43,16 @@ from arm_ik.kinematics.solvers.base import (
     SolveOptions,
     Workspace,
 )
-from arm_ik.middleware import HandoffExecutor, ServiceLoop
+from arm_ik.middleware import HandoffExecutor, HiddenServices
 from arm_ik.nodes.common import (
     arm_of,
     declare_arm_model,
     declare_mesh_search_paths,
-    describe,
     DescriptionReload,
     run,
     StartupError,
 )
+from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
 from arm_ik.nodes.path_messages import (
     batch_requests,
     fill_batch_response,
@@ -69,42 +65,33 @@ from arm_interfaces.srv import CartesianPath, SolveIK, SolveIKBatch
 
 CHEAP_SOLVERS = ('analytic', 'closed_form')
 EXECUTOR_THREADS = 6
-# Test hook: the named solver raises inside its solve, to prove the node survives it.
-FAULT_ENV = 'ARM_IK_INJECT_SOLVER_FAULT'
+# default_solver, max_iterations, damping and tolerance default to the arm configuration's.
+PARAMETERS = ParameterTable(
+    Param('default_solver', '', 'solver of ~/solve_ik when the request names none: '
+          f'{", ".join(SOLVERS)}'),
+    Param('max_iterations', 200, 'iteration limit of numeric solvers', low=1,
+          high=MAX_ITERATIONS_CAP),
+    Param('damping', 0.05, 'DLS damping lambda (> 0), rad-equivalent', low=0.0, high=10.0),
+    Param('tolerance', 1e-4, 'position tolerance, m (> 0)', low=0.0, high=1.0),
+    Param('orientation_tolerance', 1e-3, 'orientation tolerance, rad (> 0)', low=0.0,
+          high=math.pi),
+    Param('max_step', 0.0, 'largest change of any joint per iteration, rad (0: no cap)',
+          low=0.0, high=math.pi),
+    Param('timeout', 1.0, 'default solve timeout, s', low=0.0, high=MAX_TIMEOUT),
+    Param('respect_joint_limits', True,
+          'keep solutions inside the URDF joint limits (requests may override)'),
+    Param('restarts', 200, 'random restarts of numeric solvers when stalled', low=0,
+          high=1000),
+    Param('random_seed', 0, 'seed of the restart generator (same request, same answer)'),
+)
 
 
-def _range(low: float, high: float) -> FloatingPointRange:
-    return FloatingPointRange(from_value=low, to_value=high, step=0.0)
-
-
-class CheapServices:
-    """The closed-form services (``~/ik/analytic``, ``~/ik/closed_form``) on a ServiceLoop,
-    a thread of their own.
-
-    Their answers take 30–50 µs. On the node's multi-threaded executor, whose wait set also
-    holds the numeric services, the subscription and the parameter services, the executor's
-    own bookkeeping cost more than the solve; a SingleThreadedExecutor of their own still
-    took 35–55 µs more per round trip than ServiceLoop (see arm_ik.middleware). rclpy
-    cannot give one callback group its own executor (rclcpp can), so they live on a helper
-    node (``_<name>_closed_form``, hidden, no parameter services) under the server's names.
-    """
-
-    def __init__(self, server: Node, callbacks: dict[str, Callable]) -> None:
-        # Global arguments (a __node remap) would give the helper the server's own name.
-        self.node = Node(f'_{server.get_name()}_closed_form', namespace=server.get_namespace(),
-                         context=server.context, use_global_arguments=False,
-                         start_parameter_services=False)
-        for name, callback in callbacks.items():
-            self.node.create_service(SolveIK, f'{server.get_fully_qualified_name()}/ik/{name}',
-                                     callback, qos_profile=SERVICE_QOS)
-        self._loop = ServiceLoop(self.node, thread_name='closed_form_services')
-
-    def close(self) -> None:
-        # The loop's thread must be out of its wait before the process exits: a thread
-        # still inside rcl at interpreter exit can abort it ("terminate called without an
-        # active exception").
-        self._loop.close()
-        self.node.destroy_node()
+def solve_options(values: dict) -> SolveOptions:
+    """The SolveOptions of a set of parameter values (not validated)."""
+    names = ('max_iterations', 'damping', 'tolerance', 'orientation_tolerance', 'max_step',
+             'timeout', 'restarts', 'random_seed')
+    return SolveOptions(**{name: values[name] for name in names},
+                        respect_limits=values['respect_joint_limits'])
 
 
 @dataclass(frozen=True)
@@ -124,16 +111,20 @@ class IKServer(Node):
     def __init__(self) -> None:
         super().__init__('ik_server')
         self.arm, self.model, self._config = declare_arm_model(self, reloadable=True)
-        self._declare_parameters(self._config.get('ik', {}) or {})
+        ik_config = self._config.get('ik', {}) or {}
+        try:
+            values = PARAMETERS.declare(self, {
+                'default_solver': arm_of(self.model, self._config, self.arm).default_solver,
+                'max_iterations': int(ik_config.get('max_iterations', 200)),
+                'damping': float(ik_config.get('damping', 0.05)),
+                'tolerance': float(ik_config.get('tolerance', 1e-4))})
+        except ParameterError as error:
+            raise StartupError(str(error)) from None
         self._mesh_paths = declare_mesh_search_paths(self)
         self._scene = None
         self._use_derived(self._derived(self.model))
-        faulty = os.environ.get(FAULT_ENV, '')
-        if faulty in self.dispatcher.solvers:
-            self.get_logger().warning(f'{FAULT_ENV}={faulty}: solver "{faulty}" will raise')
-        self.options = self._options_from_parameters()
-        self.add_on_set_parameters_callback(self._validate_parameters)
-        self.add_post_set_parameters_callback(self._apply_parameters)
+        self.options = solve_options(values)
+        PARAMETERS.watch(self, self._apply_parameters, self._parameters_reason)
 
         self._current_q: np.ndarray | None = None
         self._heavy_slots = threading.BoundedSemaphore(EXECUTOR_THREADS - 2)
@@ -150,7 +141,11 @@ class IKServer(Node):
             if name not in CHEAP_SOLVERS:
                 self.create_service(SolveIK, f'~/ik/{name}', self._serve(name),
                                     qos_profile=SERVICE_QOS, callback_group=heavy_group)
-        self._cheap = CheapServices(self, {name: self._serve(name) for name in CHEAP_SOLVERS})
+        # The closed forms answer in 30-50 us: on a thread of their own (see HiddenServices).
+        self._cheap = HiddenServices(
+            self, 'closed_form', [(SolveIK, f'ik/{name}', self._serve(name))
+                                  for name in CHEAP_SOLVERS], SERVICE_QOS,
+            thread_name='closed_form_services')
         self.create_service(CartesianPath, '~/ik/cartesian_path', self._serve_path,
                             qos_profile=SERVICE_QOS, callback_group=heavy_group)
         self.create_service(SolveIKBatch, '~/ik/batch', self._serve_batch,
@@ -180,9 +175,6 @@ class IKServer(Node):
         except ValueError as error:
             raise StartupError(str(error)) from None
         workspace, home = arm.workspace, arm.home
-        faulty = os.environ.get(FAULT_ENV, '')
-        if faulty in dispatcher.solvers:
-            dispatcher.solvers[faulty].solve = _raise_injected_fault
         return Derived(model, workspace, home, dispatcher, PathIK(dispatcher, arm.safety))
 
     def _use_derived(self, derived: Derived) -> None:
@@ -197,67 +189,18 @@ class IKServer(Node):
         self.path_ik = derived.path_ik
 
     # ------------------------------------------------------------------ parameters
-    def _declare_parameters(self, ik_config: dict) -> None:
-        default_solver = arm_of(self.model, self._config, self.arm).default_solver
-        self.declare_parameter('default_solver', default_solver, describe(
-            f'solver of ~/solve_ik when the request names none: {", ".join(SOLVERS)}'))
-        self.declare_parameter('max_iterations', int(ik_config.get('max_iterations', 200)),
-                               describe('iteration limit of numeric solvers',
-                                        integer_range=[IntegerRange(
-                                            from_value=1, to_value=MAX_ITERATIONS_CAP, step=1)]))
-        self.declare_parameter('damping', float(ik_config.get('damping', 0.05)), describe(
-            'DLS damping lambda (> 0), rad-equivalent', floating_point_range=[_range(0.0, 10.0)]))
-        self.declare_parameter('tolerance', float(ik_config.get('tolerance', 1e-4)), describe(
-            'position tolerance, m (> 0)', floating_point_range=[_range(0.0, 1.0)]))
-        self.declare_parameter('orientation_tolerance', 1e-3, describe(
-            'orientation tolerance, rad (> 0)', floating_point_range=[_range(0.0, math.pi)]))
-        self.declare_parameter('max_step', 0.0, describe(
-            'largest change of any joint per iteration, rad (0: no cap)',
-            floating_point_range=[_range(0.0, math.pi)]))
-        self.declare_parameter('timeout', 1.0, describe(
-            'default solve timeout, s', floating_point_range=[_range(0.0, MAX_TIMEOUT)]))
-        self.declare_parameter('respect_joint_limits', True, describe(
-            'keep solutions inside the URDF joint limits (requests may override)'))
-        self.declare_parameter('restarts', 200, describe(
-            'random restarts of numeric solvers when stalled',
-            integer_range=[IntegerRange(from_value=0, to_value=1000, step=1)]))
-        self.declare_parameter('random_seed', 0, describe(
-            'seed of the restart generator (same request, same answer)'))
-
-    def _options_from_parameters(self, overrides: dict | None = None) -> SolveOptions:
-        values = {name: self.get_parameter(name).value for name in (
-            'max_iterations', 'damping', 'tolerance', 'orientation_tolerance', 'max_step',
-            'timeout', 'restarts', 'random_seed')}
-        values['respect_limits'] = self.get_parameter('respect_joint_limits').value
-        values.update(overrides or {})
-        if 'respect_joint_limits' in values:
-            values['respect_limits'] = values.pop('respect_joint_limits')
-        values.pop('default_solver', None)
-        return SolveOptions(**values)
-
-    def _validate_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
-        overrides = {}
-        for parameter in parameters:
-            if parameter.name == 'default_solver':
-                reason = self.dispatcher.solver_reason(parameter.value)
-                if reason:
-                    return SetParametersResult(successful=False, reason=reason)
-            elif parameter.name in ('max_iterations', 'damping', 'tolerance',
-                                    'orientation_tolerance', 'max_step', 'timeout',
-                                    'restarts', 'random_seed', 'respect_joint_limits'):
-                overrides[parameter.name] = parameter.value
-        try:
-            _, reason = self._options_from_parameters(overrides).validated()
-        except TypeError as error:
-            reason = str(error)
+    def _parameters_reason(self, values: dict) -> str:
+        """'' when a proposed set of values is usable as a whole, else why not."""
+        reason = self.dispatcher.solver_reason(values['default_solver'])
         if reason:
-            return SetParametersResult(successful=False, reason=reason)
-        return SetParametersResult(successful=True)
+            return reason
+        _, reason = solve_options(values).validated()
+        return reason
 
-    def _apply_parameters(self, parameters: list[Parameter]) -> None:
+    def _apply_parameters(self, values: dict) -> None:
         # One immutable snapshot swapped in: a solve in flight keeps the set it started with.
-        self.options = self._options_from_parameters()
-        self.dispatcher.default_solver = self.get_parameter('default_solver').value
+        self.options = solve_options(values)
+        self.dispatcher.default_solver = values['default_solver']
 
     def _use_scene(self, scene) -> None:
         # Swapped whole: a solve in flight finishes with the scene it started with.
@@ -439,10 +382,6 @@ class IKServer(Node):
 def _finite_or_inf(value: float) -> float:
     value = float(value)
     return value if not math.isnan(value) else math.inf
-
-
-def _raise_injected_fault(*args: object, **kwargs: object) -> IKResult:
-    raise RuntimeError(f'fault injected by {FAULT_ENV}')
 
 
 def main(args: list[str] | None = None) -> None:

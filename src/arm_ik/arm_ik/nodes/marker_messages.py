@@ -264,3 +264,46 @@ def ball_marker(frame: str, stamp: Time, position: Sequence[float] | None, radiu
     m.scale.x = m.scale.y = m.scale.z = 2.0 * float(radius)
     m.color = colour(BALL_CARRIED if attached else BALL_FREE)
     return m
+
+
+# ---------------------------------------------------------------------------- safety monitor
+# The safety_markers array of safety_monitor: floor plane, obstacle ball, link capsules and
+# contact points of the pose it judged last (stamped, with a lifetime: stale ones vanish).
+SAFETY_FLOOR: Colour = (0.5, 0.5, 0.5, 0.35)
+SAFETY_OBSTACLE_CLEAR: Colour = (0.1, 0.8, 0.2, 0.6)
+SAFETY_OBSTACLE_CONTACT: Colour = (0.9, 0.1, 0.1, 0.8)
+SAFETY_CONTACT: Colour = (1.0, 0.0, 0.0, 1.0)
+
+
+def safety_markers(geometry, check, q: np.ndarray, frame: str, stamp,
+                   lifetime: float) -> list[Marker]:
+    """Floor plane, obstacle ball (red on contact), link capsules and contact points of
+    ``q`` judged as ``check`` (a kinematics.safety PoseCheck of ``geometry``)."""
+    markers = []
+    if geometry.floor_enabled:
+        floor = marker(frame, 'floor', 0, Marker.CUBE, SAFETY_FLOOR, lifetime)
+        floor.pose.position = point([geometry.shoulder[0], geometry.shoulder[1],
+                                     geometry.floor_z - 0.005])
+        floor.scale.x = floor.scale.y = 2.0 * (geometry.model.max_reach() + 0.5)
+        floor.scale.z = 0.01
+        markers.append(floor)
+    if geometry.obstacle_enabled:
+        touching = bool(check.obstacle_contact.any())
+        ball = marker(frame, 'obstacle', 0, Marker.SPHERE,
+                      SAFETY_OBSTACLE_CONTACT if touching else SAFETY_OBSTACLE_CLEAR, lifetime)
+        ball.pose.position = point(geometry.obstacle_center)
+        ball.scale.x = ball.scale.y = ball.scale.z = 2.0 * geometry.config.obstacle.radius
+        markers.append(ball)
+    starts, ends, _ = geometry.link_segments(q)
+    markers += capsule_markers(frame, starts[0], ends[0], geometry.radii,
+                               check.floor_violation, lifetime)
+    contacts = marker(frame, 'contacts', 0, Marker.SPHERE_LIST, SAFETY_CONTACT, lifetime)
+    contacts.scale.x = contacts.scale.y = contacts.scale.z = 0.05
+    contacts.points = [point(check.closest_points[k])
+                       for k in np.flatnonzero(check.obstacle_contact)]
+    if not contacts.points:
+        contacts.action = Marker.DELETE     # no contact now: remove the last ones at once
+    markers.append(contacts)
+    for m in markers:
+        m.header.stamp = stamp
+    return markers

@@ -23,6 +23,7 @@ from rcl_interfaces.msg import (
     ParameterDescriptor,
     SetParametersResult,
 )
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -97,7 +98,7 @@ class ParameterTable:
 
         ``defaults`` replaces spec defaults that depend on the arm (its home pose, its
         motion law). Raises ParameterError when a given value (a launch file's, a params
-        file's) is refused.
+        file's) is refused, by the spec or by rclpy (a descriptor range, a type).
         """
         defaults = defaults or {}
         for name, param in self.params.items():
@@ -105,7 +106,12 @@ class ParameterTable:
             if isinstance(param.default, float) and isinstance(default, int) \
                     and not isinstance(default, bool):
                 default = float(default)
-            value = node.declare_parameter(name, default, param.descriptor()).value
+            try:
+                value = node.declare_parameter(name, default, param.descriptor()).value
+            except (InvalidParameterTypeException, InvalidParameterValueException) as error:
+                # A given value outside the descriptor's range or of another type: rclpy
+                # refuses it before our check sees it; the node still stops with the reason.
+                raise ParameterError(f'parameter {name}: {error.args[0]}') from None
             reason = param.reason(value)
             if reason:
                 raise ParameterError(f'parameter {reason}')

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-import math
 from typing import Any
+
+from arm_ik.kinematics.checks import number_reason, positive_reason
 
 # Radius of the rod every link is modelled as for the obstacle check (issue 5), metres.
 DEFAULT_ROD_RADIUS = 0.075
@@ -84,33 +85,19 @@ class SafetyConfig:
         Raises:
             SafetyConfigError: the radius is not a finite number > 0.
         """
-        reason = positive_reason(radius, 'obstacle radius')
+        reason = positive_reason(radius, 'obstacle radius', unit='m')
         if reason:
             raise SafetyConfigError(reason)
         return replace(self, obstacle=replace(self.obstacle, radius=float(radius)))
 
 
-def positive_reason(value: object, what: str) -> str:
-    """'' when ``value`` is a finite real number > 0, else a sentence saying why not."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return f'{what} must be a number, got {value!r}'
-    if not math.isfinite(value):
-        return f'{what} is {value} (must be finite)'
-    if value <= 0.0:
-        return f'{what} is {value} (must be > 0 m)'
-    return ''
-
-
 def _number(value: object, where: str, minimum: float | None = None,
             strict: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise SafetyConfigError(f'{where} must be a number, got {value!r}')
-    value = float(value)
-    if not math.isfinite(value):
-        raise SafetyConfigError(f'{where} is {value} (must be finite)')
-    if minimum is not None and (value <= minimum if strict else value < minimum):
-        relation = '>' if strict else '>='
-        raise SafetyConfigError(f'{where} is {value} (must be {relation} {minimum:g})')
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = float(value)      # shown as a float in the message: 1 m is 1.0
+    reason = number_reason(value, where, low=minimum, low_open=strict)
+    if reason:
+        raise SafetyConfigError(reason)
     return value
 
 

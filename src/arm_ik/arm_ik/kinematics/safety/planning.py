@@ -52,7 +52,8 @@ from arm_ik.kinematics.safety.paths import (
 )
 
 __all__ = ['CONTACT_RATE', 'check_path', 'Contacts', 'DEFAULT_RESOLUTION', 'DetourPlan',
-           'joint_map', 'JointMap', 'MAX_POINT_STEP', 'plan_detour', 'PlanCode',
+           'joint_map', 'JointMap', 'JointMapError', 'MapCode', 'MAX_POINT_STEP', 'plan_detour',
+           'PlanCode',
            'sample_contacts', 'sample_path', 'time_at_velocity_limits']
 
 DEFAULT_RESOLUTION = math.radians(4.0)
@@ -518,6 +519,24 @@ def plan_detour(geometry: SafetyGeometry, start: object, goal: object,
 
 
 # ---------------------------------------------------------------------------- joint map
+class MapCode(enum.IntEnum):
+    """Outcome of a joint map request; values match arm_interfaces/GetJointMap."""
+
+    OK = 0
+    INVALID_INPUT = 1      # bad shapes, non-finite values, a resolution out of range
+    NOT_APPLICABLE = 2     # the arm has no two pitch joints to map
+    NO_JOINT_STATE = 3     # the current state was asked for and none has arrived
+    INTERNAL_ERROR = 4
+
+
+class JointMapError(ValueError):
+    """A joint map that cannot be made; ``code`` (a MapCode) says which kind of refusal."""
+
+    def __init__(self, code: MapCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 def joint_map(geometry: SafetyGeometry, base_q: object, resolution: float = DEFAULT_RESOLUTION,
               waypoints: np.ndarray | None = None, times: np.ndarray | None = None,
               rate: float = CONTACT_RATE,
@@ -534,19 +553,19 @@ def joint_map(geometry: SafetyGeometry, base_q: object, resolution: float = DEFA
         search_joints: the two mapped joints (default shoulder, elbow).
 
     Raises:
-        ValueError: bad shapes, non-finite values, a resolution out of range, or an arm
-            without two pitch joints.
+        JointMapError: INVALID_INPUT for bad shapes, non-finite values or a resolution out
+            of range; NOT_APPLICABLE for an arm without two pitch joints.
     """
     model = geometry.model
     base, reason = _joint_vector(base_q, model, 'base pose')
     if base is None:
-        raise ValueError(reason)
+        raise JointMapError(MapCode.INVALID_INPUT, reason)
     if not MIN_RESOLUTION - 1e-12 <= resolution <= MAX_RESOLUTION + 1e-12:
-        raise ValueError(f'resolution {resolution} rad is outside {MIN_RESOLUTION:.4f}..'
-                         f'{MAX_RESOLUTION:.4f} rad')
+        raise JointMapError(MapCode.INVALID_INPUT, f'resolution {resolution} rad is outside '
+                            f'{MIN_RESOLUTION:.4f}..{MAX_RESOLUTION:.4f} rad')
     joints = search_joints or default_search_joints(model)
     if joints is None:
-        raise ValueError('this arm has no two pitch joints to map')
+        raise JointMapError(MapCode.NOT_APPLICABLE, 'this arm has no two pitch joints to map')
     i, j = joints
     axis_a = grid_axis(model.lower[i], model.upper[i], resolution)
     axis_b = grid_axis(model.lower[j], model.upper[j], resolution)
