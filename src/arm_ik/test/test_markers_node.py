@@ -218,7 +218,7 @@ def test_bad_parameters_are_rejected(processes, ros_node, urdf_of):
         return Parameter('x', value=value).to_parameter_msg().value
     for name, value, fragment in (
             ('update_rate', double(math.nan), ''), ('update_rate', double(-1.0), ''),
-            ('update_rate', double(0.0), 'update_rate is 0 (must be > 0)'),
+            ('update_rate', double(0.0), 'update_rate is 0.0 (must be > 0)'),
             ('target_size', double(math.inf), ''),
             ('marker_lifetime', double(0.2), 'must exceed the heartbeat period'),
             ('update_rate', ParameterValue(type=ParameterType.PARAMETER_STRING,
