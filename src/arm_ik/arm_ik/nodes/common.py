@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 import rclpy
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
@@ -20,6 +20,7 @@ from arm_ik.kinematics.arm import Arm, ArmConfig, ArmConfigError, build_arm, def
 from arm_ik.kinematics.chain_checks import zero_length_reason
 from arm_ik.kinematics.model import ArmModel, DescriptionError
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
+from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
 
 # Latched: late joiners (RViz, viewers, clients) still get the last message.
 LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
@@ -59,11 +60,41 @@ def declare_mesh_search_paths(node: Node) -> list[str]:
     One ':'-separated string, not a string array: an empty array parameter has no type rclpy
     can infer, and a launch file passes one string as easily.
     """
-    value = node.declare_parameter('mesh_search_paths', '', describe(
-        "folders where package:// and relative mesh files are looked for, separated by ':' "
-        "(before the configuration's collision.search_paths and AMENT_PREFIX_PATH)",
-        read_only=True)).value
+    try:
+        value = MESH_SEARCH_PATHS.declare(node)['mesh_search_paths']
+    except ParameterError as error:
+        raise StartupError(str(error)) from None
     return [path for path in value.split(os.pathsep) if path.strip()]
+
+
+MESH_SEARCH_PATHS = ParameterTable(Param(
+    'mesh_search_paths', '',
+    "folders where package:// and relative mesh files are looked for, separated by ':' "
+    "(before the configuration's collision.search_paths and AMENT_PREFIX_PATH)",
+    read_only=True))
+
+
+def _arm_model_parameters(reloadable: bool) -> ParameterTable:
+    """The parameters every node's arm comes from (robot_description reloadable or not)."""
+    return ParameterTable(
+        Param('robot_description', '',
+              'URDF of the arm (xacro output, as robot_state_publisher takes it); empty: '
+              'wait for the latched robot_description topic'
+              + ('; may be replaced at run time by one with the same joints (new link '
+                 'lengths): the node rebuilds its model' if reloadable else ''),
+              read_only=not reloadable),
+        Param('arm', '', "label of the arm in logs and reports; empty: the configuration's "
+                         '"arm", else the URDF robot name', read_only=True),
+        Param('arm_config', '', 'path of the arm configuration YAML (home, IK, safety, '
+                                'motion defaults); empty: defaults derived from the URDF',
+              read_only=True),
+        Param('base_frame', '', "root frame of the chain; empty: the configuration's, else "
+                                'the URDF root link', read_only=True),
+        Param('tip_frame', '', "tool frame the solvers place; empty: the configuration's, "
+                               'else tool0 or the URDF leaf link', read_only=True),
+        Param('robot_description_timeout', DESCRIPTION_WAIT,
+              's to wait at start-up for the latched robot_description topic when the '
+              'parameter is empty (0: do not wait)', read_only=True, low=0.0, high=3600.0))
 
 
 def describe(description: str, read_only: bool = False, **constraints: Any) -> ParameterDescriptor:
@@ -87,32 +118,13 @@ def declare_arm_model(node: Node, reloadable: bool = False
         StartupError: empty or broken description, a zero-length link, missing frames, an
             unreadable or invalid configuration.
     """
-    description = node.declare_parameter(
-        'robot_description', '',
-        describe('URDF of the arm (xacro output, as robot_state_publisher takes it); empty: '
-                 'wait for the latched robot_description topic'
-                 + ('; may be replaced at run time by one with the same joints (new link '
-                    'lengths): the node rebuilds its model' if reloadable else ''),
-                 read_only=not reloadable)).value
-    label = node.declare_parameter(
-        'arm', '', describe("label of the arm in logs and reports; empty: the configuration's "
-                            '"arm", else the URDF robot name', read_only=True)).value
-    config_path = node.declare_parameter(
-        'arm_config', '', describe('path of the arm configuration YAML (home, IK, safety, '
-                                   'motion defaults); empty: defaults derived from the URDF',
-                                   read_only=True)).value
-    base_frame = node.declare_parameter(
-        'base_frame', '', describe("root frame of the chain; empty: the configuration's, "
-                                   'else the URDF root link', read_only=True)).value
-    tip_frame = node.declare_parameter(
-        'tip_frame', '', describe("tool frame the solvers place; empty: the configuration's, "
-                                  'else tool0 or the URDF leaf link', read_only=True)).value
-    wait = node.declare_parameter(
-        'robot_description_timeout', DESCRIPTION_WAIT,
-        describe('s to wait at start-up for the latched robot_description topic when the '
-                 'parameter is empty (0: do not wait)', read_only=True,
-                 floating_point_range=[FloatingPointRange(from_value=0.0, to_value=3600.0)])
-    ).value
+    try:
+        values = _arm_model_parameters(reloadable).declare(node)
+    except ParameterError as error:
+        raise StartupError(str(error)) from None
+    description, label = values['robot_description'], values['arm']
+    config_path, wait = values['arm_config'], values['robot_description_timeout']
+    base_frame, tip_frame = values['base_frame'], values['tip_frame']
     try:
         config = ArmConfig.from_file(config_path) if config_path.strip() else ArmConfig()
     except ArmConfigError as error:
@@ -266,9 +278,6 @@ class DescriptionReload:
         self._node.get_logger().info('robot_description replaced: model rebuilt')
 
 
-def parameter_value(parameter: Parameter) -> Any:
-    """The Python value of an rclpy Parameter (helper for set-parameter callbacks)."""
-    return parameter.value
 
 
 def run(node_factory: Callable[[], Node], args: list[str] | None = None,

@@ -27,7 +27,7 @@ from arm_ik.kinematics.tasks.sequences import (
     with_points,
 )
 from arm_ik.middleware import SEND_ATTEMPTS
-from arm_ik.nodes.common import describe, StartupError
+from arm_ik.nodes.common import StartupError
 from arm_ik.nodes.parameters import Param, ParameterTable
 from arm_ik.nodes.task_messages import GOAL_TYPES
 
@@ -93,9 +93,12 @@ def declare_point_parameters(node: Node, sequence: TaskSequence | None) -> None:
         default = [float(v) for v in sequence.points[name]] \
             if sequence is not None and name in sequence.points else Parameter.Type.DOUBLE_ARRAY
         try:
-            node.declare_parameter(name, default, describe(
-                f'{name.upper()} point of the cycle, m, x y z in the base frame (unset: the '
-                "sequence file's value); checked for reach before it is accepted"))
+            # Not in the table: the default comes from the sequence file, and without one the
+            # parameter stays unset (a typed DOUBLE_ARRAY), which the table cannot declare.
+            node.declare_parameter(name, default, Param(
+                name, default, f'{name.upper()} point of the cycle, m, x y z in the base frame '
+                "(unset: the sequence file's value); checked for reach before it is "
+                'accepted').descriptor())
         except ParameterException as error:
             raise StartupError(f'parameter {name}: {error} (give 3 numbers with decimal '
                                'points, e.g. [0.6, -0.3, 0.1])') from None

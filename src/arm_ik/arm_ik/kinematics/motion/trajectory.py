@@ -101,10 +101,6 @@ class Trajectory:
         v = (d00 * p0 + d10 * h * v0 + d01 * p1 + d11 * h * v1) / h
         return q, v
 
-    def retimed(self, scale: float) -> Trajectory:
-        """The same path ``scale`` times slower (times × scale, velocities / scale)."""
-        return replace(self, times=self.times * scale, velocities=self.velocities / scale)
-
     def shifted(self, offset: float) -> Trajectory:
         """Every time plus ``offset`` s (to chain segments)."""
         return replace(self, times=self.times + offset)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 import math
-import time
 from time import perf_counter
 
 import numpy as np
@@ -159,9 +158,6 @@ class Solver:
         raise NotImplementedError
 
 
-def deadline_after(timeout: float) -> float:
-    """Absolute perf_counter deadline ``timeout`` seconds from now."""
-    return time.perf_counter() + timeout
 
 
 def planar_link_lengths(model: ArmModel) -> tuple[float, float] | None:
