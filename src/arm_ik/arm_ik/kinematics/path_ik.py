@@ -739,6 +739,10 @@ def _angle(a: np.ndarray, b: np.ndarray) -> float:
     return math.acos(min(max(cosine, -1.0), 1.0))
 
 
+# Whole-turn offsets of a joint value tried for the copies of a solution, rad.
+_TURNS = np.array([-4.0, -2.0, 0.0, 2.0, 4.0]) * math.pi
+
+
 class _Run:
     """One path being followed: the sample solver, the checks and the subdivision."""
 
@@ -831,12 +835,11 @@ class _Run:
         model = self.model
         reach = math.pi + self.settings.max_joint_step
         for j in self.turns:
-            values = [q[j] + turn for turn in (-4.0 * math.pi, -2.0 * math.pi, 0.0,
-                                               2.0 * math.pi, 4.0 * math.pi)
-                      if model.lower[j] - 1e-9 <= q[j] + turn <= model.upper[j] + 1e-9 and
-                      np.abs(reference[:, j] - (q[j] + turn)).min() <= reach]
-            if not values:
-                values = [q[j]]
+            candidates = q[j] + _TURNS
+            keep = (candidates >= model.lower[j] - 1e-9) & \
+                (candidates <= model.upper[j] + 1e-9) & \
+                (np.abs(reference[:, j][None, :] - candidates[:, None]).min(axis=1) <= reach)
+            values = candidates[keep].tolist() or [q[j]]
             more = []
             for base in out:
                 for value in values:
@@ -864,10 +867,12 @@ class _Run:
         values = np.array([q for _, q in solutions], dtype=float)
         keys = values.copy()
         keys[:, self.turns] = np.mod(keys[:, self.turns], 2.0 * math.pi)
-        names = {label: i for i, label in enumerate(dict.fromkeys(labels))}
-        keys = np.column_stack([[names[label] for label in labels], np.round(keys, 9)])
-        _, first = np.unique(keys, axis=0, return_index=True)
-        states = [(labels[i], copy) for i in sorted(first.tolist())
+        keys = np.round(keys, 9) + 0.0          # + 0.0: -0.0 and 0.0 are one key
+        # The first of each (label, joint values modulo a turn): a dict, as a sample has a
+        # handful of solutions and np.unique(axis=0) costs more than the solve.
+        first = list({(label, key.tobytes()): i for i, (label, key) in
+                      reversed(list(enumerate(zip(labels, keys, strict=True))))}.values())
+        states = [(labels[i], copy) for i in sorted(first)
                   for copy in self._copies(values[i], reference)]
         # A state farther than half a turn (plus a step) from every state before it, on some
         # joint, is never the next sample of a continuous path: left out before the checks.
