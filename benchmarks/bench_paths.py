@@ -331,7 +331,10 @@ def bench_batch(single_calls: int, repeats: int, log) -> tuple[list[dict], list[
             for client in (single, batch):
                 if not client.wait_for_service(timeout_sec=60.0):
                     raise RuntimeError(f'{client.srv_name} not available')
-            requests = [build_request(t.tolist()) for t in targets]
+            # Both services get the home pose as seed, so their answers can be compared
+            # whatever the server's joint_states.
+            seed = dict(zip(arm.model.joint_names, arm.home.tolist(), strict=True))
+            requests = [build_request(t.tolist(), seed=seed) for t in targets]
             for request in requests[:20]:           # discovery, caches
                 _call(node, executor, single, request)
             began = time.perf_counter()
@@ -340,6 +343,7 @@ def bench_batch(single_calls: int, repeats: int, log) -> tuple[list[dict], list[
             lost = sum(a is None for a in answers)
             request = SolveIKBatch.Request()
             request.positions = targets.reshape(-1).tolist()
+            request.seed.name, request.seed.position = list(seed), list(seed.values())
             _call(node, executor, batch, request)   # warm-up
             times, reply = [], None
             for _ in range(repeats):
@@ -356,6 +360,10 @@ def bench_batch(single_calls: int, repeats: int, log) -> tuple[list[dict], list[
                 same = answer.error_code.val == reply.codes[row] and (
                     not answer.solution.position or np.allclose(
                         solutions[row], answer.solution.position, atol=1e-9))
+                if not same and mismatched < 3:
+                    log(f'    {name} target {row}: SolveIK {answer.error_code.val} '
+                        f'{list(answer.solution.position)} ({answer.message}), batch '
+                        f'{reply.codes[row]} {solutions[row].tolist()} ({reply.messages[row]})')
                 mismatched += not same
             if mismatched or lost:
                 failures.append(f'FAIL batch {name}: {mismatched} answers differ from '

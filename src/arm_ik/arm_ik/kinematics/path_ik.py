@@ -72,6 +72,8 @@ DEFAULT_TIMEOUT = 5.0                 # s for the whole path
 MAX_PATH_TIMEOUT = 60.0               # s
 # Samples of one tool path at most (10 m at 1 mm); a request over it is refused.
 MAX_PATH_SAMPLES = 10_000
+# Random restarts of a numeric solver at a path sample (it is seeded with the previous one).
+PATH_RESTARTS = 0
 # Targets of one batch request at most.
 MAX_BATCH = 10_000
 LINEAR_TIMING, MIN_JERK_TIMING = 'linear', 'min_jerk'
@@ -524,6 +526,11 @@ class PathIK:
         goal = prepared[0].goal
         solver = self.dispatcher.solvers[prepared[0].solver]
         options = prepared[0].options.with_changes(branch='', return_all=solver.labelled)
+        if not solver.labelled:
+            # A restart from a random seed lands on some far solution, which the jump check
+            # refuses anyway: without restarts a sample that does not converge from the
+            # previous one fails at once, instead of after every restart.
+            options = options.with_changes(restarts=PATH_RESTARTS)
         path, reason = self._tool_path(start, prepared, goal, settings, throughs)
         if path is None:
             return PathResult(PathCode.INVALID_INPUT, reason, solver=solver.name)
