@@ -98,7 +98,7 @@ class PathCode(enum.IntEnum):
     FLOOR_CONTACT = 5       # a link would touch the floor
     OBSTACLE_CONTACT = 6    # a link would touch the obstacle
     TIMEOUT = 7             # the path's time budget ran out
-    DEVIATION = 8           # the tool leaves the line by more than max_deviation at min_step
+    DEVIATION = 8           # the tool leaves the path by more than max_deviation at min_step
     INVALID_INPUT = 9       # the request itself is unusable (see the message)
     BUSY = 10               # the server has no capacity for the path now (ik_server only)
     INTERNAL_ERROR = 11     # a bug on the server's side (ik_server only)
