@@ -5,6 +5,7 @@ Examples::
 
     ik_path --arm six_axis line --to 1.2 0 0.2 --goal tool_down --solver closed_form
     ik_path --arm six_axis line --to 1.2 0 0.6 --to 1.0 0.3 0.6 --max-joint-step 0.05
+    ik_path --arm six_axis arc --through 0.9 0 0.7 --to 0.6 0 1.0 --goal tool_down
     ik_path --arm pointer3 batch --target 1 0 0.9 --target 0.5 0.5 1.0
     ik_path --arm pointer3 batch --file targets.txt      # one "x y z" per line
 
@@ -20,7 +21,7 @@ import math
 from pathlib import Path
 import sys
 
-from geometry_msgs.msg import Pose
+from geometry_msgs.msg import Point, Pose
 import rclpy
 
 from arm_ik.client import GOALS, SERVICE_QOS
@@ -46,6 +47,24 @@ def _parser() -> argparse.ArgumentParser:
                                'the --to poses (~/ik/cartesian_path)')
     line.add_argument('--to', nargs=3, type=float, action='append', required=True,
                       metavar=('X', 'Y', 'Z'), help='waypoint position, m (repeat for more)')
+    arc = commands.add_parser('arc', help='a circular arc from the current pose through '
+                              '--through to --to (~/ik/cartesian_path)')
+    arc.add_argument('--through', nargs=3, type=float, required=True,
+                     metavar=('X', 'Y', 'Z'), help='a point of the arc between its ends, m')
+    arc.add_argument('--to', nargs=3, type=float, required=True, metavar=('X', 'Y', 'Z'),
+                     help='where the arc ends, m')
+    _path_options(line)
+    _path_options(arc)
+    batch = commands.add_parser('batch', help='many targets in one call (~/ik/batch)')
+    batch.add_argument('--target', nargs=3, type=float, action='append', default=[],
+                       metavar=('X', 'Y', 'Z'), help='target position, m (repeat)')
+    batch.add_argument('--file', type=Path, default=None,
+                       help='a text file of targets, "x y z" per line (# comments)')
+    return parser
+
+
+def _path_options(line: argparse.ArgumentParser) -> None:
+    """The options a line and an arc share."""
     line.add_argument('--orientation', nargs=4, type=float, default=(0.0, 0.0, 0.0, 1.0),
                       metavar=('QX', 'QY', 'QZ', 'QW'),
                       help='tool orientation of every waypoint (read for full_pose)')
@@ -62,12 +81,6 @@ def _parser() -> argparse.ArgumentParser:
                       help='return no joint path unless the whole path is followed')
     line.add_argument('--timing', choices=('min_jerk', 'linear'), default='min_jerk')
     line.add_argument('--timeout', type=float, default=0.0, help='s for the whole path')
-    batch = commands.add_parser('batch', help='many targets in one call (~/ik/batch)')
-    batch.add_argument('--target', nargs=3, type=float, action='append', default=[],
-                       metavar=('X', 'Y', 'Z'), help='target position, m (repeat)')
-    batch.add_argument('--file', type=Path, default=None,
-                       help='a text file of targets, "x y z" per line (# comments)')
-    return parser
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -75,7 +88,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(rclpy.utilities.remove_ros_args(
         sys.argv[1:] if argv is None else argv))
     args.arm = args.arm.strip('/')
-    if args.command == 'line' and args.start is not None:
+    if args.command == 'arc':
+        args.to = [args.to]
+    if args.command in ('line', 'arc') and args.start is not None:
         try:
             args.start = {name: float(value) for name, value in
                           (item.split('=', 1) for item in args.start)}
@@ -119,6 +134,9 @@ def path_request(args: argparse.Namespace) -> CartesianPath.Request:
         request.start.name = list(args.start)
         request.start.position = list(args.start.values())
     request.waypoints.poses = [_pose(p, args.orientation) for p in args.to]
+    if args.command == 'arc':
+        request.arc_through = [Point(x=float(x), y=float(y), z=float(z))
+                               for x, y, z in (args.through,)]
     request.goal_type = int(GOALS[args.goal])
     request.solver = args.solver
     request.max_cartesian_step = args.max_step
@@ -231,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     node = rclpy.create_node('ik_path')
     base = f'/{args.arm}/ik_server/ik'
     try:
-        if args.command == 'line':
+        if args.command in ('line', 'arc'):
             response = _call(node, CartesianPath, f'{base}/cartesian_path',
                              path_request(args), args.wait)
         else:
@@ -245,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
-    if args.command == 'line':
+    if args.command in ('line', 'arc'):
         if args.json:
             print(json.dumps(path_summary(response), indent=2))
         else:

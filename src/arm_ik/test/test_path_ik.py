@@ -270,6 +270,130 @@ def test_no_partial_path_unless_asked(six_axis):
     assert 0.0 < result.fraction < 1.0
 
 
+# ---------------------------------------------------------------------- arcs
+def _off_arc(point: np.ndarray, centre, radius: float, normal) -> float:
+    """Distance (m) of ``point`` from the whole circle (centre, radius, plane normal)."""
+    d = np.asarray(point) - np.asarray(centre, dtype=float)
+    normal = np.asarray(normal, dtype=float) / np.linalg.norm(normal)
+    height = float(d @ normal)
+    return math.hypot(float(np.linalg.norm(d - height * normal)) - radius, height)
+
+
+def _assert_on_arc(arm: Arm, q: np.ndarray, centre, radius: float, normal,
+                   deviation: float = DEFAULT_MAX_DEVIATION,
+                   max_step: float = DEFAULT_MAX_JOINT_STEP) -> None:
+    """No step of the joint path ``q`` above max_step; every sample on the circle, the tool
+    near it between samples."""
+    assert np.abs(np.diff(q, axis=0)).max() <= max_step + 1e-12
+    for sample in q:
+        assert _off_arc(arm.model.fk(sample)[:3, 3], centre, radius, normal) <= \
+            SOLVER_TOLERANCE
+    for a, b in zip(q, q[1:]):
+        for t in (0.25, 0.5, 0.75):
+            tool = arm.model.fk(a + t * (b - a))[:3, 3]
+            assert _off_arc(tool, centre, radius, normal) <= deviation + SOLVER_TOLERANCE
+
+
+@pytest.mark.parametrize('solver', ['closed_form', 'dls'])
+@pytest.mark.parametrize('goal', [GoalType.TOOL_DOWN, GoalType.FULL_POSE])
+def test_an_arc_through_a_middle_point_is_followed_on_the_circle(six_axis, solver, goal):
+    ik = six_axis.dispatcher().solvers['closed_form']
+    start = ik.solve((1.2, 0.0, 1.0), DOWN, GoalType.FULL_POSE, six_axis.home, OPTIONS).q
+    # Half a circle down and back up in the x-z plane: centre (0.9, 0, 1.0), radius 0.3.
+    request = PathRequest(start, [ToolPose((0.6, 0.0, 1.0), DOWN)], goal, solver=solver,
+                          arc_through=[(0.9, 0.0, 0.7)])
+    result = _path_ik(six_axis).follow(request, OPTIONS)
+    assert result.code == PathCode.OK, result.message
+    assert result.fraction == 1.0 and result.stop_waypoint == 1
+    # Cut along the arc: length 0.3 π at 1 cm.
+    assert result.samples == math.ceil(0.3 * math.pi / 0.01) + 1
+    tips = np.array([six_axis.model.fk(q)[:3, 3] for q in result.trajectory.positions])
+    np.testing.assert_allclose(tips[-1], (0.6, 0.0, 1.0), atol=SOLVER_TOLERANCE)
+    # It goes the way round through the middle point (the lowest one), not over the top.
+    assert tips[:, 2].min() == pytest.approx(0.7, abs=SOLVER_TOLERANCE)
+    assert tips[:, 2].max() <= 1.0 + SOLVER_TOLERANCE
+    _assert_on_arc(six_axis, result.trajectory.positions, (0.9, 0.0, 1.0), 0.3,
+                   (0.0, 1.0, 0.0))
+
+
+def test_an_arc_is_checked_against_the_arc_not_its_chords(pointer3):
+    # A quarter circle of radius 1 m about the yaw axis, cut into 0.2 m samples: the yaw
+    # alone turns the tool along the arc, 5 mm off each chord. Checked against the chord,
+    # every step would be split; against the arc, none is.
+    ik = pointer3.dispatcher().solvers['analytic']
+    start = ik.solve((1.0, 0.0, 0.9), None, GoalType.POSITION, pointer3.home, OPTIONS).q
+    half = math.sqrt(0.5)
+    for solver in ('analytic', 'dls'):
+        request = PathRequest(start, [ToolPose((0.0, 1.0, 0.9))], solver=solver,
+                              arc_through=[(half, half, 0.9)], max_cartesian_step=0.2,
+                              max_joint_step=0.5)
+        result = _path_ik(pointer3).follow(request, OPTIONS)
+        assert result.code == PathCode.OK, result.message
+        assert result.samples == math.ceil(0.5 * math.pi / 0.2) + 1
+        assert len(result.trajectory) == result.samples
+        _assert_on_arc(pointer3, result.trajectory.positions, (0.0, 0.0, 0.9), 1.0,
+                       (0.0, 0.0, 1.0), max_step=0.5)
+        np.testing.assert_allclose(result.trajectory.positions[-1][0] - start[0],
+                                   0.5 * math.pi, atol=1e-3)
+
+
+@pytest.mark.parametrize('solver', ['closed_form', 'dls'])
+def test_an_arc_down_through_the_floor_stops_at_the_tool_capsule(six_axis, solver):
+    ik = six_axis.dispatcher().solvers['closed_form']
+    start = ik.solve((1.2, 0.0, 1.0), DOWN, GoalType.FULL_POSE, six_axis.home, OPTIONS).q
+    # A line down to (1.2, 0, 0.6), then a quarter circle about (0.4, 0, 0.6), radius 0.8,
+    # down to (0.4, 0, -0.2): it meets z = 0.035 (the tool capsule's radius) on the way.
+    radius, centre = 0.8, np.array([0.4, 0.0, 0.6])
+    middle = centre + radius * np.array([math.sqrt(0.5), 0.0, -math.sqrt(0.5)])
+    request = PathRequest(start, [ToolPose((1.2, 0.0, 0.6), DOWN),
+                                  ToolPose((0.4, 0.0, -0.2), DOWN)], GoalType.TOOL_DOWN,
+                          solver=solver, arc_through=[None, middle.tolist()])
+    result = _path_ik(six_axis).follow(request, OPTIONS)
+    assert result.code == PathCode.FLOOR_CONTACT, result.message
+    assert result.stop_waypoint == 1
+    assert six_axis.safety.check(result.trajectory.positions).verdict.max() == 0
+    z = result.stop_position[2]
+    assert 0.035 - SOLVER_TOLERANCE <= z <= 0.035 + DEFAULT_MIN_STEP + SOLVER_TOLERANCE
+    assert _off_arc(result.stop_position, centre, radius, (0.0, 1.0, 0.0)) <= SOLVER_TOLERANCE
+    # 40 samples on the line, then the arc's 126 at equal angles: the stop is the first
+    # arc sample past the angle where it stopped.
+    count = math.ceil(radius * 0.5 * math.pi / 0.01)
+    angle = math.asin((centre[2] - z) / radius)
+    assert result.samples == 40 + count + 1
+    assert result.stop_sample == 40 + math.floor(angle / (0.5 * math.pi / count)) + 1
+    length = 0.4 + radius * 0.5 * math.pi
+    assert result.fraction == pytest.approx((0.4 + radius * angle) / length,
+                                            abs=SOLVER_TOLERANCE)
+    # From the corner at z = 0.6 on, the joint path follows the arc.
+    q = result.trajectory.positions
+    on_arc = [row for row in q if six_axis.model.fk(row)[2, 3] <= 0.6 + 1e-9]
+    assert len(on_arc) > 60
+    _assert_on_arc(six_axis, np.array(on_arc), centre, radius, (0.0, 1.0, 0.0))
+
+
+def test_bad_arcs_are_refused_with_a_reason(six_axis):
+    path_ik = _path_ik(six_axis)
+    start = six_axis.home
+    tip = six_axis.model.fk(start)[:3, 3]
+    end = ToolPose((tip + [0.0, 0.0, -0.4]).tolist())
+    cases = {
+        'on a line': [(tip + [0.0, 0.0, -0.2]).tolist()],
+        'coincide': [end.position],
+        'finite point': [(math.nan, 0.0, 1.0)],
+        'points for': [(1.0, 0.0, 1.0), (1.0, 0.0, 1.0)],
+        '3 numbers': [(1.0, 0.0)],
+    }
+    for words, through in cases.items():
+        result = path_ik.follow(PathRequest(start, [end], arc_through=through), OPTIONS)
+        assert result.code == PathCode.INVALID_INPUT, (words, result.message)
+        assert words in result.message, (words, result.message)
+    # NaN in all three: a straight segment.
+    result = path_ik.follow(PathRequest(start, [end], arc_through=[(math.nan,) * 3]),
+                            OPTIONS)
+    straight = path_ik.follow(PathRequest(start, [end]), OPTIONS)
+    assert result.code == straight.code and result.samples == straight.samples
+
+
 # ---------------------------------------------------------------------- timing, input
 @pytest.mark.parametrize('timing', ['linear', 'min_jerk'])
 def test_the_joint_path_respects_the_velocity_limits(six_axis, timing):

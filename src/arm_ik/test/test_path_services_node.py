@@ -7,7 +7,7 @@ import json
 import math
 import subprocess
 
-from geometry_msgs.msg import Pose
+from geometry_msgs.msg import Point, Pose
 from ik_graph import IKGraph, service
 import numpy as np
 import pytest
@@ -181,3 +181,33 @@ def test_the_ik_path_command_prints_a_stop_and_a_batch(graph, arm):
     reply = json.loads(done.stdout)
     assert reply['codes'] == ['OK', 'OUT_OF_REACH']
     assert reply['solutions'][6:] == [None] * 6
+
+
+def test_an_arc_over_the_service_and_the_command_follows_the_core(graph, arm):
+    start = _tool_down_start(arm)
+    request = CartesianPath.Request()
+    request.start.name = list(arm.model.joint_names)
+    request.start.position = start.tolist()
+    request.waypoints.poses = [_pose((0.6, 0.0, 1.0))]
+    request.arc_through = [Point(x=0.9, y=0.0, z=0.7)]
+    request.goal_type = CartesianPath.Request.GOAL_TOOL_DOWN
+    request.solver = 'closed_form'
+    response = _call(graph, CartesianPath, service(ARM, 'cartesian_path'), request)
+    assert response.code == CartesianPath.Request.OK, response.message
+    core = PathIK(arm.dispatcher(), arm.safety).follow(
+        PathRequest(start, [ToolPose((0.6, 0.0, 1.0), DOWN)], GoalType.TOOL_DOWN,
+                    solver='closed_form', arc_through=[(0.9, 0.0, 0.7)]), SolveOptions())
+    q = np.array([point.positions for point in response.trajectory.points])
+    np.testing.assert_allclose(q, core.trajectory.positions, atol=1e-12)
+    assert response.samples == core.samples
+    # Two arc points for one waypoint: refused, the reason said.
+    request.arc_through = [Point(x=0.9, y=0.0, z=0.7)] * 2
+    response = _call(graph, CartesianPath, service(ARM, 'cartesian_path'), request)
+    assert response.code == CartesianPath.Request.INVALID_INPUT
+    assert 'arc_through' in response.message
+    pairs = [f'{name}={value!r}' for name, value in zip(arm.model.joint_names, start.tolist())]
+    done = _ik_path(graph, '--goal', 'tool_down', '--solver', 'closed_form', 'arc',
+                    '--start', *pairs, '--through', '0.9', '0', '0.7', '--to', '0.6', '0',
+                    '1.0')
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith('OK: followed 100.0 % of the path'), done.stdout

@@ -2,8 +2,12 @@
 batch IK (many targets in one call). No ROS.
 
 The tool path starts at the tool pose of the start joint state and runs straight (position
-linear, orientation by slerp) through every waypoint. It is cut into samples no farther
-apart than ``max_cartesian_step`` (m) and ``max_rotation_step`` (rad), then followed:
+linear, orientation by slerp) through every waypoint, or, for a segment given an
+``arc_through`` point, along the circular arc from the previous pose through that point to
+the waypoint (Pilz CIRC's "interim" point: three points fix the circle and the way round,
+also for arcs over half a turn; the orientation slerps in proportion to the arc angle). It
+is cut into samples no farther apart than ``max_cartesian_step`` (m, along the arc) and
+``max_rotation_step`` (rad), then followed:
 
 - a solver that returns every labelled solution (the closed forms, ``Solver.labelled``):
   dynamic programming over all solutions of every sample (and their whole-turn copies on
@@ -19,7 +23,8 @@ Between two accepted samples the path is then checked and, where needed, split i
   prismatic joint) between two consecutive samples. An absolute bound on every joint,
   never relative to the other steps or to a mean (MoveIt's ``jump_threshold``);
 - deviation: the tool at the joint-space midpoint of the two samples is farther than
-  ``max_deviation`` (m) from the straight segment between their tool points.
+  ``max_deviation`` (m) from the tool path between their tool points (the straight
+  segment, or the piece of the arc).
 
 A sample is refused (and the path stops there, localised to ``min_step``) when it is
 unreachable, needs a joint past its limit, touches the floor or the obstacle
@@ -67,12 +72,17 @@ DEFAULT_TIMEOUT = 5.0                 # s for the whole path
 MAX_PATH_TIMEOUT = 60.0               # s
 # Samples of one tool path at most (10 m at 1 mm); a request over it is refused.
 MAX_PATH_SAMPLES = 10_000
+# Random restarts of a numeric solver at a path sample (it is seeded with the previous one).
+PATH_RESTARTS = 0
 # Targets of one batch request at most.
 MAX_BATCH = 10_000
 LINEAR_TIMING, MIN_JERK_TIMING = 'linear', 'min_jerk'
 TIMINGS = (LINEAR_TIMING, MIN_JERK_TIMING)
 # A first waypoint this close to the start's tool pose (m, rad) is the start itself.
 SAME_POSE = 1e-6
+# An arc whose three points are this close to a line (sine of the angle at the start) has
+# no circle to follow: refused as INVALID_INPUT.
+COLLINEAR = 1e-6
 # Tolerance of "at a joint limit" when naming the joint that stopped a path, rad (or m).
 AT_LIMIT = 1e-3
 
@@ -88,7 +98,7 @@ class PathCode(enum.IntEnum):
     FLOOR_CONTACT = 5       # a link would touch the floor
     OBSTACLE_CONTACT = 6    # a link would touch the obstacle
     TIMEOUT = 7             # the path's time budget ran out
-    DEVIATION = 8           # the tool leaves the line by more than max_deviation at min_step
+    DEVIATION = 8           # the tool leaves the path by more than max_deviation at min_step
     INVALID_INPUT = 9       # the request itself is unusable (see the message)
     BUSY = 10               # the server has no capacity for the path now (ik_server only)
     INTERNAL_ERROR = 11     # a bug on the server's side (ik_server only)
@@ -114,6 +124,9 @@ class PathRequest:
         start: start joint positions in chain order (rad, m for prismatic joints).
         waypoints: tool poses after the start's own; a line between poses a and b is
             ``[a, b]`` (a first waypoint at the start's tool pose is dropped).
+        arc_through: empty (every segment straight) or one entry per waypoint: None, or
+            a point (m, same frame) the segment to that waypoint passes through on a
+            circular arc from the previous pose; None or NaN: a straight segment.
         goal: GoalType: POSITION (orientations ignored), TOOL_DOWN (tool Z along −Z of the
             base; orientations ignored) or FULL_POSE.
         frame_id: '' or the base frame.
@@ -139,6 +152,7 @@ class PathRequest:
     start: Sequence[float]
     waypoints: Sequence[ToolPose]
     goal: int = GoalType.POSITION
+    arc_through: Sequence[Sequence[float] | None] = ()
     frame_id: str = ''
     solver: str = ''
     max_cartesian_step: float = 0.0
@@ -274,15 +288,82 @@ def _settings(request: PathRequest) -> tuple[_Settings | None, str]:
     return _Settings(timing=timing, **values), ''
 
 
+@dataclass(frozen=True)
+class _Circle:
+    """The circle through three points: centre, radius, plane basis (e1 toward the first
+    point, e2 = normal × e1, the way round to the third point), angle of the third point."""
+
+    centre: np.ndarray
+    radius: float
+    e1: np.ndarray
+    e2: np.ndarray
+    normal: np.ndarray
+    angle: float            # rad, (0, 2π): from the first point to the third
+
+    @staticmethod
+    def through(a: np.ndarray, m: np.ndarray, b: np.ndarray) -> _Circle | str:
+        """The circle from ``a`` through ``m`` to ``b``, or why there is none."""
+        u, v = m - a, b - a
+        w = np.cross(u, v)
+        lengths = float(np.linalg.norm(u) * np.linalg.norm(v))
+        if min(float(np.linalg.norm(u)), float(np.linalg.norm(v)),
+               float(np.linalg.norm(b - m))) <= SAME_POSE:
+            return 'two of its three points (previous pose, arc_through, waypoint) coincide'
+        if float(np.linalg.norm(w)) <= COLLINEAR * lengths:
+            return 'its three points (previous pose, arc_through, waypoint) lie on a line'
+        offset = np.cross(float(u @ u) * v - float(v @ v) * u, w) / (2.0 * float(w @ w))
+        centre = a + offset
+        radius = float(np.linalg.norm(offset))
+        e1 = -offset / radius
+        normal = w / float(np.linalg.norm(w))
+        e2 = np.cross(normal, e1)
+        circle = _Circle(centre, radius, e1, e2, normal, 0.0)
+        return _Circle(centre, radius, e1, e2, normal, circle.angle_of(b))
+
+    def angle_of(self, point: np.ndarray) -> float:
+        d = point - self.centre
+        return float(np.mod(math.atan2(float(d @ self.e2), float(d @ self.e1)), 2.0 * math.pi))
+
+    def point(self, angle: float) -> np.ndarray:
+        return self.centre + self.radius * (math.cos(angle) * self.e1 +
+                                            math.sin(angle) * self.e2)
+
+    def distance(self, point: np.ndarray, low: float, high: float) -> float:
+        """Distance (m) of ``point`` from the piece of the arc between two angles."""
+        d = point - self.centre
+        height = float(d @ self.normal)
+        flat = d - height * self.normal
+        angle = math.atan2(float(flat @ self.e2), float(flat @ self.e1))
+        if np.mod(angle - low, 2.0 * math.pi) <= high - low:
+            return math.hypot(float(np.linalg.norm(flat)) - self.radius, height)
+        return min(float(np.linalg.norm(point - self.point(low))),
+                   float(np.linalg.norm(point - self.point(high))))
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """One interval of the tool path that lies on an arc: its circle and end angles."""
+
+    circle: _Circle
+    low: float
+    high: float
+
+
 class _ToolPath:
-    """The densified tool path: samples on straight segments, interpolated by u."""
+    """The densified tool path: samples on straight segments or arcs, interpolated by u."""
 
     def __init__(self, positions: np.ndarray, rotations: np.ndarray | None,
-                 waypoint_of_sample: np.ndarray, rotation_weight: float) -> None:
+                 waypoint_of_sample: np.ndarray, rotation_weight: float,
+                 pieces: Sequence[_Piece | None] = ()) -> None:
         self.positions = positions                  # (M, 3)
         self.rotations = rotations                  # (M, 3, 3) or None
         self.waypoint_of_sample = waypoint_of_sample  # (M,) request waypoint each heads to
+        # pieces[k]: the arc interval k (samples k to k + 1) lies on; None: straight.
+        self.pieces = list(pieces) or [None] * max(len(positions) - 1, 0)
         steps = np.linalg.norm(np.diff(positions, axis=0), axis=1)
+        for k, piece in enumerate(self.pieces):
+            if piece is not None:
+                steps[k] = piece.circle.radius * (piece.high - piece.low)
         angles = np.zeros(len(steps))
         if rotations is not None:
             relative = np.einsum('kji,kjl->kil', rotations[:-1], rotations[1:])
@@ -302,10 +383,25 @@ class _ToolPath:
         t = u - k
         if t <= 0.0 or len(self) == 1:
             return self.positions[k], None if self.rotations is None else self.rotations[k]
-        position = self.positions[k] + t * (self.positions[k + 1] - self.positions[k])
+        piece = self.pieces[k]
+        if piece is None:
+            position = self.positions[k] + t * (self.positions[k + 1] - self.positions[k])
+        else:
+            position = piece.circle.point(piece.low + t * (piece.high - piece.low))
         if self.rotations is None:
             return position, None
         return position, _slerp(self.rotations[k], self.rotations[k + 1], t)
+
+    def deviation(self, point: np.ndarray, u_a: float, u_b: float) -> float:
+        """Distance (m) of ``point`` from the tool path between two parameters of one
+        interval (``u_a`` < ``u_b``): from the straight segment or the piece of the arc."""
+        k = min(int(math.floor(u_a)), len(self) - 2) if len(self) > 1 else 0
+        piece = self.pieces[k] if self.pieces else None
+        if piece is None:
+            return _segment_distance(point, self.pose(u_a)[0], self.pose(u_b)[0])
+        span = piece.high - piece.low
+        return piece.circle.distance(point, piece.low + (u_a - k) * span,
+                                     piece.low + (u_b - k) * span)
 
     def size(self, u_a: float, u_b: float) -> float:
         """Tool travel (m, rotation weighted) between two parameters of one segment."""
@@ -424,10 +520,18 @@ class PathIK:
                                   f'{answer.result.reason}', stop_waypoint=index,
                                   ik_code=answer.result.code, solver=answer.solver)
             prepared.append(answer)
+        throughs, reason = _arc_points(request.arc_through, len(prepared))
+        if throughs is None:
+            return PathResult(PathCode.INVALID_INPUT, reason)
         goal = prepared[0].goal
         solver = self.dispatcher.solvers[prepared[0].solver]
         options = prepared[0].options.with_changes(branch='', return_all=solver.labelled)
-        path, reason = self._tool_path(start, prepared, goal, settings)
+        if not solver.labelled:
+            # A restart from a random seed lands on some far solution, which the jump check
+            # refuses anyway: without restarts a sample that does not converge from the
+            # previous one fails at once, instead of after every restart.
+            options = options.with_changes(restarts=PATH_RESTARTS)
+        path, reason = self._tool_path(start, prepared, goal, settings, throughs)
         if path is None:
             return PathResult(PathCode.INVALID_INPUT, reason, solver=solver.name)
         run = _Run(self, solver, goal, options, settings, path, start,
@@ -436,27 +540,39 @@ class PathIK:
         return self._result(run, samples, stop, request, len(request.waypoints))
 
     def _tool_path(self, start: np.ndarray, prepared: Sequence[PreparedRequest],
-                   goal: GoalType, settings: _Settings) -> tuple[_ToolPath | None, str]:
+                   goal: GoalType, settings: _Settings,
+                   throughs: Sequence[np.ndarray | None]) -> tuple[_ToolPath | None, str]:
         frame = self.model.fk(start)
         full = goal == GoalType.FULL_POSE
         vertices = [frame[:3, 3]] + [p.position for p in prepared]
         turns = [frame[:3, :3]] + [p.orientation for p in prepared] if full else None
-        # owners[k]: the request waypoint vertex k is (the start's pose heads to waypoint 0).
+        # owners[k]: the request waypoint vertex k is (the start's pose heads to waypoint 0);
+        # arcs[k]: the arc point of the segment that ends at vertex k.
         owners = [0] + list(range(len(prepared)))
+        arcs = [None] + list(throughs)
         if np.linalg.norm(vertices[1] - vertices[0]) <= SAME_POSE and \
                 (not full or _angle(turns[0], turns[1]) <= SAME_POSE):
+            if arcs[1] is not None:
+                return None, "arc_through[0]: the arc ends at the start's own tool pose"
             # The line starts at the start's own tool pose: that waypoint is the start.
-            del vertices[1], owners[0]
+            del vertices[1], owners[0], arcs[1]
             if full:
                 del turns[1]
         positions = [vertices[0]]
         rotations = [turns[0]] if full else None
         heading = [owners[0]]
+        pieces: list[_Piece | None] = []
         for k in range(1, len(vertices)):
             a, b = vertices[k - 1], vertices[k]
+            circle = None
+            if arcs[k] is not None:
+                circle = _Circle.through(a, arcs[k], b)
+                if isinstance(circle, str):
+                    return None, f'arc_through[{owners[k]}]: no arc: {circle}'
+            length = float(np.linalg.norm(b - a)) if circle is None else \
+                circle.radius * circle.angle
             angle = _angle(turns[k - 1], turns[k]) if full else 0.0
-            count = max(1, math.ceil(float(np.linalg.norm(b - a)) /
-                                     settings.max_cartesian_step - 1e-9),
+            count = max(1, math.ceil(length / settings.max_cartesian_step - 1e-9),
                         math.ceil(angle / settings.max_rotation_step - 1e-9))
             if len(positions) + count > MAX_PATH_SAMPLES:
                 return None, (f'the path needs more than {MAX_PATH_SAMPLES} samples at '
@@ -464,13 +580,20 @@ class PathIK:
                               f'{settings.max_rotation_step:g} rad; give larger steps')
             for i in range(1, count + 1):
                 t = i / count
-                positions.append(a + t * (b - a))
+                if circle is None:
+                    positions.append(a + t * (b - a))
+                    pieces.append(None)
+                else:
+                    # The last sample is the waypoint itself, not the circle's rounding of it.
+                    positions.append(b if i == count else circle.point(t * circle.angle))
+                    pieces.append(_Piece(circle, (i - 1) / count * circle.angle,
+                                         t * circle.angle))
                 if full:
                     rotations.append(_slerp(turns[k - 1], turns[k], t))
                 heading.append(owners[k])
         weight = settings.max_cartesian_step / settings.max_rotation_step
         return _ToolPath(np.array(positions), None if not full else np.array(rotations),
-                         np.array(heading), weight), ''
+                         np.array(heading), weight, pieces), ''
 
     def _result(self, run: _Run, samples: list[_Sample], stop: _Stop | None,
                 request: PathRequest, waypoints: int) -> PathResult:
@@ -584,6 +707,32 @@ class PathIK:
         return answers
 
 
+def _arc_points(points: Sequence[Sequence[float] | None], waypoints: int
+                ) -> tuple[list[np.ndarray | None] | None, str]:
+    """The arc point of every waypoint's segment (None: straight), or (None, why not)."""
+    if points is None or len(points) == 0:
+        return [None] * waypoints, ''
+    if len(points) != waypoints:
+        return None, (f'arc_through has {len(points)} points for {waypoints} waypoints (one '
+                      'per waypoint, NaN for a straight segment, or none)')
+    out: list[np.ndarray | None] = []
+    for index, point in enumerate(points):
+        if point is None:
+            out.append(None)
+            continue
+        value = np.asarray(point, dtype=float).reshape(-1) if _is_numeric(point) else None
+        if value is None or value.shape != (3,):
+            return None, f'arc_through[{index}] must be 3 numbers (x, y, z), m'
+        if np.isnan(value).all():
+            out.append(None)
+        elif not np.isfinite(value).all():
+            return None, (f'arc_through[{index}] = {value.tolist()}: give a finite point, or '
+                          'NaN in all three for a straight segment')
+        else:
+            out.append(value)
+    return out, ''
+
+
 def _is_numeric(value: object) -> bool:
     try:
         np.asarray(value, dtype=float)
@@ -595,6 +744,10 @@ def _is_numeric(value: object) -> bool:
 def _angle(a: np.ndarray, b: np.ndarray) -> float:
     cosine = (float(np.trace(a.T @ b)) - 1.0) / 2.0
     return math.acos(min(max(cosine, -1.0), 1.0))
+
+
+# Whole-turn offsets of a joint value tried for the copies of a solution, rad.
+_TURNS = np.array([-4.0, -2.0, 0.0, 2.0, 4.0]) * math.pi
 
 
 class _Run:
@@ -689,12 +842,11 @@ class _Run:
         model = self.model
         reach = math.pi + self.settings.max_joint_step
         for j in self.turns:
-            values = [q[j] + turn for turn in (-4.0 * math.pi, -2.0 * math.pi, 0.0,
-                                               2.0 * math.pi, 4.0 * math.pi)
-                      if model.lower[j] - 1e-9 <= q[j] + turn <= model.upper[j] + 1e-9 and
-                      np.abs(reference[:, j] - (q[j] + turn)).min() <= reach]
-            if not values:
-                values = [q[j]]
+            candidates = q[j] + _TURNS
+            keep = (candidates >= model.lower[j] - 1e-9) & \
+                (candidates <= model.upper[j] + 1e-9) & \
+                (np.abs(reference[:, j][None, :] - candidates[:, None]).min(axis=1) <= reach)
+            values = candidates[keep].tolist() or [q[j]]
             more = []
             for base in out:
                 for value in values:
@@ -722,10 +874,12 @@ class _Run:
         values = np.array([q for _, q in solutions], dtype=float)
         keys = values.copy()
         keys[:, self.turns] = np.mod(keys[:, self.turns], 2.0 * math.pi)
-        names = {label: i for i, label in enumerate(dict.fromkeys(labels))}
-        keys = np.column_stack([[names[label] for label in labels], np.round(keys, 9)])
-        _, first = np.unique(keys, axis=0, return_index=True)
-        states = [(labels[i], copy) for i in sorted(first.tolist())
+        keys = np.round(keys, 9) + 0.0          # + 0.0: -0.0 and 0.0 are one key
+        # The first of each (label, joint values modulo a turn): a dict, as a sample has a
+        # handful of solutions and np.unique(axis=0) costs more than the solve.
+        first = list({(label, key.tobytes()): i for i, (label, key) in
+                      reversed(list(enumerate(zip(labels, keys, strict=True))))}.values())
+        states = [(labels[i], copy) for i in sorted(first)
                   for copy in self._copies(values[i], reference)]
         # A state farther than half a turn (plus a step) from every state before it, on some
         # joint, is never the next sample of a continuous path: left out before the checks.
@@ -787,10 +941,9 @@ class _Run:
                          f'{settings.max_joint_step:g})', joint=model.joint_names[worst],
                          joint_step=float(step[worst]))
         middle = model.fk(0.5 * (a.q + b.q))[:3, 3]
-        pa, pb = self.path.pose(a.u)[0], self.path.pose(b.u)[0]
-        deviation = _segment_distance(middle, pa, pb)
+        deviation = self.path.deviation(middle, a.u, b.u)
         if deviation > settings.max_deviation:
-            return _Stop(PathCode.DEVIATION, f'the tool would leave the line by '
+            return _Stop(PathCode.DEVIATION, f'the tool would leave the path by '
                          f'{deviation:.4f} m between two samples (max_deviation '
                          f'{settings.max_deviation:g} m)')
         return None

@@ -40,8 +40,10 @@ def path_request(message: CartesianPath.Request, model: ArmModel,
     waypoints = [ToolPose((p.position.x, p.position.y, p.position.z),
                           (p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w))
                  for p in message.waypoints.poses]
+    # One arc point per waypoint, or none; the core says what is wrong with a bad list.
+    throughs = [(p.x, p.y, p.z) for p in message.arc_through]
     return PathRequest(
-        start=start, waypoints=waypoints, goal=int(message.goal_type),
+        start=start, waypoints=waypoints, goal=int(message.goal_type), arc_through=throughs,
         frame_id=message.waypoints.header.frame_id, solver=message.solver,
         max_cartesian_step=message.max_cartesian_step,
         max_rotation_step=message.max_rotation_step, max_joint_step=message.max_joint_step,
