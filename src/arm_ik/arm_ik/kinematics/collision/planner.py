@@ -116,10 +116,6 @@ def plan_joint_path(checker: CollisionChecker, start: np.ndarray, goal: np.ndarr
     if straight.free:
         return PlanResult(SUCCESS, np.array([start, goal]), 'the straight joint path is clear',
                           time.perf_counter() - began, True, straight.samples)
-    reach = float(np.linalg.norm(checker._motion_radius))
-
-    def joint_step(step: float) -> float:
-        return step / reach if reach > 0 else 1.0
     attempts = []
     # Planning at COARSE × max_step is several times faster; the dense validation below then
     # decides. A segment it refuses is planned again at max_step itself (a short, local
@@ -128,8 +124,8 @@ def plan_joint_path(checker: CollisionChecker, start: np.ndarray, goal: np.ndarr
         left = time_budget - (time.perf_counter() - began)
         if left <= 0.0:
             break
-        path, status = _ompl_path(checker, start, goal, joint_step(step), left, planner_range,
-                                  seed, state_check)
+        path, status = _ompl_path(checker, start, goal, step, left, planner_range, seed,
+                                  state_check)
         if path is None:
             attempts.append(f'no collision-free path found in {time_budget:g} s (OMPL '
                             f'RRTConnect: {status})')
@@ -141,7 +137,7 @@ def plan_joint_path(checker: CollisionChecker, start: np.ndarray, goal: np.ndarr
             if left <= 0.0:
                 break
             k = check.segment
-            piece, _ = _ompl_path(checker, path[k], path[k + 1], joint_step(max_step), left,
+            piece, _ = _ompl_path(checker, path[k], path[k + 1], max_step, left,
                                   planner_range, seed, state_check)
             if piece is None:
                 break
@@ -159,6 +155,25 @@ def plan_joint_path(checker: CollisionChecker, start: np.ndarray, goal: np.ndarr
                         f'at segment {check.segment}: {_why(check)}')
     return refuse('; '.join(attempts or [f'the time budget of {time_budget:g} s ran out']) +
                   f'; the straight path is blocked: {_why(straight)}')
+
+
+def _motion_validator(ob: object, info: object, checker: CollisionChecker, step: float,
+                      state_check: Callable[[np.ndarray], bool] | None) -> object:
+    """An OMPL MotionValidator: a motion is valid when every pose of it, no link point more
+    than ``step`` m from the next, is free (and keeps ``state_check``); OMPL assumes the
+    first state valid, so it is not checked again."""
+    dof = checker.model.dof
+
+    class Motions(ob.MotionValidator):
+        def checkMotion(self, a: object, b: object) -> bool:  # noqa: N802 (OMPL's name)
+            q_a = np.fromiter((a[i] for i in range(dof)), float, dof)
+            q_b = np.fromiter((b[i] for i in range(dof)), float, dof)
+            samples = checker.densify(np.array([q_a, q_b]), step)[0][1:]
+            if not checker.check_path(samples, None).free:
+                return False
+            return state_check is None or all(state_check(q) for q in samples)
+
+    return Motions(info)
 
 
 def _why(check: PathCheck) -> str:
@@ -180,11 +195,11 @@ def _check_path(checker: CollisionChecker, path: np.ndarray, max_step: float,
 
 
 def _ompl_path(checker: CollisionChecker, start: np.ndarray, goal: np.ndarray,
-               joint_step: float, budget: float, planner_range: float,
+               step: float, budget: float, planner_range: float,
                seed: int | None, state_check: Callable[[np.ndarray], bool] | None = None
                ) -> tuple[np.ndarray | None, str]:
-    """RRTConnect and simplification within ``budget`` s, motions checked every
-    ``joint_step`` rad; (waypoints, status) or (None, status)."""
+    """RRTConnect and simplification within ``budget`` s, motions checked so that no link
+    point moves more than ``step`` m between checks; (waypoints, status) or (None, status)."""
     from ompl import base as ob
     from ompl import geometric as og
     from ompl import util as ou
@@ -210,7 +225,13 @@ def _ompl_path(checker: CollisionChecker, start: np.ndarray, goal: np.ndarray,
 
     setup.setStateValidityChecker(valid)
     info = setup.getSpaceInformation()
+    reach = float(np.linalg.norm(checker._motion_radius))
+    joint_step = step / reach if reach > 0 else 1.0
     info.setStateValidityCheckingResolution(min(1.0, joint_step / space.getMaximumExtent()))
+    # Motions are checked by the checker's own path check: the link-motion bound per segment
+    # (tighter than OMPL's Euclidean resolution) and one vectorised broad phase per motion.
+    motions = _motion_validator(ob, info, checker, step, state_check)
+    info.setMotionValidator(motions)
     states = []
     for q in (start, goal):
         state = space.allocState()
