@@ -182,3 +182,17 @@ def test_pointer3_floor_detour_by_grid_by_default_and_sampling_on_request(pointe
 def test_an_unknown_path_planner_is_refused():
     settings, reason = MotionSettings(path_planner='rrt').validated()
     assert settings is None and 'path_planner "rrt"' in reason and 'grid' in reason
+
+
+def test_an_arm_config_chooses_its_detour_planner(urdf_of):
+    from arm_ik.kinematics.arm import ArmConfig, ArmConfigError
+    data = load_arm_config('pointer3').data
+    chosen = ArmConfig.from_mapping({**data, 'motion': {**(data.get('motion') or {}),
+                                                        'path_planner': 'sampling'}})
+    planner = worker.build_planner(worker.PlannerSpec(urdf_of('pointer3'), 'pointer3', chosen,
+                                                      default_solver='analytic'))
+    assert planner.default_path_planner == SAMPLING
+    plan = planner.plan(joint_goal(planner, LEVEL), FOLDED)
+    assert isinstance(plan, Plan) and 'collision-free detour' in plan.message, plan
+    with pytest.raises(ArmConfigError, match='motion.path_planner'):
+        ArmConfig.from_mapping({**data, 'motion': {'path_planner': 'rrt'}})

@@ -93,6 +93,10 @@ def build_planner(spec: PlannerSpec, model: ArmModel | None = None) -> MotionPla
         collision = CollisionGuard(lambda: arm.collision_checker(search_paths=paths))
     planner = MotionPlanner(model, arm.dispatcher(spec.default_solver), spec.ik_options, safety,
                             collision)
+    # The arm's choice of detour planner (motion.path_planner); a plan's settings may still
+    # name the other.
+    planner.default_path_planner = getattr(spec.config, 'path_planner', '') or \
+        planner.default_path_planner
     if spec.scene is not None:
         planner.set_scene(spec.scene)
     return planner
