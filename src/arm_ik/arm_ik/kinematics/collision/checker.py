@@ -118,6 +118,9 @@ class _Pairs:
         self.names = names
         self.reach = None   # radius sums (self) or link radii (scene), from the checker
         self.rotation = self.box_centre = self.half = None   # scene: the objects' boxes
+        # Scene: pairs of a shape no joint moves (on the base) and an object, found clear
+        # once per scene; the yes/no checks skip them (their answer cannot change).
+        self.static_clear = np.zeros(len(queries), dtype=bool)
 
     def __len__(self) -> int:
         return len(self.queries)
@@ -268,6 +271,13 @@ class CollisionChecker:
                 pairs.box_centre = box_centre[pairs.b]
                 pairs.half = np.array([objects[i].shape.half_extents for i in pairs.b])
                 self._object_transforms = [backend.transform(item.pose) for item in objects]
+                still = self._frame[pairs.a] == 0
+                base = np.eye(4)
+                for index in np.flatnonzero(still).tolist():
+                    pose = base @ self._offset[pairs.a[index]]
+                    pairs.static_clear[index] = not self._touch_posed(
+                        queries[index], backend.transform(pose),
+                        self._object_transforms[pairs.b[index]])
             self._scene_pairs = pairs
             self._scene_key = key
         return self._scene_pairs, objects
@@ -384,7 +394,8 @@ class CollisionChecker:
             self_index = np.flatnonzero(bound <= self.padding)
         scene, _ = self._scene_group()
         if len(scene):
-            scene_index = np.flatnonzero(self._scene_bound(scene, centres) <= self.padding)
+            scene_index = np.flatnonzero((self._scene_bound(scene, centres) <= self.padding)
+                                         & ~scene.static_clear)
         if not len(self_index) and not len(scene_index):
             return True
         # Each shape's transform is built once per pose, the objects' once per scene.
@@ -457,7 +468,7 @@ class CollisionChecker:
                               centres[:, scene.a] - scene.box_centre)
             outside = np.maximum(np.abs(local) - scene.half, 0.0)
             bound = np.sqrt(np.einsum('mpi,mpi->mp', outside, outside)) - scene.reach
-            scene_near = bound <= self.padding
+            scene_near = (bound <= self.padding) & ~scene.static_clear
         # Only poses with some bound not clear need the narrow phase.
         near = np.zeros(len(qs), dtype=bool)
         for mask in (self_near, scene_near):
