@@ -13,8 +13,16 @@ MotionError; it never raises and never returns a partial move.
 - Time scaling: timed laws stretch their duration until every joint stays within
   speed_scale × its URDF velocity limit (a goal's duration is a minimum, never shortened);
   the message says when it was stretched.
-- A joint-space path through the floor is replaced by a detour (min-jerk segments through
-  the safety planner's waypoints) when one exists; a Cartesian line cannot be detoured.
+- Every trajectory (planned or a client's) is checked for the floor (``SafetyAdapter``) and,
+  with a ``CollisionGuard``, for self-collision and the scene (URDF collision shapes, no link
+  point moving more than 1 cm between checked poses).
+- A blocked joint-space path is replaced by a detour (min-jerk segments through waypoints,
+  validated again as the trajectory that runs) when one exists: the grid planner's (floor and
+  obstacle; the default of a yaw + two-pitch pointer such as pointer3) or OMPL's (self-
+  collision, the scene and the floor; every other arm), as ``motion.path_planner`` or
+  ``MotionSettings.path_planner`` says; the grid's failure on a collision goes to OMPL. A
+  move the floor blocks and no planner clears is UNSAFE_PATH; one that collides (self or
+  scene) is NO_PATH with the planner's reason. A Cartesian line cannot be detoured.
 
 Units: m, rad, s.
 """

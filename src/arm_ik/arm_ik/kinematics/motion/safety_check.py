@@ -8,6 +8,11 @@ safety configuration is absent.
 Policy: the floor is a hard limit (a path through it is UNSAFE_PATH or detoured). Touching
 the obstacle is reported as contacts (times and tool points, sampled at 60 Hz, as the
 reference system reports them) and blocks the move only with ``avoid_obstacle``.
+
+``CollisionGuard`` adds self-collision and the scene (``kinematics.collision``) for any arm:
+a trajectory touching either is UNSAFE_PATH ("the path collides ..."), and a blocked joint
+move is planned round with OMPL (``plan_joint_path``). ``SceneData`` is the scene as plain
+data, what the executor hands its planning process.
 """
 
 from __future__ import annotations
