@@ -196,3 +196,25 @@ def test_an_arm_config_chooses_its_detour_planner(urdf_of):
     assert isinstance(plan, Plan) and 'collision-free detour' in plan.message, plan
     with pytest.raises(ArmConfigError, match='motion.path_planner'):
         ArmConfig.from_mapping({**data, 'motion': {'path_planner': 'rrt'}})
+
+
+def test_pointer3_blocked_by_a_scene_box_goes_from_the_grid_to_sampling(pointer3):
+    """The grid sees the floor and the ball only: a box in the way is the sampling
+    planner's, even for pointer3 (whose default stays the grid)."""
+    start, goal = np.array([-0.6, 0.5, -0.5]), np.array([0.6, 0.5, -0.5])
+    checker = pointer3.collision.checker
+    links = checker.link_poses(np.array([0.0, 0.5, -0.5]))
+    tip_link = checker.links[-1]
+    box = {'id': 'box', 'type': 'box', 'size': [0.15, 0.15, 0.15],
+           'pose': {'xyz': links[tip_link][:3, 3].tolist()}}
+    try:
+        pointer3.set_scene(SceneData(pointer3.model.base_link, (box,), 1))
+        checker = pointer3.collision.checker        # now with the box
+        assert not checker.check_path([start, goal], TEST_STEP).free
+        plan = pointer3.plan(joint_goal(pointer3, goal), start)
+        assert isinstance(plan, Plan), plan.error
+        assert 'collision-free detour' in plan.message, plan.message
+        dense = checker.check_path(plan.trajectory.positions, TEST_STEP)
+        assert dense.free, dense.report.message
+    finally:
+        pointer3.set_scene(None)
