@@ -114,6 +114,7 @@ class _Pairs:
                  names: list[tuple[str, str]]) -> None:
         self.a = np.asarray(a, dtype=np.intp)
         self.b = np.asarray(b, dtype=np.intp)
+        self.a_list, self.b_list = self.a.tolist(), self.b.tolist()   # fast scalar indexing
         self.queries = queries
         self.names = names
         self.reach = None   # radius sums (self) or link radii (scene), from the checker
@@ -388,18 +389,21 @@ class CollisionChecker:
         poses = self.shape_poses(q)
         centres = self._centres(poses)
         pairs = self._self
-        self_index = scene_index = ()
+        # Each shape's transform is built once per pose, the objects' once per scene; the
+        # scene's bounds only when the arm is clear of itself.
+        transforms: list = [None] * len(poses)
+        scene, _ = self._scene_group()
         if len(pairs):
             bound = np.linalg.norm(centres[pairs.a] - centres[pairs.b], axis=1) - pairs.reach
-            self_index = np.flatnonzero(bound <= self.padding)
-        scene, _ = self._scene_group()
+            self_index = np.flatnonzero(bound <= self.padding).tolist()
+            if self_index and self._pose_blocked(poses, self_index, (), scene, transforms):
+                return False
         if len(scene):
             scene_index = np.flatnonzero((self._scene_bound(scene, centres) <= self.padding)
-                                         & ~scene.static_clear)
-        if not len(self_index) and not len(scene_index):
-            return True
-        # Each shape's transform is built once per pose, the objects' once per scene.
-        return not self._pose_blocked(poses, self_index, scene_index, scene)
+                                         & ~scene.static_clear).tolist()
+            if scene_index and self._pose_blocked(poses, (), scene_index, scene, transforms):
+                return False
+        return True
 
     def max_link_motion(self, q_a: np.ndarray, q_b: np.ndarray) -> float:
         """Upper bound of how far any point of any link shape moves on the straight joint
@@ -475,28 +479,34 @@ class CollisionChecker:
             if mask is not None:
                 near |= mask.any(axis=1)
         for m in np.flatnonzero(near).tolist():
-            self_index = np.flatnonzero(self_near[m]) if self_near is not None else ()
-            scene_index = np.flatnonzero(scene_near[m]) if scene_near is not None else ()
+            self_index = np.flatnonzero(self_near[m]).tolist() if self_near is not None else ()
+            scene_index = np.flatnonzero(scene_near[m]).tolist() if scene_near is not None \
+                else ()
             if self._pose_blocked(poses[m], self_index, scene_index, scene):
                 return m
         return None
 
-    def _pose_blocked(self, poses: np.ndarray, self_index, scene_index, scene: _Pairs) -> bool:
-        """The narrow phase of one pose on the pairs its bounds left open."""
-        transforms: dict[int, object] = {}
-
-        def robot(shape: int):
-            if shape not in transforms:
-                transforms[shape] = backend.transform(poses[shape])
-            return transforms[shape]
+    def _pose_blocked(self, poses: np.ndarray, self_index, scene_index, scene: _Pairs,
+                      transforms: list | None = None) -> bool:
+        """The narrow phase of one pose on the pairs (lists of indices) its bounds left
+        open; ``transforms``: the shapes' library transforms built so far (filled in)."""
+        if transforms is None:
+            transforms = [None] * len(poses)
         pairs = self._self
-        for index in list(self_index):
-            if self._touch_posed(pairs.queries[index], robot(pairs.a[index]),
-                                 robot(pairs.b[index])):
+        for index in self_index:
+            a, b = pairs.a_list[index], pairs.b_list[index]
+            if transforms[a] is None:
+                transforms[a] = backend.transform(poses[a])
+            if transforms[b] is None:
+                transforms[b] = backend.transform(poses[b])
+            if self._touch_posed(pairs.queries[index], transforms[a], transforms[b]):
                 return True
-        for index in list(scene_index):
-            if self._touch_posed(scene.queries[index], robot(scene.a[index]),
-                                 self._object_transforms[scene.b[index]]):
+        for index in scene_index:
+            a = scene.a_list[index]
+            if transforms[a] is None:
+                transforms[a] = backend.transform(poses[a])
+            if self._touch_posed(scene.queries[index], transforms[a],
+                                 self._object_transforms[scene.b_list[index]]):
                 return True
         return False
 
