@@ -15,9 +15,11 @@ and two boxes, on N seeded random poses inside the joint limits:
 
 4. planning (``plan_joint_path``, OMPL RRTConnect + simplification, 1 cm dense validation) on
    seeded random pairs of clear poses drawn inside ±π per joint (the UR5's shoulder lift in
-   [-π, 0], above the table) with a 1 s budget: success rate, median and p95 time, path length
-   over the straight joint distance. Whether every pair is solvable is not known (a pose may
-   lie in a part of the free space the other cannot reach), so the success rate is a floor.
+   [-π, 0], above the table) with a 1 s budget: success rate, median and p95 time (of all
+   pairs, and of those whose straight path is blocked), path length over the straight joint
+   distance. Whether every pair is solvable is not known (a pose may lie in a part of the free
+   space the other cannot reach): a pair unsolved in the budget is tried again with 10 s, and
+   the success rate is given over the pairs some attempt solved (the solvable ones).
 
 Ours must agree with the all-pairs answer (the closest distance to 1e-6 m, and the verdict):
 the script counts and prints disagreements. Times are the best of 3 runs over all poses in
@@ -44,9 +46,13 @@ REPO = Path(__file__).resolve().parents[1]
 SEED = 2026
 DEFAULT_POSES = 1000
 QUICK_POSES = 100
-DEFAULT_PLANS = 30
+DEFAULT_PLANS = 100
 QUICK_PLANS = 5
 PLAN_BUDGET_S = 1.0
+# A pair no plan solved within PLAN_BUDGET_S is tried again with this budget: solved then, it
+# is solvable (counted against the success rate); unsolved, it is reported as not shown
+# solvable (the planner is probabilistically complete, so this is a bound, not a proof).
+RETRY_BUDGET_S = 10.0
 REPEATS = 3
 ARMS = {
     'panda': ('panda_description/urdf/panda.urdf', 'panda_link0', 'panda_hand_tcp'),
@@ -281,7 +287,8 @@ def bench_planning(label: str, count: int) -> dict:
         start, goal = rng.uniform(lower, upper, size=(2, model.dof))
         if checker.is_free(start) and checker.is_free(goal):
             pairs.append((start, goal))
-    times, ratios, detours, straight, reasons = [], [], [], 0, []
+    times, ratios, detours, straight, reasons, retried = [], [], [], 0, [], 0
+    detour_times = []
     for start, goal in pairs:
         result = plan_joint_path(checker, start, goal, PLAN_BUDGET_S, 0.01, seed=SEED)
         times.append(result.planning_time)
@@ -290,13 +297,21 @@ def bench_planning(label: str, count: int) -> dict:
             ratios.append(path_length(result.path) / path_length(np.array([start, goal])))
             if not result.straight:
                 detours.append(ratios[-1])
+                detour_times.append(result.planning_time)
         else:
             reasons.append(result.reason[:160])
+            retried += plan_joint_path(checker, start, goal, RETRY_BUDGET_S, 0.01).ok
+    solvable = len(ratios) + retried
     return {'arm': label, 'pairs': count, 'budget_s': PLAN_BUDGET_S, 'max_step_m': 0.01,
-            'solved': len(ratios), 'straight': straight,
+            'solved': len(ratios), 'straight': straight, 'planned': len(detours),
+            'solvable': solvable, 'retry_budget_s': RETRY_BUDGET_S,
+            'success_of_solvable': len(ratios) / solvable if solvable else None,
             'median_s': float(np.median(times)), 'p95_s': float(np.percentile(times, 95)),
+            'median_planned_s': float(np.median(detour_times)) if detour_times else None,
+            'p95_planned_s': float(np.percentile(detour_times, 95)) if detour_times else None,
             'length_ratio_median': float(np.median(ratios)) if ratios else None,
             'length_ratio_median_planned': float(np.median(detours)) if detours else None,
+            'length_ratio_p95_planned': float(np.percentile(detours, 95)) if detours else None,
             'failures': reasons}
 
 
@@ -370,9 +385,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f'Planning, {plans} pairs per arm, budget {PLAN_BUDGET_S:g} s, dense check 1 cm:')
         for entry in planning:
             ratio = entry['length_ratio_median_planned']
+            share = entry['success_of_solvable']
+            planned = entry['median_planned_s']
+            planned_p95 = entry['p95_planned_s']
             print(f'  {entry["arm"]:6} solved {entry["solved"]}/{entry["pairs"]} (straight '
-                  f'{entry["straight"]}), median {entry["median_s"] * 1e3:.0f} ms, p95 '
-                  f'{entry["p95_s"] * 1e3:.0f} ms, planned paths: length / straight '
+                  f'{entry["straight"]}, planned {entry["planned"]}); solvable '
+                  f'{entry["solvable"]} (a {entry["retry_budget_s"]:g} s retry), success '
+                  f'{"-" if share is None else f"{100 * share:.1f} %"} of them; time median '
+                  f'{entry["median_s"] * 1e3:.0f} ms, p95 {entry["p95_s"] * 1e3:.0f} ms (planned '
+                  f'only: median {"-" if planned is None else f"{planned * 1e3:.0f}"} ms, p95 '
+                  f'{"-" if planned is None else f"{planned_p95 * 1e3:.0f}"} ms); '
+                  f'planned paths: length / straight median '
                   f'{"-" if ratio is None else f"{ratio:.2f}"}')
     merge_section(args.output, 'collision', {
         'generated': datetime.datetime.now(datetime.UTC).isoformat(timespec='seconds'),

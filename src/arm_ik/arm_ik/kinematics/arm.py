@@ -59,7 +59,7 @@ _TOP_KEYS = {
     'ik': 'IK defaults: default_solver, min_height_above_shoulder, damping, tolerance, '
           'max_iterations',
     'safety': 'floor, capsules and obstacle; absent: safety off',
-    'motion': 'motion defaults: default_law',
+    'motion': 'motion defaults: default_law, path_planner (grid | sampling)',
     'lab': 'browser lab: xacro (path of the arm xacro, relative to this file), '
            'length_arguments, experiments',
     'collision': 'collision geometry: padding, search_paths, fallback_shapes, allowed_pairs '
@@ -68,7 +68,9 @@ _TOP_KEYS = {
 }
 _IK_KEYS = {'default_solver', 'min_height_above_shoulder', 'damping', 'tolerance',
             'max_iterations', 'avoid_collisions'}
-_MOTION_KEYS = {'default_law'}
+_MOTION_KEYS = {'default_law', 'path_planner'}
+# motion.path_planner: how a blocked joint move is planned round (kinematics.motion.planner).
+PATH_PLANNERS = ('grid', 'sampling')
 _LAB_KEYS = {'xacro', 'length_arguments', 'experiments'}
 _FRAME_KEYS = {'base', 'tip'}
 EXPERIMENTS = ('damping_sweep',)
@@ -106,6 +108,10 @@ class ArmConfig:
         _check_section(data, 'motion', _MOTION_KEYS, source)
         _check_section(data, 'lab', _LAB_KEYS, source)
         _check_section(data, 'frames', _FRAME_KEYS, source)
+        planner = (data.get('motion') or {}).get('path_planner')
+        if planner is not None and planner not in PATH_PLANNERS:
+            raise ArmConfigError(f'{source}: motion.path_planner is {planner!r}; valid: '
+                                 f'{", ".join(PATH_PLANNERS)}')
         ik = data.get('ik') or {}
         solver = ik.get('default_solver')
         if solver is not None and solver not in SOLVERS:
@@ -203,6 +209,12 @@ class ArmConfig:
     @property
     def default_law(self) -> str:
         return str(self.section('motion').get('default_law', DEFAULT_MOTION_LAW))
+
+    @property
+    def path_planner(self) -> str:
+        """``motion.path_planner`` ('' when absent: the arm's default, see
+        kinematics.motion.safety_check.default_path_planner)."""
+        return str(self.section('motion').get('path_planner') or '')
 
     @property
     def base_frame(self) -> str | None:

@@ -108,6 +108,7 @@ from arm_ik.kinematics.motion.planner import (
     PlanFailure,
 )
 from arm_ik.kinematics.motion.runner import Mode, MotionRunner, Owner, Tick
+from arm_ik.kinematics.motion.safety_check import SceneData
 from arm_ik.kinematics.motion.trajectory import Trajectory
 from arm_ik.kinematics.motion.validation import ValidationSettings
 from arm_ik.kinematics.passive_joints import PassiveJoints
@@ -118,12 +119,14 @@ from arm_ik.nodes import motion_messages as messages
 from arm_ik.nodes.common import (
     arm_of,
     declare_arm_model,
+    declare_mesh_search_paths,
     describe,
     DescriptionReload,
     LATCHED_QOS,
     run,
     StartupError,
 )
+from arm_ik.nodes.scene_messages import SceneFollower
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import ExecutorStatus
 from arm_interfaces.srv import ExecuteTrajectory
@@ -203,6 +206,10 @@ class TrajectoryExecutor(Node):
             raise StartupError(f'bad parameter: {error} (write floating-point values with a '
                                'decimal point, e.g. 100.0)') from None
         self._read_fixed_parameters(config)
+        # --- scene (issue 18): plans are checked for self-collision and the scene -------
+        self._mesh_paths = declare_mesh_search_paths(self)
+        self._scene_data: SceneData | None = None
+        # --- end scene ---------------------------------------------------------------------
 
         try:
             spec, self.planner = self._planner_of(self.model)
@@ -266,6 +273,10 @@ class TrajectoryExecutor(Node):
             callback_group=goal_group, goal_callback=lambda _: GoalResponse.ACCEPT,
             cancel_callback=self._on_cancel)
 
+        # --- scene (issue 18): the safety monitor's latched scene reaches the planner --------
+        self._scene_follower = SceneFollower(self, self.model.base_link, self._mesh_paths,
+                                             self._use_scene, input_group)
+        # --- end scene ---------------------------------------------------------------------
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
         self._monitor_name = self.resolve_topic_name(MONITOR_NODE)
@@ -465,8 +476,26 @@ class TrajectoryExecutor(Node):
                                   model.tip_link,
                                   self._default_solver, SolveOptions(),
                                   avoid_obstacle=self.get_parameter('avoid_obstacle').value,
-                                  obstacle_radius=self._obstacle_radius)
+                                  obstacle_radius=self._obstacle_radius,
+                                  # scene (issue 18): a rebuilt planner starts with the scene
+                                  mesh_search_paths=tuple(self._mesh_paths),
+                                  scene=self._scene_data)
         return spec, worker.build_planner(spec, model)
+
+    # --- scene (issue 18) ------------------------------------------------------------------
+    def _use_scene(self, scene) -> None:
+        """A new scene from the safety monitor: the next plan is checked against it (the
+        planning process gets it as plain data; a restarted process starts with it)."""
+        self._scene_data = SceneData.of(scene)
+        self._spec = replace(self._spec, scene=self._scene_data)
+        future = self._submit('set_scene', self._scene_data)
+
+        def report(done: Future) -> None:
+            if not done.cancelled() and done.exception() is not None:
+                self.get_logger().error(f'scene version {scene.version} not usable for '
+                                        f'planning: {done.exception()}')
+        future.add_done_callback(report)
+    # --- end scene -------------------------------------------------------------------------
 
     # ------------------------------------------------------------------ planning backend
     def _busy_reason(self) -> str:

@@ -28,6 +28,7 @@ class MotionCode(enum.IntEnum):
     NO_JOINT_STATE = 10
     CARTESIAN_PATH_FAILED = 11
     INTERNAL_ERROR = 12
+    NO_PATH = 13
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,16 @@ MotionError; it never raises and never returns a partial move.
 - Time scaling: timed laws stretch their duration until every joint stays within
   speed_scale × its URDF velocity limit (a goal's duration is a minimum, never shortened);
   the message says when it was stretched.
-- A joint-space path through the floor is replaced by a detour (min-jerk segments through
-  the safety planner's waypoints) when one exists; a Cartesian line cannot be detoured.
+- Every trajectory (planned or a client's) is checked for the floor (``SafetyAdapter``) and,
+  with a ``CollisionGuard``, for self-collision and the scene (URDF collision shapes, no link
+  point moving more than 1 cm between checked poses).
+- A blocked joint-space path is replaced by a detour (min-jerk segments through waypoints,
+  validated again as the trajectory that runs) when one exists: the grid planner's (floor and
+  obstacle; the default of a yaw + two-pitch pointer such as pointer3) or OMPL's (self-
+  collision, the scene and the floor; every other arm), as ``motion.path_planner`` or
+  ``MotionSettings.path_planner`` says; the grid's failure on a collision goes to OMPL. A
+  move the floor blocks and no planner clears is UNSAFE_PATH; one that collides (self or
+  scene) is NO_PATH with the planner's reason. A Cartesian line cannot be detoured.
 
 Units: m, rad, s.
 """
@@ -31,7 +39,16 @@ from arm_ik.kinematics.motion import laws
 from arm_ik.kinematics.motion.cartesian import line_failure, MAX_POINT_STEP, time_line
 from arm_ik.kinematics.motion.commands import joint_vector
 from arm_ik.kinematics.motion.errors import MotionCode, MotionError
-from arm_ik.kinematics.motion.safety_check import SafetyAdapter
+from arm_ik.kinematics.motion.safety_check import (
+    COLLIDES,
+    CollisionGuard,
+    default_path_planner,
+    GRID,
+    PATH_PLANNERS,
+    SafetyAdapter,
+    SAMPLING,
+    SceneData,
+)
 from arm_ik.kinematics.motion.trajectory import concatenate, Trajectory
 from arm_ik.kinematics.motion.validation import (
     peak_speed_ratio,
@@ -94,7 +111,11 @@ class MotionSettings:
         max_joint_step: largest joint change between two samples of a Cartesian line, rad.
         min_duration: shortest timed move, s.
         max_duration: longest move, s.
-        detour: plan a detour when a joint-space path goes through the floor.
+        detour: plan a detour when a joint-space path goes through the floor or collides.
+        path_planner: the detour planner: 'grid' (the safety planner's 4° grid over two
+            pitch joints, floor and obstacle only), 'sampling' (OMPL RRTConnect against
+            self-collision, the scene and the floor) or '' for the arm's default (grid for a
+            yaw + two-pitch pointer, sampling otherwise).
         validation: tolerances of the trajectory checks.
     """
 
@@ -110,6 +131,7 @@ class MotionSettings:
     min_duration: float = 0.2
     max_duration: float = 60.0
     detour: bool = True
+    path_planner: str = ''
     validation: ValidationSettings = field(default_factory=ValidationSettings)
 
     def validated(self) -> tuple[MotionSettings | None, str]:
@@ -133,6 +155,9 @@ class MotionSettings:
                 not isinstance(self.speed_cap_iterations, int) or \
                 not 1 <= self.speed_cap_iterations <= 1000:
             return None, f'speed_cap_iterations must be 1..1000, got {self.speed_cap_iterations!r}'
+        if self.path_planner not in ('',) + PATH_PLANNERS:
+            return None, (f'path_planner "{self.path_planner}" is not one of '
+                          f'{", ".join(PATH_PLANNERS)} (or empty for the arm\'s default)')
         if self.default_law not in laws.LAWS:
             return None, (f'default_law "{self.default_law}" is not one of '
                           f'{", ".join(laws.LAWS)}')
@@ -252,14 +277,19 @@ class MotionPlanner:
 
     def __init__(self, model: ArmModel, dispatcher: IKDispatcher,
                  ik_options: SolveOptions = SolveOptions(),
-                 safety: SafetyAdapter | None = None) -> None:
+                 safety: SafetyAdapter | None = None,
+                 collision: CollisionGuard | None = None) -> None:
         """Args:
             model: the arm.
             dispatcher: its IK solvers (``IKDispatcher``).
             ik_options: solver settings of every solve.
             safety: floor/obstacle checks and detours; None: no safety check.
+            collision: self-collision and scene checks and the sampling planner; None:
+                none.
         """
         self.model = model
+        self.collision = collision
+        self.default_path_planner = default_path_planner(model)
         self.dispatcher = dispatcher
         self.ik_options = ik_options
         self.safety = safety
@@ -274,6 +304,15 @@ class MotionPlanner:
                 geometry = type(geometry)(model, replace(
                     config, obstacle=replace(config.obstacle, enabled=False)))
         self.path_ik = PathIK(dispatcher, geometry)
+
+    def set_scene(self, scene: SceneData | None) -> None:
+        """Check against this scene from the next plan on (plain data; None: empty).
+
+        Raises:
+            SceneError: an object cannot be built here (the previous scene stays).
+        """
+        if self.collision is not None:
+            self.collision.set_scene(None if scene is None else scene.build())
 
     # ------------------------------------------------------------------ entry point
     def plan(self, goal: MoveGoal, start: np.ndarray,
@@ -549,26 +588,99 @@ class MotionPlanner:
 
     def _validate(self, trajectory: Trajectory, start: np.ndarray,
                   settings: MotionSettings) -> Validation:
-        check = self.safety.check_trajectory if self.safety is not None else None
-        return validate_trajectory(trajectory, self.model, start, settings.validation, check)
+        return validate_trajectory(trajectory, self.model, start, settings.validation,
+                                   self._path_check())
+
+    def _path_check(self):
+        """The floor check, then (when the floor is clear) self-collision and the scene."""
+        floor = self.safety.check_trajectory if self.safety is not None else None
+        if self.collision is None:
+            return floor
+        collision = self.collision.check_trajectory
+        if floor is None:
+            return collision
+
+        def both(trajectory: Trajectory):
+            report = floor(trajectory)
+            if report.error is not None:
+                return report
+            other = collision(trajectory)
+            return replace(report, error=other.error,
+                           message='; '.join(m for m in (report.message, other.message) if m))
+        return both
 
     def _detour(self, law: str, start: np.ndarray, q_goal: np.ndarray, target: np.ndarray,
                 validation: Validation, settings: MotionSettings) -> Plan | PlanFailure:
-        blocked = validation.error.message
-        if not settings.detour or self.safety is None:
+        """The blocked straight joint move replaced by a clear one: the grid detour (floor
+        and obstacle) or the sampling planner (self-collision, the scene and the floor), as
+        ``settings.path_planner`` or the arm's default says."""
+        if not settings.detour or (self.safety is None and self.collision is None):
             return PlanFailure(validation.error)
+        choice = settings.path_planner or self.default_path_planner
+        if self.collision is None:
+            choice = GRID
+        elif self.safety is None:
+            choice = SAMPLING
+        if choice == SAMPLING:
+            return self._sampling_detour(law, start, q_goal, target, validation, settings)
+        planned = self._grid_detour(law, start, q_goal, target, validation, settings)
+        # The grid sees the floor and the obstacle only: a move that collides (itself or
+        # its grid detour) with the arm or the scene goes to the sampling planner.
+        if isinstance(planned, PlanFailure) and self.collision is not None and \
+                (validation.error.message.startswith(COLLIDES) or
+                 planned.error.message.startswith(COLLIDES)):
+            return self._sampling_detour(law, start, q_goal, target, validation, settings)
+        return planned
+
+    def _waypoint_trajectory(self, law: str, waypoints: np.ndarray,
+                             settings: MotionSettings) -> Trajectory | None:
+        """Min-jerk segments through ``waypoints`` (at rest at each, every segment within
+        speed_scale × the velocity limits); None when they are all one pose."""
+        parts = [self._min_jerk(a, b, 0.0, settings)[0]
+                 for a, b in zip(waypoints[:-1], waypoints[1:]) if not np.array_equal(a, b)]
+        return replace(concatenate(parts), law=law) if parts else None
+
+    def _grid_detour(self, law: str, start: np.ndarray, q_goal: np.ndarray,
+                     target: np.ndarray, validation: Validation,
+                     settings: MotionSettings) -> Plan | PlanFailure:
+        blocked = validation.error.message
         waypoints, message = self.safety.detour(start, q_goal)
         if waypoints is None:
             return _fail(MotionCode.UNSAFE_PATH, f'{blocked}; no detour: {message}')
-        parts = [self._min_jerk(a, b, 0.0, settings)[0]
-                 for a, b in zip(waypoints[:-1], waypoints[1:]) if not np.array_equal(a, b)]
-        if not parts:
+        trajectory = self._waypoint_trajectory(law, waypoints, settings)
+        if trajectory is None:
             return PlanFailure(validation.error)
-        trajectory = replace(concatenate(parts), law=law)
         checked = self._validate(trajectory, start, settings)
         return self._finish(trajectory, law, target, q_goal, checked,
                             f'{law} replaced by a detour of {len(waypoints)} waypoints '
                             f'({trajectory.duration:.2f} s, min-jerk segments): {message}',
+                            detoured=True)
+
+    def _sampling_detour(self, law: str, start: np.ndarray, q_goal: np.ndarray,
+                         target: np.ndarray, validation: Validation,
+                         settings: MotionSettings) -> Plan | PlanFailure:
+        """OMPL's path (validated densely by the collision checker and the floor rule), timed
+        as min-jerk segments and validated again as the trajectory that will run."""
+        blocked = validation.error.message
+        # A move the floor (or obstacle) blocks stays UNSAFE_PATH, as with the grid; NO_PATH
+        # is for moves blocked by self-collision or the scene.
+        code = MotionCode.NO_PATH if blocked.startswith(COLLIDES) else MotionCode.UNSAFE_PATH
+        rule = self.safety.pose_rule(start, q_goal) if self.safety is not None else None
+        result = self.collision.plan(start, q_goal, rule)
+        if not result.ok:
+            return _fail(code, f'{blocked}; no collision-free path: {result.reason}')
+        trajectory = self._waypoint_trajectory(law, result.path, settings)
+        if trajectory is None:
+            return PlanFailure(validation.error)
+        checked = self._validate(trajectory, start, settings)
+        if checked.error is not None and checked.error.code == MotionCode.UNSAFE_PATH:
+            return _fail(code, f'{blocked}; the planned path was refused when timed: '
+                         f'{checked.error.message}')
+        return self._finish(trajectory, law, target, q_goal, checked,
+                            f'{law} replaced by a collision-free detour of '
+                            f'{len(result.path)} waypoints ({trajectory.duration:.2f} s, '
+                            f'min-jerk segments, planned in '
+                            f'{result.planning_time * 1000:.0f} ms): {result.reason}',
                             detoured=True)
 
     def _finish(self, trajectory: Trajectory, law: str, target: np.ndarray,

@@ -8,11 +8,17 @@ safety configuration is absent.
 Policy: the floor is a hard limit (a path through it is UNSAFE_PATH or detoured). Touching
 the obstacle is reported as contacts (times and tool points, sampled at 60 Hz, as the
 reference system reports them) and blocks the move only with ``avoid_obstacle``.
+
+``CollisionGuard`` adds self-collision and the scene (``kinematics.collision``) for any arm:
+a trajectory touching either is UNSAFE_PATH ("the path collides ..."), and a blocked joint
+move is planned round with OMPL (``plan_joint_path``). ``SceneData`` is the scene as plain
+data, what the executor hands its planning process.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -60,6 +66,19 @@ class SafetyAdapter:
             return ''
         return check.message
 
+    def pose_rule(self, start: np.ndarray, goal: np.ndarray,
+                  margin: float = 0.002) -> Callable[[np.ndarray], bool]:
+        """The floor (and the obstacle when avoided) as a yes/no rule for a sampling planner:
+        clear by ``margin`` m (less near the ends when they are closer than that), so a path
+        checked pose by pose keeps clear between its checks too."""
+        ends = self.geometry.clearance(np.array([start, goal], dtype=float),
+                                       self.avoid_obstacle)
+        needed = max(0.0, min(margin, float(ends.min())))
+
+        def clear(q: np.ndarray) -> bool:
+            return bool(self.geometry.clearance(q[None, :], self.avoid_obstacle)[0] >= needed)
+        return clear
+
     def detour(self, start: np.ndarray, goal: np.ndarray) -> tuple[np.ndarray | None, str]:
         """Joint waypoints (K, n) from ``start`` to ``goal`` clear of the floor, or (None, why)."""
         from arm_ik.kinematics.safety.planning import plan_detour
@@ -87,3 +106,135 @@ def load_safety(model: ArmModel, arm_config: Mapping[str, Any], arm: str,
     except ImportError:
         return None
     return SafetyAdapter(SafetyGeometry(model, safety_config_of(arm_config, arm)), avoid_obstacle)
+
+
+# ---------------------------------------------------------------------------- collision
+GRID = 'grid'
+SAMPLING = 'sampling'
+PATH_PLANNERS = (GRID, SAMPLING)
+# Largest link motion between two checked poses of a trajectory, m (the collision checker's
+# dense check; the floor check keeps its own 2 cm).
+COLLISION_STEP = 0.01
+# How a collision check's refusal begins (the planner tells it from a floor refusal).
+COLLIDES = 'the path collides'
+# Planning time of one blocked move with the sampling planner, s.
+PLANNING_BUDGET = 2.0
+
+
+def default_path_planner(model: ArmModel) -> str:
+    """GRID for a yaw + two-pitch pointer (a vertical base yaw, then two horizontal joints:
+    pointer3's case, where the 4° grid over the two pitches is exact and complete), SAMPLING
+    for every other arm."""
+    if model.dof != 3:
+        return SAMPLING
+    _, axes, _ = model.joint_origins_and_axes(np.zeros(model.dof))
+    vertical = abs(abs(float(axes[0][2])) - 1.0) < 1e-6
+    pitches = all(abs(float(axis[2])) < 1e-6 for axis in axes[1:])
+    return GRID if vertical and pitches else SAMPLING
+
+
+@dataclass(frozen=True)
+class SceneData:
+    """A scene as plain data (picklable): what crosses into the planning process.
+
+    Attributes:
+        frame: the base frame.
+        objects: the objects' validated mappings (``Scene.as_list``).
+        version: the scene's version (the safety monitor's count of changes).
+        search_paths: mesh folders of this copy.
+    """
+
+    frame: str
+    objects: tuple = ()
+    version: int = 0
+    search_paths: tuple[str, ...] = ()
+
+    @staticmethod
+    def of(scene: Any) -> SceneData:
+        """The plain data of a ``kinematics.collision.Scene``."""
+        return SceneData(scene.frame, tuple(scene.as_list()), int(scene.version),
+                         tuple(str(p) for p in scene.search_paths))
+
+    def build(self) -> Any:
+        """The ``kinematics.collision.Scene`` of this data.
+
+        Raises:
+            SceneError: an object is refused here (a mesh that does not load).
+        """
+        from arm_ik.kinematics.collision.scene import Scene
+        scene = Scene(self.frame, list(self.search_paths))
+        scene.add_all([dict(spec) for spec in self.objects])
+        scene.version = self.version
+        return scene
+
+
+class CollisionGuard:
+    """Self-collision and the scene seen from the motion side: every trajectory is checked
+    densely (no link point moves more than ``max_step`` between two checked poses) and a
+    blocked joint move is planned round with the sampling planner (OMPL RRTConnect).
+
+    One guard serves one thread (its checker reuses the collision library's objects); the
+    checker is built on first use (computing the allowed pairs takes up to a second or two
+    with meshes), or at once with ``warm``.
+    """
+
+    def __init__(self, factory: Callable[[], Any], max_step: float = COLLISION_STEP,
+                 time_budget: float = PLANNING_BUDGET, seed: int | None = None) -> None:
+        """Args:
+            factory: builds the arm's ``kinematics.collision.CollisionChecker``.
+            max_step: largest link motion between checked poses, m.
+            time_budget: planning time of one blocked move, s.
+            seed: OMPL's seed (first plan of the process only; None: OMPL's own).
+        """
+        self._factory = factory
+        self._checker = None
+        self.scene = None
+        self.max_step = float(max_step)
+        self.time_budget = float(time_budget)
+        self.seed = seed
+
+    @property
+    def checker(self) -> Any:
+        if self._checker is None:
+            self._checker = self._factory()
+        if self.scene is not None and self._checker.scene is not self.scene:
+            self._checker.scene = self.scene
+        return self._checker
+
+    def warm(self) -> None:
+        """Build the checker now."""
+        if self._checker is None:
+            self._checker = self._factory()
+
+    def set_scene(self, scene: Any) -> None:
+        """Check against ``scene`` (a ``kinematics.collision.Scene``) from now on."""
+        self.scene = scene
+
+    def _what(self) -> str:
+        count = len(self.scene) if self.scene is not None else 0
+        return f'self-collision and {count} scene object{"s" if count != 1 else ""}'
+
+    def check_trajectory(self, trajectory: Trajectory) -> PathReport:
+        """UNSAFE_PATH at the first sample in collision (self or scene), with when and
+        which pairs touch; else a clear report."""
+        check = self.checker.check_path(trajectory.positions, self.max_step)
+        if check.free:
+            return PathReport(None, message=f'clear of {self._what()} ({check.samples} poses '
+                              f'checked, at most {self.max_step * 1000:g} mm apart)')
+        index = check.segment or 0
+        when = float(trajectory.times[min(index, len(trajectory.times) - 1)])
+        message = f'{COLLIDES} near t = {when:.2f} s: {check.report.message}'
+        return PathReport(MotionError(MotionCode.UNSAFE_PATH, message), message=message)
+
+    def check_pose(self, q: np.ndarray) -> str:
+        """'' when pose ``q`` (rad) is clear of self-collision and the scene."""
+        report = self.checker.check(np.asarray(q, dtype=float))
+        return report.message if report.collides else ''
+
+    def plan(self, start: np.ndarray, goal: np.ndarray,
+             pose_ok: Callable[[np.ndarray], bool] | None = None) -> Any:
+        """A path from ``start`` to ``goal`` clear of self-collision, the scene and (with
+        ``pose_ok``) the floor rules: ``kinematics.collision.PlanResult``."""
+        from arm_ik.kinematics.collision.planner import plan_joint_path
+        return plan_joint_path(self.checker, start, goal, self.time_budget, self.max_step,
+                               self.seed, state_check=pose_ok)

@@ -27,7 +27,7 @@ from arm_ik.kinematics.motion.planner import (
     Plan,
     PlanFailure,
 )
-from arm_ik.kinematics.motion.safety_check import SafetyAdapter
+from arm_ik.kinematics.motion.safety_check import CollisionGuard, SafetyAdapter, SceneData
 from arm_ik.kinematics.motion.trajectory import Trajectory
 from arm_ik.kinematics.motion.validation import Validation
 from arm_ik.kinematics.solvers.base import SolveOptions
@@ -50,6 +50,11 @@ class PlannerSpec:
         avoid_obstacle: obstacle contact blocks a move (else only reported).
         obstacle_radius: the obstacle radius in use (m) when it was changed at run time
             (on the safety monitor), else None for the configuration's.
+        check_collisions: check every trajectory for self-collision and the scene with the
+            URDF's collision shapes, and plan round them (``CollisionGuard``).
+        mesh_search_paths: folders where that checker looks for mesh files.
+        scene: the scene to check against (plain data; None: empty). The node keeps it here
+            too, so a rebuilt planner or a restarted planning process starts with it.
     """
 
     urdf: str
@@ -62,6 +67,9 @@ class PlannerSpec:
     use_safety: bool = True
     avoid_obstacle: bool = False
     obstacle_radius: float | None = None
+    check_collisions: bool = True
+    mesh_search_paths: tuple[str, ...] = ()
+    scene: SceneData | None = None
 
 
 def build_planner(spec: PlannerSpec, model: ArmModel | None = None) -> MotionPlanner:
@@ -79,7 +87,19 @@ def build_planner(spec: PlannerSpec, model: ArmModel | None = None) -> MotionPla
         arm = arm.with_obstacle_radius(spec.obstacle_radius)
     safety = SafetyAdapter(arm.safety, spec.avoid_obstacle) \
         if spec.use_safety and spec.config.get('safety') is not None else None
-    return MotionPlanner(model, arm.dispatcher(spec.default_solver), spec.ik_options, safety)
+    collision = None
+    if spec.check_collisions:
+        paths = tuple(spec.mesh_search_paths)
+        collision = CollisionGuard(lambda: arm.collision_checker(search_paths=paths))
+    planner = MotionPlanner(model, arm.dispatcher(spec.default_solver), spec.ik_options, safety,
+                            collision)
+    # The arm's choice of detour planner (motion.path_planner); a plan's settings may still
+    # name the other.
+    planner.default_path_planner = getattr(spec.config, 'path_planner', '') or \
+        planner.default_path_planner
+    if spec.scene is not None:
+        planner.set_scene(spec.scene)
+    return planner
 
 
 _planner: MotionPlanner | None = None
@@ -96,6 +116,8 @@ def initialize(spec: PlannerSpec) -> None:
                      name='parent-watch').start()
     global _planner
     _planner = build_planner(spec)
+    if _planner.collision is not None:
+        _planner.collision.warm()      # the allowed pairs before the first goal, not in it
 
 
 def rebuild(spec: PlannerSpec) -> None:
@@ -124,6 +146,17 @@ def validate(trajectory: Trajectory, start: np.ndarray,
     if _planner is None:
         raise RuntimeError('the planning process was not initialised')
     return _planner.validate(trajectory, start, settings)
+
+
+def set_scene(scene: SceneData | None) -> None:
+    """Check against ``scene`` from the next plan on (in the planning process).
+
+    Raises:
+        SceneError: an object cannot be built in this process (the previous scene stays).
+    """
+    if _planner is None:
+        raise RuntimeError('the planning process was not initialised')
+    _planner.set_scene(scene)
 
 
 def ready() -> bool:
