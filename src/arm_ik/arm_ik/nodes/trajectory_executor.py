@@ -1,31 +1,27 @@
 """trajectory_executor: moves one arm with the motion laws and publishes what it commands.
 
-Publishes (relative names, in the arm's namespace):
-  joint_states       sensor_msgs/JointState at ``publish_rate`` from the commanded pose,
-                     stamped with the instant its pose was sampled
-  <controller_topic> trajectory_msgs/JointTrajectory (``output: joint_trajectory``) or
-                     std_msgs/Float64MultiArray (``output: forward_position``): the commands
-  plan               arm_interfaces/PlannedPath (latched): the planned move as data, or the
-                     part of a Cartesian line that could be followed (feasible false)
-  planned_path       visualization_msgs/MarkerArray (latched), drawn from ``plan``
-  ~/status           arm_interfaces/ExecutorStatus (latched) on every change of state
+Publishes (relative names, in the arm's namespace): joint_states (sensor_msgs/JointState at
+``publish_rate``, stamped with the instant its pose was sampled); <controller_topic>
+(trajectory_msgs/JointTrajectory with ``output: joint_trajectory``, std_msgs/Float64MultiArray
+with ``output: forward_position``); plan (arm_interfaces/PlannedPath, latched: the planned
+move as data, or the part of a Cartesian line that could be followed, feasible false);
+planned_path (visualization_msgs/MarkerArray, latched, drawn from plan); ~/status
+(arm_interfaces/ExecutorStatus, latched, on every change of state).
 Subscribes: emergency_stop (std_msgs/Bool, reliable + transient local: a stop sent before
-  this node started still reaches it), target (geometry_msgs/PointStamped, the live target
-  with ``follow_target``), <feedback_topic> (sensor_msgs/JointState of the real arm)
-Services: ~/reset (std_srvs/Trigger), ~/execute_trajectory (arm_interfaces/ExecuteTrajectory)
-Action: ~/move_to_target (arm_interfaces/MoveToTarget)
-Parameters: ``executor_parameters.TABLE`` (units, ranges, read-only); robot_description is
-  replaceable at run time (same joints, new lengths; refused while the arm moves).
+this node started still reaches it), target (geometry_msgs/PointStamped, the live target,
+``follow_target``), <feedback_topic> (sensor_msgs/JointState of the real arm).
+Services: ~/reset (std_srvs/Trigger), ~/execute_trajectory (arm_interfaces/ExecuteTrajectory).
+Action: ~/move_to_target (arm_interfaces/MoveToTarget). Parameters: executor_parameters.TABLE;
+robot_description is replaceable at run time (same joints, new lengths; not while moving).
 
-Semantics (the rules are ``kinematics.motion.executor`` and ``.follow``):
+Semantics (the rules: ``kinematics.motion.executor`` and ``.follow``):
 - One goal at a time: a new goal preempts (the running one ends PREEMPTED, the arm holds,
   the new one plans from there). Every goal is accepted; an invalid one is aborted at once
   with its code and message. Cancel holds the current pose without a jump and ends CANCELED.
-- Every move is planned and checked before its first point is sent, in the planning
-  process (``kinematics.motion.planning_pool``): nothing of a failed plan is published.
-- Timing: the control tick runs on ``middleware.ControlThread`` (``control_loop: thread``,
-  SCHED_FIFO ``realtime_priority``) or an rclpy timer in its own callback group; goals,
-  inputs and the emergency stop have callback groups of their own. Wall-clock time only.
+- Every move (and the live target's IK) is planned and checked in the planning process
+  (``kinematics.motion.planning_pool``) before its first point is sent: nothing of a failed
+  plan is published. The control tick runs on ``middleware.ControlThread`` (SCHED_FIFO
+  ``realtime_priority``) or, with ``control_loop: timer``, an rclpy timer. Wall clock only.
 - Holding publishes nothing on the controller outputs except one hold point when a motion
   is stopped; ``joint_states`` repeats the held pose at the fixed rate.
 - With ``publish_on_start: false`` nothing is published until a command, which starts from
@@ -53,6 +49,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
+from rclpy.impl.logging_severity import LoggingSeverity
 from rclpy.node import Node
 from rclpy.qos import qos_profile_parameter_events, qos_profile_sensor_data
 from rclpy.time import Time
@@ -131,9 +128,10 @@ class TrajectoryExecutor(Node):
         self.core = ExecutorCore(self.names, self.initial, planner, settings,
                                  values['publish_on_start'], feedback)
         self.runner = self.core.runner
-        self.follow = LiveFollow(self.core, self.model, self.model.base_link)
         self._planning = PlanningPool(spec, planner, not values['planning_process'],
                                       self.get_logger().error)
+        self.follow = LiveFollow(self.core, self.model, self.model.base_link,
+                                 self._planning.solve_target)
         self._output_lock = threading.Lock()
         self._wall = WallClock()
 
@@ -174,7 +172,11 @@ class TrajectoryExecutor(Node):
         self.timer = self._loop = None
         if values['control_loop'] == 'thread':
             self._loop = ControlThread(self.context, lambda: 1.0 / self.core.settings.publish_rate,
-                                       self._on_tick, values['realtime_priority'], self._log)
+                                       self._on_tick, values['realtime_priority'],
+                                       lambda level, text: self.get_logger().log(
+                                           text, LoggingSeverity.WARN if level == 'warn'
+                                           else LoggingSeverity.ERROR,
+                                           throttle_duration_sec=1.0))
         else:
             self.timer = self.create_timer(1.0 / settings.publish_rate, self._on_tick,
                                            callback_group=timer_group)
@@ -235,12 +237,6 @@ class TrajectoryExecutor(Node):
                                           settings.motion.period)
         if settings.publish_rate != old_rate and self.timer is not None:
             self.timer.timer_period_ns = int(1e9 / settings.publish_rate)
-
-    def _log(self, level: str, text: str) -> None:
-        if level == 'warn':
-            self.get_logger().warn(text)
-        else:
-            self.get_logger().error(text, throttle_duration_sec=1.0)
 
     # ------------------------------------------------------------------ the arm model
     def _planner_of(self, model: ArmModel) -> tuple[worker.PlannerSpec, MotionPlanner]:

@@ -17,7 +17,10 @@ from concurrent.futures.process import BrokenProcessPool
 import multiprocessing
 import threading
 
+import numpy as np
+
 from arm_ik.kinematics.motion import worker
+from arm_ik.kinematics.motion.follow import target_goal
 from arm_ik.kinematics.motion.planner import MotionPlanner
 
 STOP_WAIT = 2.0    # s, how long close waits for a plan in progress
@@ -63,6 +66,12 @@ class PlanningPool:
             self._on_error('the planning process died; starting a new one')
             self._pool = self._start()
             return self._pool.submit(getattr(worker, name), *args)
+
+    def solve_target(self, point: np.ndarray, seed: np.ndarray, solver: str) -> Future:
+        """IK of a live target (``follow.target_goal``), off this process's GIL."""
+        if self.in_process:
+            return self._pool.submit(target_goal, self._planner, point, seed, solver)
+        return self.submit('solve_target', point, seed, solver)
 
     def rebuild(self, spec: worker.PlannerSpec, planner: MotionPlanner) -> None:
         """The same arm with a new run-time setting (the obstacle radius): the running process
