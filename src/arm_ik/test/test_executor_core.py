@@ -25,7 +25,7 @@ from arm_ik.kinematics.motion.executor import (
     WallClock,
 )
 from arm_ik.kinematics.motion.follow import LiveFollow, target_goal, Verdict
-from arm_ik.kinematics.motion.planner import MoveGoal, PlanFailure
+from arm_ik.kinematics.motion.planner import MoveGoal, Plan, PlanFailure, preview_of
 from arm_ik.kinematics.motion.planning_pool import PlanningPool
 from arm_ik.kinematics.motion.runner import Mode, Owner
 from arm_ik.kinematics.motion.trajectory import Interpolation, Trajectory
@@ -382,3 +382,19 @@ def test_planned_path_message_and_markers(planner):
     assert [m.ns for m in planned_path_markers(path).markers[1:]] == ['tip_path', 'failure']
     short = planned_path_message(PlanFailure(error=None, reached=np.zeros((1, 3))), 'b', names)
     assert [m.ns for m in planned_path_markers(short).markers] == ['']
+
+
+def test_planned_path_samples_are_those_of_the_tool_path(planner):
+    from arm_ik.nodes.motion_messages import planned_path_message
+    names = planner.model.joint_names
+    positions = np.linspace(HOME, HOME + 0.3, 701)
+    trajectory = Trajectory(tuple(names), np.linspace(0.0, 7.0, 701), positions,
+                            np.zeros_like(positions))
+    plan = Plan(trajectory, 'min_jerk', planner.model.fk(positions[-1])[:3, 3], positions[-1],
+                None, 'test', preview=preview_of(planner.model, trajectory))
+    path = planned_path_message(plan, 'base_link', names)
+    assert len(path.trajectory.points) == len(path.tip_path) == 300
+    last = path.trajectory.points[-1]
+    assert np.allclose(last.positions, positions[-1]) and last.time_from_start.sec == 7
+    tips = planner.model.fk_batch(np.array([p.positions for p in path.trajectory.points]))
+    assert np.allclose(tips[:, :3, 3], [(p.x, p.y, p.z) for p in path.tip_path])

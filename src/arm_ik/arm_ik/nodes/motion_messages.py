@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 import math
 
 from builtin_interfaces.msg import Time
@@ -13,7 +14,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from arm_ik.kinematics.motion.commands import TrajectoryPoint
 from arm_ik.kinematics.motion.errors import MotionCode
 from arm_ik.kinematics.motion.executor import GoalReport, Progress
-from arm_ik.kinematics.motion.planner import MoveGoal, Plan, PlanFailure
+from arm_ik.kinematics.motion.planner import MoveGoal, Plan, PlanFailure, preview_rows
 from arm_ik.kinematics.motion.trajectory import Trajectory
 from arm_ik.nodes.conversions import duration, point, seconds_of
 from arm_interfaces.action import MoveToTarget
@@ -120,8 +121,9 @@ def feedback_message(progress: Progress, names: Sequence[str], stamp: Time
 
 def planned_path_message(outcome: Plan | PlanFailure, frame: str, names: Sequence[str],
                          stamp: Time | None = None) -> PlannedPath:
-    """The planned move as data: a plan's samples, tool path, ghosts and target; or, for a
-    Cartesian line that failed (feasible false), the part followed and the failing point."""
+    """The planned move as data: a plan's samples (those the tool path goes through), tool
+    path, ghosts and target; or, for a Cartesian line that failed (feasible false), the part
+    followed and the failing point."""
     message = PlannedPath(feasible=isinstance(outcome, Plan))
     message.header.frame_id = frame
     if stamp is not None:
@@ -134,10 +136,18 @@ def planned_path_message(outcome: Plan | PlanFailure, frame: str, names: Sequenc
             message.failure_point = point(outcome.point)
         return message
     message.law = outcome.law
-    message.trajectory = trajectory_message(outcome.trajectory, list(range(len(names))), names,
+    trajectory = outcome.trajectory
+    if outcome.preview is not None:
+        # The samples the tool path goes through (at most 300): building a message point
+        # costs ~6 µs of the GIL, and a Cartesian line has ~750 samples.
+        rows = preview_rows(len(trajectory), len(outcome.preview.tips))
+        trajectory = replace(trajectory, times=trajectory.times[rows],
+                             positions=trajectory.positions[rows],
+                             velocities=trajectory.velocities[rows], tips=None)
+        message.tip_path = [point(p) for p in outcome.preview.tips]
+    message.trajectory = trajectory_message(trajectory, list(range(len(names))), names,
                                             skip_start=False)
     if outcome.preview is not None:
-        message.tip_path = [point(p) for p in outcome.preview.tips]
         for ghost in outcome.preview.ghosts:
             message.ghost_points.extend(point(p) for p in ghost)
             message.ghost_sizes.append(len(ghost))
