@@ -3,11 +3,14 @@
 The node's ``target`` subscription calls ``LiveFollow.target`` with the point and its frame
 and logs what comes back. The target's IK (``target_goal``) runs where plans run, in the
 planning process, one solve at a time (a target arriving meanwhile waits, only the latest):
-in the executor's process it held the GIL against the control tick. Measured (six_axis,
-100 Hz tick, 30 Hz target stream, 2 shared cores): publish jitter p99 0.05 ms without
-targets; with in-process IK 0.22 ms (closed_form), 4.4 ms (DLS, max 14.8 ms), 3.3 ms (CCD);
-MEASURED-AFTER. A follow law's own step (exponential, or speed-cap CCD) runs in the control
-tick itself (``MotionRunner``).
+in the executor's process it holds the GIL against the control tick (a DLS or CCD solve takes
+0.1-0.4 ms p50 but 3-5 ms p99). Measured (six_axis, 100 Hz tick, 8 s of a 30 Hz target
+stream, 2 shared cores), publish jitter p99 in-process / in the planning process: at load
+average ~2, closed_form 0.47 / 0.27 ms, DLS 0.56 / 0.52 ms, CCD 0.21 / 0.47 ms (no target:
+0.16-0.21 ms); at load average 5-11, DLS 4.4 / 0.21 ms, CCD 3.3 / 0.69 ms, closed_form
+0.22 / 1.65 ms (one 20 ms outlier). The round trip adds ~0.5 ms (p50 0.9 ms against 0.3 ms)
+to a target 33 ms apart. A follow law's own step (exponential, or speed-cap CCD) runs in
+the control tick itself (``MotionRunner``).
 """
 
 from __future__ import annotations
