@@ -113,12 +113,15 @@ class MotionClient:
         self.commands = Recorder()
         self.status = Recorder()
         self.paths = Recorder()
+        self.plans = Recorder()
         node = self.node
         node.create_subscription(JointState, f'{namespace}/joint_states', self.states.add, 100)
         node.create_subscription(ExecutorStatus, f'{namespace}/{EXECUTOR}/status',
                                  self.status.add, LATCHED_QOS)
         node.create_subscription(MarkerArray, f'{namespace}/planned_path', self.paths.add,
                                  LATCHED_QOS)
+        from arm_interfaces.msg import PlannedPath
+        node.create_subscription(PlannedPath, f'{namespace}/plan', self.plans.add, LATCHED_QOS)
         if controller == 'forward_position':
             topic = controller_topic or 'forward_position_controller/commands'
             node.create_subscription(Float64MultiArray, f'{namespace}/{topic}',

@@ -389,6 +389,13 @@ def test_live_target_ignored_while_disabled_and_planned_path_markers(pointer):
     assert {'tip_path', 'ghosts', 'target'} <= spaces
     ghosts = [m for m in markers if m.ns == 'ghosts']
     assert len(ghosts) >= 2 and all(len(m.points) == 4 for m in ghosts)   # 3 joints + tip
+    # The same plan as data on `plan`, the markers drawn from it.
+    wait_until(lambda: client.plans.last() is not None, 5.0, 'plan (PlannedPath)')
+    plan = client.plans.last()
+    assert plan.feasible and plan.has_target and len(plan.trajectory.points) >= 2
+    assert len(plan.ghost_sizes) == len(ghosts) and sum(plan.ghost_sizes) == 4 * len(ghosts)
+    tip_path = next(m for m in markers if m.ns == 'tip_path')
+    assert [(p.x, p.y, p.z) for p in plan.tip_path] == [(p.x, p.y, p.z) for p in tip_path.points]
     before = client.pose()
     client.publish_target((1.2, 0.3, 0.9))
     client.assert_silent(time.time(), hold=0)

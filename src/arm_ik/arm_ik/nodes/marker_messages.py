@@ -14,7 +14,7 @@ import math
 
 from builtin_interfaces.msg import Time
 import numpy as np
-from visualization_msgs.msg import Marker
+from visualization_msgs.msg import Marker, MarkerArray
 
 from arm_ik.kinematics.marker_scene import FAILED, IKAnswer, PENDING, REACHED
 from arm_ik.kinematics.visual import (
@@ -30,7 +30,7 @@ from arm_ik.kinematics.visual import (
     z_to_direction,
 )
 from arm_ik.nodes.conversions import colour, duration, point
-from arm_interfaces.msg import ArmReadout
+from arm_interfaces.msg import ArmReadout, PlannedPath
 
 NAMESPACES = ('floor', 'reach_circles', 'reach_shell', 'target', 'tip_path', 'path_failure',
               'ghosts', 'contacts', 'link_capsules', 'readout')
@@ -306,4 +306,54 @@ def safety_markers(geometry, check, q: np.ndarray, frame: str, stamp,
     markers.append(contacts)
     for m in markers:
         m.header.stamp = stamp
+
+
+# ---------------------------------------------------------------------- planned_path
+# trajectory_executor's latched planned_path MarkerArray, drawn from its PlannedPath message
+# (one conversion path: plan -> PlannedPath -> markers): a plan's tool path (green line),
+# ghost poses (grey skeletons) and target (blue ball); a failed Cartesian line's part
+# followed (orange) and failing point (red). A DELETEALL first, so markers of an earlier
+# plan never linger.
+_PLANNED_PATH: Colour = (0.1, 0.8, 0.2, 1.0)
+_PLANNED_GHOST: Colour = (0.7, 0.7, 0.75, 0.35)
+_PLANNED_TARGET: Colour = (0.2, 0.4, 1.0, 0.9)
+_FAILED_PATH: Colour = (1.0, 0.5, 0.0, 1.0)
+_FAILED_POINT: Colour = (1.0, 0.1, 0.1, 0.9)
+
+
+def _planned_marker(frame: str, namespace: str, ident: int, kind: int, rgba: Colour,
+                    width: float) -> Marker:
+    m = marker(frame, namespace, ident, kind, rgba)
+    m.scale.x = m.scale.y = m.scale.z = width
+    return m
+
+
+def planned_path_markers(path: PlannedPath) -> MarkerArray:
+    """The planned_path MarkerArray of a PlannedPath message (see the section comment)."""
+    frame = path.header.frame_id
+    markers = MarkerArray(markers=[delete_all(frame)])
+    if path.feasible:
+        line = _planned_marker(frame, 'tip_path', 0, Marker.LINE_STRIP, _PLANNED_PATH, 0.01)
+        line.points = list(path.tip_path)
+        markers.markers.append(line)
+        start = 0
+        for index, size in enumerate(path.ghost_sizes):
+            skeleton = _planned_marker(frame, 'ghosts', index, Marker.LINE_STRIP,
+                                       _PLANNED_GHOST, 0.03)
+            skeleton.points = list(path.ghost_points[start:start + size])
+            start += size
+            markers.markers.append(skeleton)
+    else:
+        if len(path.tip_path) > 1:
+            line = _planned_marker(frame, 'tip_path', 0, Marker.LINE_STRIP, _FAILED_PATH, 0.01)
+            line.points = list(path.tip_path)
+            markers.markers.append(line)
+        if path.has_failure_point:
+            ball = _planned_marker(frame, 'failure', 0, Marker.SPHERE, _FAILED_POINT, 0.06)
+            ball.pose.position = path.failure_point
+            markers.markers.append(ball)
+    if path.has_target:
+        ball = _planned_marker(frame, 'target', 0, Marker.SPHERE, _PLANNED_TARGET, 0.05)
+        ball.pose.position = path.target
+        markers.markers.append(ball)
     return markers

@@ -3,27 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 import math
 
+from builtin_interfaces.msg import Time
 import numpy as np
+from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-from visualization_msgs.msg import Marker, MarkerArray
 
 from arm_ik.kinematics.motion.commands import TrajectoryPoint
-from arm_ik.kinematics.motion.planner import MoveGoal, Preview
+from arm_ik.kinematics.motion.errors import MotionCode
+from arm_ik.kinematics.motion.executor import GoalReport, Progress
+from arm_ik.kinematics.motion.planner import MoveGoal, Plan, PlanFailure, preview_rows
 from arm_ik.kinematics.motion.trajectory import Trajectory
 from arm_ik.kinematics.visual import plan_drawing, PlanDrawing
-from arm_ik.nodes.conversions import colour as rgba
 from arm_ik.nodes.conversions import duration, point, seconds_of
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import PlannedPath
-
-# Marker colours (r, g, b, a).
-_PATH_COLOUR = (0.1, 0.8, 0.2, 1.0)
-_GHOST_COLOUR = (0.7, 0.7, 0.75, 0.35)
-_TARGET_COLOUR = (0.2, 0.4, 1.0, 0.9)
-_FAILED_COLOUR = (1.0, 0.5, 0.0, 1.0)
-_FAILURE_COLOUR = (1.0, 0.1, 0.1, 0.9)
 
 
 def goal_from_message(goal: MoveToTarget.Goal) -> MoveGoal:
@@ -96,61 +92,32 @@ def executed_path_message(record: Sequence[tuple[float, np.ndarray, np.ndarray]]
     return message
 
 
-def _marker(frame: str, namespace: str, marker_id: int, kind: int, colour: tuple,
-            width: float) -> Marker:
-    marker = Marker()
-    marker.header.frame_id = frame        # stamp 0: drawn with the latest transform
-    marker.ns = namespace
-    marker.id = marker_id
-    marker.type = kind
-    marker.action = Marker.ADD
-    marker.pose.orientation.w = 1.0
-    marker.scale.x = marker.scale.y = marker.scale.z = width
-    marker.color = rgba(colour)
-    return marker
+
+def result_message(code: MotionCode, message: str, report: GoalReport, ik_code: int,
+                   record: Sequence[tuple[float, np.ndarray, np.ndarray]],
+                   names: Sequence[str]) -> MoveToTarget.Result:
+    """The MoveToTarget result of a goal that ended with ``code``."""
+    result = MoveToTarget.Result(message=message, path_fraction=float(report.path.fraction),
+                                 path_stop_code=int(report.path.stop_code),
+                                 path_stop_waypoint=int(report.path.stop_waypoint))
+    result.error_code.val = int(code)
+    result.ik_error_code.val = int(ik_code)
+    if report.final_error is not None:
+        result.final_error = report.final_error
+        result.contact_times = report.contact_times.tolist()
+        result.contact_points = [point(p) for p in report.contact_points]
+    result.executed_path = executed_path_message(record, names)
+    return result
 
 
-def planned_markers(frame: str, preview: Preview, target: np.ndarray | None) -> MarkerArray:
-    """Tool path (green line), ghost snapshots (grey skeletons) and the target (blue ball);
-    a DELETEALL first, so markers of an earlier plan never linger."""
-    markers = MarkerArray()
-    clear = Marker(action=Marker.DELETEALL)
-    clear.header.frame_id = frame
-    markers.markers.append(clear)
-    path = _marker(frame, 'tip_path', 0, Marker.LINE_STRIP, _PATH_COLOUR, 0.01)
-    path.points = [point(p) for p in preview.tips]
-    markers.markers.append(path)
-    for index, ghost in enumerate(preview.ghosts):
-        skeleton = _marker(frame, 'ghosts', index, Marker.LINE_STRIP, _GHOST_COLOUR, 0.03)
-        skeleton.points = [point(p) for p in ghost]
-        markers.markers.append(skeleton)
-    if target is not None and np.all(np.isfinite(target)):
-        ball = _marker(frame, 'target', 0, Marker.SPHERE, _TARGET_COLOUR, 0.05)
-        ball.pose.position = point(target)
-        markers.markers.append(ball)
-    return markers
-
-
-def failure_markers(frame: str, reached: np.ndarray, stop: np.ndarray | None,
-                    target: np.ndarray | None) -> MarkerArray:
-    """Where a Cartesian line failed: the part followed (orange) and the failing point (red)."""
-    markers = MarkerArray()
-    clear = Marker(action=Marker.DELETEALL)
-    clear.header.frame_id = frame
-    markers.markers.append(clear)
-    if len(reached) > 1:
-        path = _marker(frame, 'tip_path', 0, Marker.LINE_STRIP, _FAILED_COLOUR, 0.01)
-        path.points = [point(p) for p in reached]
-        markers.markers.append(path)
-    if stop is not None:
-        ball = _marker(frame, 'failure', 0, Marker.SPHERE, _FAILURE_COLOUR, 0.06)
-        ball.pose.position = point(stop)
-        markers.markers.append(ball)
-    if target is not None and np.all(np.isfinite(target)):
-        ball = _marker(frame, 'target', 0, Marker.SPHERE, _TARGET_COLOUR, 0.05)
-        ball.pose.position = point(target)
-        markers.markers.append(ball)
-    return markers
+def feedback_message(progress: Progress, names: Sequence[str], stamp: Time
+                     ) -> MoveToTarget.Feedback:
+    """The MoveToTarget feedback of a running goal."""
+    feedback = MoveToTarget.Feedback(progress=progress.fraction, tip_position=point(progress.tip),
+                                     contacts_so_far=progress.contacts)
+    feedback.current = JointState(name=list(names), position=progress.pose.tolist())
+    feedback.current.header.stamp = stamp
+    return feedback
 
 
 # ------------------------------------------------------------ PlannedPath → viewers (ROS → core)
@@ -163,3 +130,41 @@ def plan_drawing_from_message(message: PlannedPath) -> PlanDrawing:
         list(message.ghost_sizes),
         xyz([message.target])[0] if message.has_target else None,
         xyz([message.failure_point])[0] if message.has_failure_point else None)
+
+
+def planned_path_message(outcome: Plan | PlanFailure, frame: str, names: Sequence[str],
+                         stamp: Time | None = None) -> PlannedPath:
+    """The planned move as data: a plan's samples (those the tool path goes through), tool
+    path, ghosts and target; or, for a Cartesian line that failed (feasible false), the part
+    followed and the failing point."""
+    message = PlannedPath(feasible=isinstance(outcome, Plan))
+    message.header.frame_id = frame
+    if stamp is not None:
+        message.header.stamp = stamp
+    message.trajectory.joint_names = list(names)
+    if isinstance(outcome, PlanFailure):
+        message.tip_path = [point(p) for p in outcome.reached]
+        if outcome.point is not None:
+            message.has_failure_point = True
+            message.failure_point = point(outcome.point)
+        return message
+    message.law = outcome.law
+    trajectory = outcome.trajectory
+    if outcome.preview is not None:
+        # The samples the tool path goes through (at most 300): building a message point
+        # costs ~6 µs of the GIL, and a Cartesian line has ~750 samples.
+        rows = preview_rows(len(trajectory), len(outcome.preview.tips))
+        trajectory = replace(trajectory, times=trajectory.times[rows],
+                             positions=trajectory.positions[rows],
+                             velocities=trajectory.velocities[rows], tips=None)
+        message.tip_path = [point(p) for p in outcome.preview.tips]
+    message.trajectory = trajectory_message(trajectory, list(range(len(names))), names,
+                                            skip_start=False)
+    if outcome.preview is not None:
+        for ghost in outcome.preview.ghosts:
+            message.ghost_points.extend(point(p) for p in ghost)
+            message.ghost_sizes.append(len(ghost))
+    if outcome.target is not None and np.all(np.isfinite(outcome.target)):
+        message.has_target = True
+        message.target = point(outcome.target)
+    return message

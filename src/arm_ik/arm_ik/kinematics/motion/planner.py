@@ -177,11 +177,17 @@ class Preview:
     ghosts: np.ndarray
 
 
+def preview_rows(count: int, max_points: int = 300) -> np.ndarray:
+    """Indices of at most ``max_points`` samples of ``count``, evenly spread, ends included:
+    the samples a preview's tool path is drawn through."""
+    return np.unique(np.linspace(0, count - 1, min(count, max_points)).round().astype(int))
+
+
 def preview_of(model: ArmModel, trajectory: Trajectory, ghosts: int = 5,
                max_points: int = 300) -> Preview:
     """Tool path and ghost snapshots of ``trajectory`` (computed where the plan is made)."""
+    rows = preview_rows(len(trajectory), max_points)
     count = len(trajectory)
-    rows = np.unique(np.linspace(0, count - 1, min(count, max_points)).round().astype(int))
     tips = model.fk_batch(trajectory.positions[rows])[:, :3, 3]
     picks = np.unique(np.linspace(0, count - 1, min(count, ghosts)).round().astype(int))
     frames = model.frames_batch(trajectory.positions[picks])

@@ -162,3 +162,11 @@ def set_scene(scene: SceneData | None) -> None:
 def ready() -> bool:
     """True once the planning process has built its planner (a warm-up call)."""
     return _planner is not None
+
+
+def solve_target(point: np.ndarray, seed: np.ndarray, solver: str) -> np.ndarray | None:
+    """IK of a live target in the planning process (``follow.target_goal``)."""
+    from arm_ik.kinematics.motion.follow import target_goal
+    if _planner is None:
+        raise RuntimeError('the planning process was not initialised')
+    return target_goal(_planner, point, seed, solver)

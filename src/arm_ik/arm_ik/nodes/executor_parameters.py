@@ -1,0 +1,78 @@
+"""trajectory_executor's parameters, once: name, default, description (units), range, read-only.
+
+The arm-dependent defaults (``initial_positions``: the YAML home; ``motion_law``: the YAML's
+motion.default_law; ``controller_joints``: the chain) are given to ``TABLE.declare``.
+Cross-field rules are ``kinematics.motion.executor.settings_reason``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from arm_ik.kinematics.motion import laws
+from arm_ik.nodes.parameters import Param, ParameterTable
+
+OUTPUTS = ('none', 'joint_trajectory', 'forward_position')
+CONTROL_LOOPS = ('thread', 'timer')
+DEFAULT_CONTROLLER_TOPICS = {'joint_trajectory': 'joint_trajectory_controller/joint_trajectory',
+                             'forward_position': 'forward_position_controller/commands'}
+
+TABLE = ParameterTable(
+    # Fixed for the life of the process.
+    Param('output', 'none', 'where commands go besides joint_states', read_only=True,
+          choices=OUTPUTS),
+    Param('controller_topic', '', 'command topic of the controller; empty: joint_trajectory_'
+          'controller/joint_trajectory or forward_position_controller/commands', read_only=True),
+    Param('controller_joints', [''], "the controller's joint order (forward_position data, "
+          "JointTrajectory names); exactly the arm's joints", read_only=True),
+    Param('initial_positions', [0.0], "start pose, rad, chain order (default: the home pose of "
+          "the arm's YAML)", read_only=True),
+    Param('publish_on_start', True, 'publish the start pose at once; false: publish nothing '
+          'until the first command (use on real servos, with feedback_topic)', read_only=True),
+    Param('feedback_topic', '', 'JointState topic of the real arm (the truth); empty: no '
+          'feedback', read_only=True),
+    Param('follow_target', True, 'follow the live target topic with follow_law', read_only=True),
+    Param('planning_process', True, 'plan in a separate process (keeps IK work off the control '
+          'timer)', read_only=True),
+    Param('control_loop', 'thread', 'what runs the control tick: thread (a dedicated thread '
+          'sleeping to absolute deadlines, wall clock) or timer (an rclpy timer in its own '
+          'callback group)', read_only=True, choices=CONTROL_LOOPS),
+    Param('realtime_priority', 50, 'SCHED_FIFO priority of the control thread (control_loop: '
+          "thread), 1..98, as ros2_control's controller_manager asks for; refused without "
+          'CAP_SYS_NICE or an rtprio limit (then a warning and normal priority); 0: do not ask',
+          read_only=True, low=0, high=98),
+    Param('avoid_obstacle', False, 'obstacle contact blocks a move (else it is only reported)',
+          read_only=True),
+    # Changeable at run time (validated; one snapshot swapped whole).
+    Param('publish_rate', 100.0, 'joint_states and command rate, Hz', low=1.0, high=1000.0),
+    Param('motion_law', laws.MIN_JERK, 'law of goals that name none', choices=laws.LAWS),
+    Param('speed_scale', 0.5, 'default fraction of the URDF velocity limits, (0, 1]', low=0.0,
+          high=1.0, low_open=True),
+    Param('exponential_gain', 3.0, 'k of the exponential law, 1/s (fraction 1 - exp(-k dt) per '
+          'tick)', low=0.0, high=100.0, low_open=True),
+    Param('speed_cap_iterations', 3, 'CCD iterations per control tick of the speed-cap law',
+          low=1, high=1000),
+    Param('settle_tolerance', 1e-3, 'exponential law done within this of the goal, rad',
+          low=0.0, high=0.1, low_open=True),
+    Param('position_tolerance', 1e-3, 'speed-cap law done within this of the target, m',
+          low=0.0, high=0.1, low_open=True),
+    Param('start_tolerance', 0.02, 'largest distance of a trajectory start from the current '
+          'state, rad', low=0.0, high=1.0),
+    Param('max_condition_number', 50.0, 'singularity threshold of Cartesian lines (position '
+          'Jacobian condition number)', low=1.0, high=1e6),
+    Param('max_joint_jump', 0.2, 'largest joint change between two Cartesian samples, rad',
+          low=0.0, high=math.pi, low_open=True),
+    Param('min_duration', 0.2, 'shortest timed move, s', low=0.0, high=60.0),
+    Param('max_duration', 60.0, 'longest move, s', low=0.0, high=600.0, low_open=True),
+    Param('detour', True, 'detour a joint path that goes through the floor'),
+    Param('watchdog_timeout', 0.5, 'live target stream stale after this long: hold, s', low=0.0,
+          high=60.0, low_open=True),
+    Param('follow_law', laws.EXPONENTIAL, 'law following the live target',
+          choices=laws.STREAMING_LAWS),
+    Param('follow_solver', '', "IK solver for the live target (analytic, closed_form, ccd, "
+          "dls); '': the arm's default solver"),
+    Param('feedback_stale_periods', 3.0, 'measured state stale after this many of its periods: '
+          'hold', low=1.0, high=1000.0),
+    Param('feedback_rate', 10.0, 'action feedback rate, Hz', low=0.0, high=100.0,
+          low_open=True),
+)
