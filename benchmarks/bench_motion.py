@@ -42,7 +42,6 @@ from results_file import detect_distro, merge_section
 
 REPO = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(REPO / 'src' / 'arm_ik' / 'test'))
 sys.path.insert(0, str(HERE))
 
 ARM = 'six_axis'
@@ -156,8 +155,8 @@ CONFIGS = (
 
 def measure(env: dict[str, str], rate: float, label: str, load: bool, window: float,
             log_dir: Path, extra: dict[str, Any]) -> dict[str, Any]:
+    from arm_bringup.process_group import ProcessGroup
     from arm_ik.kinematics.description import expand_xacro
-    from arm_ik.process_group import ProcessGroup
 
     group = ProcessGroup(env=env, log_dir=str(log_dir))
     try:
@@ -225,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import tempfile
 
-    from ros_harness import DomainClaim
+    from arm_testing.ros_harness import DomainClaim
 
     window = args.window or (4.0 if args.quick else 15.0)
     distro, rclpy_version = detect_distro()

@@ -305,8 +305,8 @@ def bench_batch(single_calls: int, repeats: int, log) -> tuple[list[dict], list[
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 
+    from arm_bringup.process_group import ProcessGroup
     from arm_ik.client import build_request, SERVICE_QOS
-    from arm_ik.process_group import ProcessGroup
     from arm_interfaces.srv import SolveIK, SolveIKBatch
 
     arms = ('pointer3', 'six_axis')

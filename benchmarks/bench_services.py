@@ -53,7 +53,6 @@ REPO = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
 # The domain lock protocol of the integration tests, so a benchmark never shares a domain
 # with a test run.
-sys.path.insert(0, str(REPO / 'src' / 'arm_ik' / 'test'))
 
 REPLY_TIMEOUT = 5.0          # s: a call unanswered after this is lost
 ROW_BUDGET = 300.0           # s of timed calls per worker before a row is cut short
@@ -165,7 +164,7 @@ def run_worker(spec: dict[str, Any]) -> list[dict[str, Any]]:
 def fk_targets(arm: str, count: int) -> list[list[float]]:
     """Reachable tip positions clear of the floor (the integration tests' targets), so every
     IK reply must be OK."""
-    import ik_graph
+    from arm_testing import ik_graph
     return [ik_graph.fk_position(arm, q).tolist()
             for q in ik_graph.fk_targets(arm, count, seed=SEED)]
 
@@ -238,10 +237,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(run_worker(json.loads(args.worker))))
         return 0
 
-    from ros_harness import DomainClaim
-
+    from arm_bringup.process_group import ProcessGroup
     from arm_ik.kinematics.description import expand_xacro
-    from arm_ik.process_group import ProcessGroup
+    from arm_testing.ros_harness import DomainClaim
 
     sys.path.insert(0, str(HERE))
     from echo_server import events_executor_available

@@ -49,10 +49,10 @@ from results_file import detect_distro, merge_section
 
 REPO = Path(__file__).resolve().parents[1]
 # The domain lock protocol and the FK target generator of the integration tests.
-sys.path.insert(0, str(REPO / 'src' / 'arm_ik' / 'test'))
 
-from ik_graph import APPLICABLE, fk_position, fk_targets, IKGraph, workspace  # noqa: E402
 import numpy as np  # noqa: E402
+
+from arm_testing.ik_graph import APPLICABLE, fk_position, fk_targets, IKGraph, workspace  # noqa: E402
 
 ARMS = ('pointer3', 'six_axis')
 REPLY_TIMEOUT = 10.0          # s: a request unanswered after this is lost (a hang)
@@ -136,10 +136,9 @@ class Endurance(IKGraph):
 
     # ------------------------------------------------------------------ set-up
     def start_servers(self) -> None:
-        from ros_harness import call_service
-
         from arm_ik.client import build_request
         from arm_interfaces.srv import SolveIK
+        from arm_testing.ros_harness import call_service
         for arm in self.arms:
             self.start(arm, extra_env=self.server_env)
         self.wait_ready(*self.arms, timeout=60.0)

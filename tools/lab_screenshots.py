@@ -86,9 +86,9 @@ class Controls:
 
 
 def picture(arm: str, out: Path, domain: int, size: tuple[int, int], settle: float) -> Path:
+    from arm_bringup.process_group import ProcessGroup
     from arm_ik.kinematics.description import config_path, expand_xacro
     from arm_ik.lab.browser import capture, pixel_spread
-    from arm_ik.process_group import ProcessGroup
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     urdf = expand_xacro(arm)
     params = {'robot_description': urdf, 'arm': arm, 'arm_config': str(config_path(arm))}

@@ -7,12 +7,8 @@ never share a DDS domain with arm_ik's, run side by side.
 from __future__ import annotations
 
 import os
-from pathlib import Path
-import sys
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'arm_ik' / 'test'))
-
-from ros_harness import processes, ros_domain, ros_node  # noqa: E402, F401
+from arm_testing.ros_harness import processes, ros_domain, ros_node  # noqa: E402, F401
 
 # Integration tests must never discover anything beyond this machine.
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'

@@ -18,8 +18,9 @@ import re
 import signal
 import time
 
-from bringup_harness import installed
 import pytest
+
+from arm_testing.bringup_harness import installed
 
 # Goals in flight (ccd5's scripted cycle, planning in a process of its own) and the 6-joint
 # arm whose executor ticks at 100 Hz.

@@ -12,9 +12,10 @@ import re
 import subprocess
 import sys
 
-from bringup_harness import installed
 import pytest
-from ros_harness import DomainClaim
+
+from arm_testing.bringup_harness import installed
+from arm_testing.ros_harness import DomainClaim
 
 RUN_TIMEOUT = 150.0   # s; a ccd5 cycle takes about 25 s here
 NS = '/ccd5'
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.skipif(not installed('arm_bringup'),
 
 
 def _markers_installed() -> bool:
-    from arm_ik.process_group import executable_path
+    from arm_bringup.process_group import executable_path
     try:
         executable_path('arm_ik', 'markers')
         return True
@@ -134,8 +135,7 @@ def test_make_demo_runs_without_cycles():
 def test_the_demo_runs_on_a_user_urdf():
     """Your own arm through the runner: a UR5 URDF of example-robot-data, no arm_config
     (defaults from the URDF), a cycle derived from its workspace."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'arm_ik' / 'test'))
-    from real_arms import REAL_ARMS
+    from arm_testing.real_arms import REAL_ARMS
     ur5 = REAL_ARMS['ur5']
     claim = DomainClaim()
     try:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bringup_harness import installed, read_launch_file
 import pytest
-from ros_harness import call_service, wait_for
 import yaml
+
+from arm_testing.bringup_harness import installed, read_launch_file
+from arm_testing.ros_harness import call_service, wait_for
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 LAUNCH_FILES = sorted((PACKAGE_DIR / 'launch').glob('*.launch.py'))
@@ -194,7 +195,7 @@ def test_every_yaml_parameter_is_declared_by_its_node(arm, processes, ros_node):
     from rclpy.parameter import parameter_value_to_python
 
     from arm_bringup.pipeline import expand_description, OPTIONAL_NODES, pipeline_nodes
-    from arm_ik.process_group import executable_path
+    from arm_bringup.process_group import executable_path
 
     node, spin = ros_node
     sections = _sections(arm)

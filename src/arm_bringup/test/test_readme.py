@@ -40,9 +40,10 @@ import sys
 import tempfile
 import time
 
-from bringup_harness import installed, read_launch_file
 import pytest
-from readme_snippets import Block, NameChecker, read_blocks
+
+from arm_testing.bringup_harness import installed, read_launch_file
+from arm_testing.readme_snippets import Block, NameChecker, read_blocks
 
 REPO = Path(__file__).resolve().parents[3]
 README = REPO / 'README.md'
@@ -105,7 +106,7 @@ def venv_is_stale() -> str:
 @pytest.fixture(scope='module')
 def graph():
     """One ik_server for six_axis in /six_axis on the module's private domain."""
-    from ik_graph import IKGraph
+    from arm_testing.ik_graph import IKGraph
     with IKGraph() as graph:
         graph.start('six_axis')
         graph.wait_ready()
@@ -116,7 +117,8 @@ def graph():
 def live(graph) -> dict[str, dict]:
     """What the running ik_server offers: every service under its name, its parameters."""
     from rcl_interfaces.srv import ListParameters
-    from ros_harness import call_service
+
+    from arm_testing.ros_harness import call_service
     node_name = '/six_axis/ik_server'
     services = {name: types for name, types in graph.node.get_service_names_and_types()
                 if name.startswith(node_name + '/')}
@@ -134,7 +136,7 @@ def checker(live) -> NameChecker:
 @functools.cache
 def help_text(executable: str, words: tuple[str, ...]) -> str:
     """``EXE --help`` in the pip route, plus ``EXE SUB --help`` for a subcommand in words."""
-    from arm_ik.process_group import executable_path
+    from arm_bringup.process_group import executable_path
     path = executable_path('arm_ik', executable)
 
     def run(*args: str) -> str:

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-import sys
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
 # The integration fixtures live in ros_harness, so arm_bringup's tests share them.
-from ros_harness import processes, ros_domain, ros_node  # noqa: E402, F401
+from arm_testing.ros_harness import processes, ros_domain, ros_node  # noqa: E402, F401
 
 ARMS = ('pointer3', 'ccd5', 'six_axis', 'manipulator3d')
 SOURCE_DESCRIPTION = Path(__file__).resolve().parents[2] / 'arm_description'

@@ -8,10 +8,10 @@ import pytest
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
-from ros_harness import call_service, config_file, wait_for
 
 from arm_ik.nodes.common import LATCHED_QOS
 from arm_interfaces.msg import ArmInfo
+from arm_testing.ros_harness import call_service, config_file, wait_for
 
 
 def _receive_info(node, spin, topic: str) -> list[ArmInfo]:
@@ -120,7 +120,7 @@ def test_process_group_leaves_nothing_behind(ros_domain, urdf_of):
     import os
     import signal
 
-    from arm_ik.process_group import ProcessGroup
+    from arm_bringup.process_group import ProcessGroup
     group = ProcessGroup(env=ros_domain.environment())
     node = group.start_node('arm_ik', 'arm_info', namespace='/pointer3',
                             params={'robot_description': urdf_of('pointer3'),
@@ -143,7 +143,7 @@ def test_process_group_leaves_nothing_behind(ros_domain, urdf_of):
 
 def test_an_aborted_hung_node_shows_its_stacks(ros_domain, urdf_of):
     """abort() ends a node that will not exit and leaves where it was in its output."""
-    from arm_ik.process_group import ProcessGroup
+    from arm_bringup.process_group import ProcessGroup
     with ProcessGroup(env=ros_domain.environment()) as group:
         node = group.start_node('arm_ik', 'arm_info', namespace='/pointer3',
                                 params={'robot_description': urdf_of('pointer3'),

@@ -12,7 +12,6 @@ import io
 
 import numpy as np
 import pytest
-from real_arms import REAL_ARMS
 import yaml
 
 from arm_ik import arm_config as arm_config_command
@@ -32,6 +31,7 @@ from arm_ik.kinematics.result import GoalType
 from arm_ik.kinematics.solvers.base import SolveOptions
 from arm_ik.kinematics.solvers.dls import DLSSolver
 from arm_ik.kinematics.transforms import matrix_to_quaternion
+from arm_testing.real_arms import REAL_ARMS
 
 REAL = sorted(REAL_ARMS)
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from real_arms import REAL_ARMS
 
 from arm_ik.kinematics.collision import (
     CollisionChecker,
@@ -19,6 +18,7 @@ from arm_ik.kinematics.collision import (
     SceneError,
 )
 from arm_ik.kinematics.model import ArmModel
+from arm_testing.real_arms import REAL_ARMS
 
 # A two-joint arm with hand-checkable primitives: link1 is a 0.1 × 0.1 × 0.4 m box standing on
 # the z axis (its faces at x, y = ±0.05 at q = 0), link2 a 0.05 m sphere 0.5 m up.

@@ -22,14 +22,14 @@ from pathlib import Path
 import tempfile
 import time
 
-from motion_harness import MotionClient, wait_until
 import numpy as np
 import pytest
-from real_arms import REAL_ARMS, robots_dir
-from ros_harness import call_service, DomainClaim, wait_for
 
+from arm_bringup.process_group import ProcessGroup
 from arm_ik.kinematics.arm import load_arm
-from arm_ik.process_group import ProcessGroup
+from arm_testing.motion_harness import MotionClient, wait_until
+from arm_testing.real_arms import REAL_ARMS, robots_dir
+from arm_testing.ros_harness import call_service, DomainClaim, wait_for
 
 START = [0.0, -1.2, 1.2, -1.57, -1.57, 0.0]       # wrist at (0.64, 0.11, 0.49) m
 GOAL = [1.6, -1.2, 1.2, -1.57, -1.57, 0.0]        # the base turned by 1.6 rad

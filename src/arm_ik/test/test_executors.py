@@ -9,12 +9,12 @@ import pytest
 import rclpy
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
-from ros_harness import call_service, wait_for
 from sensor_msgs.msg import JointState
 
 from arm_ik.client import SERVICE_QOS
 from arm_ik.middleware import SERVICE_LOOP_WAKE, ServiceLoop
 from arm_interfaces.srv import SolveIK
+from arm_testing.ros_harness import call_service, wait_for
 
 REPLY = 15.0
 SILENCE = 1.0     # s a request that must stay unanswered is watched for

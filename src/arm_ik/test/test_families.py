@@ -12,7 +12,6 @@ from xml.etree import ElementTree
 
 import numpy as np
 import pytest
-from real_arms import REAL_ARMS
 
 from arm_ik.kinematics.arm import ArmConfig, choose_solver, load_arm
 from arm_ik.kinematics.description import description_dir, expand_xacro_file, load_model
@@ -30,6 +29,7 @@ from arm_ik.kinematics.solvers.families import (
     recognise,
 )
 from arm_ik.kinematics.transforms import matrix_to_quaternion
+from arm_testing.real_arms import REAL_ARMS
 
 OPW_ARMS = ('irb2400_like', 'kr6_r700_like')
 FAMILY_ARMS = ('ur5', *OPW_ARMS)

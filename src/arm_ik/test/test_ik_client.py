@@ -15,19 +15,19 @@ import re
 import subprocess
 import threading
 
-from ik_graph import fk_position, IKGraph, REPLY_TIMEOUT
 import numpy as np
 import pytest
 import rclpy
 from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
-from ros_harness import call_service
 
+from arm_bringup.process_group import executable_path
 from arm_ik.client import IKClient
 from arm_ik.kinematics.result import ErrorCode
 from arm_ik.kinematics.solvers import SOLVERS
-from arm_ik.process_group import executable_path
 from arm_interfaces.srv import SolveIK
+from arm_testing.ik_graph import fk_position, IKGraph, REPLY_TIMEOUT
+from arm_testing.ros_harness import call_service
 
 TARGET = [1.0, 0.2, 0.8]      # m, the README's six_axis target
 TOLERANCE = 1e-4              # m, the server's default position tolerance

@@ -12,13 +12,13 @@ import math
 
 from hypothesis import given, HealthCheck, settings
 from hypothesis import strategies as st
-from ik_graph import fk_position, IKGraph, model, no_nan_in, VALID_CODES
 import numpy as np
 import pytest
 
 from arm_ik.client import build_request
 from arm_ik.kinematics.result import ErrorCode
 from arm_interfaces.srv import SolveIK
+from arm_testing.ik_graph import fk_position, IKGraph, model, no_nan_in, VALID_CODES
 
 EXAMPLES = 1000
 NODE_TIMEOUT = 0.05        # s, the servers' default timeout in this module

@@ -13,7 +13,15 @@ import math
 import time
 
 from faulty_ik_server import FAULT_MESSAGE
-from ik_graph import (
+import numpy as np
+import pytest
+
+from arm_ik.client import build_request
+from arm_ik.kinematics.result import ErrorCode, GoalType
+from arm_ik.kinematics.solvers.base import MAX_ITERATIONS_CAP, MAX_TIMEOUT
+from arm_ik.nodes.ik_server import EXECUTOR_THREADS
+from arm_interfaces.srv import SolveIK
+from arm_testing.ik_graph import (
     APPLICABLE,
     ARMS,
     fk_position,
@@ -24,14 +32,6 @@ from ik_graph import (
     rss_kb,
     workspace,
 )
-import numpy as np
-import pytest
-
-from arm_ik.client import build_request
-from arm_ik.kinematics.result import ErrorCode, GoalType
-from arm_ik.kinematics.solvers.base import MAX_ITERATIONS_CAP, MAX_TIMEOUT
-from arm_ik.nodes.ik_server import EXECUTOR_THREADS
-from arm_interfaces.srv import SolveIK
 
 NAN, INF = math.nan, math.inf
 TOLERANCE = 1e-4               # m, the node's default position tolerance

@@ -9,7 +9,20 @@ import subprocess
 import time
 
 from faulty_ik_server import FAULT_MESSAGE
-from ik_graph import (
+import numpy as np
+import pytest
+from rclpy.qos import QoSProfile
+from sensor_msgs.msg import JointState
+
+from arm_bringup.process_group import executable_path
+from arm_ik.client import build_request, IKClient, IKReply
+from arm_ik.kinematics.description import expand_xacro, load_arm_config, load_model
+from arm_ik.kinematics.model import ArmModel
+from arm_ik.kinematics.result import ErrorCode, GoalType
+from arm_ik.kinematics.solvers.base import workspace_from_model
+from arm_ik.kinematics.transforms import matrix_to_quaternion
+from arm_interfaces.srv import SolveIK
+from arm_testing.ik_graph import (
     APPLICABLE,
     ARMS,
     fk_position,
@@ -22,19 +35,6 @@ from ik_graph import (
     urdf,
     workspace,
 )
-import numpy as np
-import pytest
-from rclpy.qos import QoSProfile
-from sensor_msgs.msg import JointState
-
-from arm_ik.client import build_request, IKClient, IKReply
-from arm_ik.kinematics.description import expand_xacro, load_arm_config, load_model
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.result import ErrorCode, GoalType
-from arm_ik.kinematics.solvers.base import workspace_from_model
-from arm_ik.kinematics.transforms import matrix_to_quaternion
-from arm_ik.process_group import executable_path
-from arm_interfaces.srv import SolveIK
 
 # The node's default tolerances (ik_server parameters tolerance, orientation_tolerance).
 TOLERANCE = 1e-4

@@ -124,10 +124,9 @@ def test_meshes_resolve_through_the_urdf_folder_or_the_arm_is_capsules(viser_ser
     """SO-101's package://example-robot-data/... STL meshes: found from the URDF file's
     folder and drawn opaque; with no search path they are not found and the arm is drawn as
     its capsules, posed by FK."""
-    from real_arms import REAL_ARMS
-
     from arm_ik.kinematics.model import ArmModel
     from arm_ik.lab.urdf_view import ArmView, load_urdf, MeshError, search_paths
+    from arm_testing.real_arms import REAL_ARMS
     arm = REAL_ARMS['so101']
     urdf = load_urdf(arm.urdf(), search_paths(str(arm.path)))
     assert len(urdf.scene.geometry) >= 5
@@ -263,10 +262,9 @@ def test_collada_meshes_show_or_the_arm_is_capsules_with_the_reason(viser_server
     is drawn as capsules and the reason names the missing package."""
     import importlib.util
 
-    from real_arms import REAL_ARMS
-
     from arm_ik.kinematics.model import ArmModel
     from arm_ik.lab.urdf_view import ArmView, search_paths
+    from arm_testing.real_arms import REAL_ARMS
     arm = REAL_ARMS[key]
     model = ArmModel.from_urdf(arm.urdf(), arm.base, arm.tip)
     view = ArmView(viser_server, arm.urdf(), model.joint_names, _capsules_of(model),

@@ -14,7 +14,8 @@ import time
 import pytest
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
-from ros_harness import config_file, DomainClaim, wait_for
+
+from arm_testing.ros_harness import config_file, DomainClaim, wait_for
 
 pytest.importorskip('viser', reason='viser is not installed (requirements/dev.txt)')
 
@@ -42,9 +43,9 @@ def lab(tmp_path_factory):
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 
+    from arm_bringup.process_group import ProcessGroup
     from arm_ik.kinematics.description import expand_xacro
     from arm_ik.nodes.lab_viewer import STATUS_QOS
-    from arm_ik.process_group import ProcessGroup
     claim = DomainClaim()
     group = ProcessGroup(env=claim.environment())
     context = rclpy.Context()

@@ -19,14 +19,14 @@ import pytest
 from rcl_interfaces.srv import GetParameters, SetParameters
 from rclpy.parameter import Parameter, parameter_value_to_python
 from rclpy.qos import qos_profile_sensor_data
-from ros_harness import call_service, wait_for
 from sensor_msgs.msg import JointState
+
+from arm_testing.ros_harness import call_service, wait_for
 
 pytest.importorskip('viser', reason='viser is not installed (requirements/dev.txt)')
 
-from ros_harness import config_file
-
 from arm_ik.lab.browser import BrowserError, capture, find_chromium, pixel_spread  # noqa: E402
+from arm_testing.ros_harness import config_file
 
 ARM = 'six_axis'
 NAMESPACE = f'/{ARM}'

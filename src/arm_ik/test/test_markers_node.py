@@ -12,13 +12,13 @@ from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParameters
 from rclpy.parameter import Parameter, parameter_value_to_python
-from ros_harness import call_service, config_file, wait_for
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
 from arm_ik.kinematics.visual import PATH_END, PATH_START
 from arm_ik.nodes.common import LATCHED_QOS
 from arm_interfaces.msg import ArmReadout, IKErrorCode, IKStatus, PlannedPath, SafetyStatus
+from arm_testing.ros_harness import call_service, config_file, wait_for
 
 NS = '/pointer3'
 Q_HOME = [0.0, 0.5235987755982988, -1.0471975511965976]

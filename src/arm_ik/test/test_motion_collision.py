@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 import pytest
-from real_arms import REAL_ARMS, robots_dir
 
 from arm_ik.kinematics.arm import load_arm
 from arm_ik.kinematics.description import load_arm_config
@@ -26,6 +25,7 @@ from arm_ik.kinematics.motion.safety_check import (
     SceneData,
 )
 from arm_ik.kinematics.motion.trajectory import Trajectory
+from arm_testing.real_arms import REAL_ARMS, robots_dir
 
 DEG = math.pi / 180.0
 START = (0.0, -1.2, 1.2, -1.57, -1.57, 0.0)       # wrist at (0.64, 0.11, 0.49) m

@@ -11,10 +11,11 @@ import math
 import time
 
 from action_msgs.msg import GoalStatus
-from motion_harness import max_step_ratio, MotionClient, stamp_of, wait_until
 import numpy as np
 import pytest
-from ros_harness import config_file, DomainClaim
+
+from arm_testing.motion_harness import max_step_ratio, MotionClient, stamp_of, wait_until
+from arm_testing.ros_harness import config_file, DomainClaim
 
 SIX = ('base_yaw', 'shoulder_pitch', 'elbow_pitch', 'wrist_roll', 'wrist_pitch', 'tool_roll')
 HOME = np.array([0.0, 0.35, 0.9, 0.0, 0.6, 0.0])
@@ -37,7 +38,7 @@ def _params(urdf_of, **extra):
 @pytest.fixture(scope='module')
 def shared(urdf_of):
     """One executor for the cases that leave it running normally."""
-    from arm_ik.process_group import ProcessGroup
+    from arm_bringup.process_group import ProcessGroup
     claim = DomainClaim()
     group = ProcessGroup(env=claim.environment())
     process = group.start_node('arm_ik', 'trajectory_executor', namespace='/six_axis',

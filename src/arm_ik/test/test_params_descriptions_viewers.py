@@ -32,7 +32,6 @@ from rcl_interfaces.srv import GetParameters, SetParameters, SetParametersAtomic
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter, parameter_value_to_python
-from ros_harness import call_service, config_file, wait_for
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -42,6 +41,7 @@ from arm_ik.kinematics.result import ErrorCode
 from arm_ik.nodes.common import LATCHED_QOS
 from arm_interfaces.msg import ArmInfo, ArmReadout
 from arm_interfaces.srv import SolveIK
+from arm_testing.ros_harness import call_service, config_file, wait_for
 
 REPO = Path(__file__).resolve().parents[3]
 ARM = 'pointer3'

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from real_arms import REAL_ARMS
 
 from arm_ik.kinematics import metrics
 from arm_ik.kinematics.arm import Arm, ArmConfig, load_arm
@@ -28,6 +27,7 @@ from arm_ik.kinematics.request import IKRequest
 from arm_ik.kinematics.result import ErrorCode, GoalType
 from arm_ik.kinematics.solvers.base import SolveOptions
 from arm_ik.kinematics.transforms import matrix_to_quaternion
+from arm_testing.real_arms import REAL_ARMS
 
 OPTIONS = SolveOptions()
 # DLS reaches its targets to its position tolerance, not exactly (m).

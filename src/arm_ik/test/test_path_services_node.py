@@ -8,19 +8,19 @@ import math
 import subprocess
 
 from geometry_msgs.msg import Point, Pose
-from ik_graph import IKGraph, service
 import numpy as np
 import pytest
-from ros_harness import call_service
 
+from arm_bringup.process_group import executable_path
 from arm_ik.client import SERVICE_QOS
 from arm_ik.kinematics.arm import load_arm
 from arm_ik.kinematics.description import expand_xacro, load_arm_config
 from arm_ik.kinematics.path_ik import PathIK, PathRequest, ToolPose
 from arm_ik.kinematics.result import ErrorCode, GoalType
 from arm_ik.kinematics.solvers.base import SolveOptions
-from arm_ik.process_group import executable_path
 from arm_interfaces.srv import CartesianPath, SolveIK, SolveIKBatch
+from arm_testing.ik_graph import IKGraph, service
+from arm_testing.ros_harness import call_service
 
 ARM = 'six_axis'
 REPLY = 30.0          # s; a path of a hundred samples takes well under a second

@@ -15,7 +15,6 @@ from xml.etree import ElementTree
 
 import numpy as np
 import pytest
-from real_arms import REAL_ARMS
 
 from arm_ik.kinematics.arm import choose_solver
 from arm_ik.kinematics.description import load_model
@@ -34,6 +33,7 @@ from arm_ik.kinematics.solvers.planar import (
     recognise_planar,
     SWEEP_STEPS,
 )
+from arm_testing.real_arms import REAL_ARMS
 
 SYNTHETIC = Path(__file__).parent / 'urdf' / 'yaw_three_pitch.urdf'
 ARMS = ('so101', 'synthetic')

@@ -9,7 +9,6 @@ import zlib
 
 import numpy as np
 import pytest
-from real_arms import REAL_ARMS
 
 from arm_ik.kinematics import description, metrics
 from arm_ik.kinematics.arm import ArmConfig, load_arm
@@ -26,6 +25,7 @@ from arm_ik.kinematics.request import IKDispatcher, IKRequest
 from arm_ik.kinematics.result import ErrorCode, GoalType
 from arm_ik.kinematics.solvers.base import SolveOptions
 from arm_ik.reachability_command import main, plain_png, write_picture
+from arm_testing.real_arms import REAL_ARMS
 
 
 def bundled(name: str, **changes: object):

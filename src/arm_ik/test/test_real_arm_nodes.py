@@ -16,14 +16,14 @@ import time
 from geometry_msgs.msg import Point
 import numpy as np
 import pytest
-from real_arms import REAL_ARMS, RealArm
-from ros_harness import call_service, DomainClaim, wait_for
 from std_msgs.msg import String
 
+from arm_bringup.process_group import ProcessGroup
 from arm_ik.kinematics.arm import load_arm
-from arm_ik.process_group import ProcessGroup
 from arm_interfaces.msg import ArmInfo, IKErrorCode, SafetyStatus
 from arm_interfaces.srv import SolveIK
+from arm_testing.real_arms import REAL_ARMS, RealArm
+from arm_testing.ros_harness import call_service, DomainClaim, wait_for
 
 COMMENTED = '<!-- calibrated: 2026-12-01 # by hand (default: none) -->'
 
@@ -114,7 +114,7 @@ def test_ik_server_answers_on_a_real_arm(pipeline, name):
 
 @pytest.mark.parametrize('name', sorted(ARMS))
 def test_executor_moves_a_real_arm(pipeline, name):
-    from motion_harness import MotionClient
+    from arm_testing.motion_harness import MotionClient
     group, _, _, arms = pipeline
     arm = arms[name]
     domain = int(group.env['ROS_DOMAIN_ID'])
@@ -183,7 +183,7 @@ def test_robot_description_from_the_latched_topic(pipeline):
 def test_the_rail_arm_slides_to_a_target_its_arm_cannot_reach(pipeline):
     """1.1 m out is beyond the 0.7 m of the arm itself: the executor drives the prismatic
     joint (metres, within its 0.3 m/s) to get there."""
-    from motion_harness import MotionClient
+    from arm_testing.motion_harness import MotionClient
     group, _, _, arms = pipeline
     arm = arms['rail']
     client = MotionClient(int(group.env['ROS_DOMAIN_ID']), '/rail', arm.model.joint_names)

@@ -278,10 +278,9 @@ UR5_Q = np.array([0.3, -1.2, 1.4, -1.0, -1.5, 0.2])
 def ur5_dispatcher():
     """A UR5 dispatcher with its URDF meshes and a ball where the elbow of the solution
     nearest UR5_Q is (other branches bend the elbow elsewhere)."""
-    from real_arms import REAL_ARMS, robots_dir
-
     from arm_ik.kinematics.arm import load_arm
     from arm_ik.kinematics.collision import Scene
+    from arm_testing.real_arms import REAL_ARMS, robots_dir
     spec = REAL_ARMS['ur5']
     arm = load_arm(spec.urdf(), None, spec.base, spec.tip)
     dispatcher = arm.dispatcher(search_paths=[str(robots_dir().parent.parent)])
@@ -355,10 +354,9 @@ def test_avoid_collisions_is_validated_and_needs_a_checker(load_arm):
 
 
 def test_the_config_default_turns_avoidance_on(ur5_dispatcher):
-    from real_arms import REAL_ARMS
-
     from arm_ik.kinematics.arm import ArmConfig
     from arm_ik.kinematics.arm import load_arm as load
+    from arm_testing.real_arms import REAL_ARMS
     arm, dispatcher = ur5_dispatcher
     spec = REAL_ARMS['ur5']
     on_by_default = load(spec.urdf(), ArmConfig.from_mapping({'ik': {'avoid_collisions': True}}),

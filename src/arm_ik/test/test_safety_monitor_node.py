@@ -17,7 +17,6 @@ import pytest
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParameters
-from ros_harness import call_service, config_file, wait_for
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import MarkerArray
@@ -27,6 +26,7 @@ from arm_ik.kinematics.safety.geometry import SafetyGeometry, Verdict
 from arm_ik.kinematics.safety.planning import PlanCode
 from arm_interfaces.msg import SafetyStatus
 from arm_interfaces.srv import CheckPath, GetJointMap, PlanDetour
+from arm_testing.ros_harness import call_service, config_file, wait_for
 
 DEG = math.pi / 180.0
 NAMES = ('base_yaw', 'shoulder_pitch', 'elbow_pitch')

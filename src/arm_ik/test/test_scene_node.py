@@ -15,19 +15,19 @@ import tempfile
 
 import numpy as np
 import pytest
-from real_arms import REAL_ARMS, robots_dir
-from ros_harness import call_service, config_file, DomainClaim, wait_for
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
+from arm_bringup.process_group import ProcessGroup
 from arm_ik.kinematics.arm import ArmConfig, load_arm
 from arm_ik.kinematics.collision import Scene
 from arm_ik.kinematics.description import expand_xacro
 from arm_ik.kinematics.transforms import matrix_to_quaternion
-from arm_ik.process_group import ProcessGroup
 from arm_interfaces.msg import IKErrorCode, SafetyStatus, SceneObject
 from arm_interfaces.msg import Scene as SceneMsg
 from arm_interfaces.srv import ApplySceneObject, RemoveSceneObject, SolveIK
+from arm_testing.real_arms import REAL_ARMS, robots_dir
+from arm_testing.ros_harness import call_service, config_file, DomainClaim, wait_for
 
 REPLY = 20.0
 UR5_UP = [0.0, -math.pi / 2, 0.0, 0.0, 0.0, 0.0]       # upper arm and forearm straight up

@@ -25,18 +25,18 @@ from rclpy.action import ActionServer, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
-from ros_harness import call_service, config_file, wait_for
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker
 import yaml
 
+from arm_bringup.process_group import executable_path
 from arm_ik.kinematics.description import load_model
 from arm_ik.kinematics.model import ArmModel
-from arm_ik.process_group import executable_path
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import BallState, IKErrorCode, MotionErrorCode, TargetStatus
+from arm_testing.ros_harness import call_service, config_file, wait_for
 
 CONFIG = Path(__file__).resolve().parents[2] / 'arm_bringup' / 'config'
 # Deep and durable on the test side, so a burst of reports between two spins is all kept.

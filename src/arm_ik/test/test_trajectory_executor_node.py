@@ -11,12 +11,12 @@ import math
 import time
 
 from action_msgs.msg import GoalStatus
-from motion_harness import max_step_ratio, MotionClient, stamp_of, wait_until
 import numpy as np
 import pytest
-from ros_harness import config_file, DomainClaim
 
 from arm_ik.kinematics.motion.laws import min_jerk
+from arm_testing.motion_harness import max_step_ratio, MotionClient, stamp_of, wait_until
+from arm_testing.ros_harness import config_file, DomainClaim
 
 SIX = ('base_yaw', 'shoulder_pitch', 'elbow_pitch', 'wrist_roll', 'wrist_pitch', 'tool_roll')
 SIX_HOME = np.array([0.0, 0.35, 0.9, 0.0, 0.6, 0.0])
@@ -39,7 +39,7 @@ def domain():
 
 @pytest.fixture(scope='module')
 def group(domain):
-    from arm_ik.process_group import ProcessGroup
+    from arm_bringup.process_group import ProcessGroup
     processes = ProcessGroup(env=domain.environment())
     yield processes
     processes.close()

@@ -100,7 +100,7 @@ def ros_domain() -> Iterator[DomainClaim]:
 @pytest.fixture
 def processes(ros_domain: DomainClaim):
     """A ProcessGroup on this test's domain; every process is stopped at teardown."""
-    from arm_ik.process_group import ProcessGroup
+    from arm_bringup.process_group import ProcessGroup
     group = ProcessGroup(env=ros_domain.environment())
     yield group
     group.close()

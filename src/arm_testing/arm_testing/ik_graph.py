@@ -25,17 +25,17 @@ from rclpy.client import Client
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter, parameter_value_to_python
 from rclpy.task import Future
-from ros_harness import call_service, config_file, DomainClaim
 
+from arm_bringup.process_group import NodeProcess, ProcessGroup
 from arm_ik.client import SERVICE_QOS
 from arm_ik.kinematics.description import expand_xacro, load_arm_config, load_model
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.safety.config import safety_config_of
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.solvers.base import Workspace, workspace_from_model
-from arm_ik.process_group import NodeProcess, ProcessGroup
 from arm_interfaces.msg import IKErrorCode, IKStatus
 from arm_interfaces.srv import SolveIK
+from arm_testing.ros_harness import call_service, config_file, DomainClaim
 
 ARMS = ('pointer3', 'manipulator3d', 'ccd5', 'six_axis')
 # Solvers that apply to each arm (the others answer SOLVER_NOT_APPLICABLE).
