@@ -12,7 +12,6 @@ import itertools
 import math
 import time
 
-from faulty_ik_server import FAULT_MESSAGE
 import numpy as np
 import pytest
 
@@ -21,6 +20,7 @@ from arm_ik.kinematics.result import ErrorCode, GoalType
 from arm_ik.kinematics.solvers.base import MAX_ITERATIONS_CAP, MAX_TIMEOUT
 from arm_ik.nodes.ik_server import EXECUTOR_THREADS
 from arm_interfaces.srv import SolveIK
+from arm_testing.faulty_ik_server import FAULT_MESSAGE
 from arm_testing.ik_graph import (
     APPLICABLE,
     ARMS,

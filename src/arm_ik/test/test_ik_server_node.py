@@ -8,7 +8,6 @@ import math
 import subprocess
 import time
 
-from faulty_ik_server import FAULT_MESSAGE
 import numpy as np
 import pytest
 from rclpy.qos import QoSProfile
@@ -22,6 +21,7 @@ from arm_ik.kinematics.result import ErrorCode, GoalType
 from arm_ik.kinematics.solvers.base import workspace_from_model
 from arm_ik.kinematics.transforms import matrix_to_quaternion
 from arm_interfaces.srv import SolveIK
+from arm_testing.faulty_ik_server import FAULT_MESSAGE
 from arm_testing.ik_graph import (
     APPLICABLE,
     ARMS,
