@@ -306,6 +306,7 @@ def safety_markers(geometry, check, q: np.ndarray, frame: str, stamp,
     markers.append(contacts)
     for m in markers:
         m.header.stamp = stamp
+    return markers
 
 
 # ---------------------------------------------------------------------- planned_path
