@@ -357,6 +357,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+GRAPH_SETTLE = 2.0   # s more to look for served namespaces when none is seen at first
+
+
 def served_arm_namespaces(node: Node) -> list[str]:
     """Namespaces in which the node's graph shows an ik_server serving ~/solve_ik.
 
@@ -380,6 +383,12 @@ def not_served(node: Node, client: IKClient, arm: str, wait: float) -> str:
     service = client.client.srv_name
     lines = [f'ik_client: service {service} not available after {wait:g} s']
     served = served_arm_namespaces(node)
+    settle = time.monotonic() + GRAPH_SETTLE
+    while not served and time.monotonic() < settle:
+        # A loaded machine shows a node before its services (discovery is in the
+        # background of the middleware): look again for a moment before saying "none".
+        time.sleep(0.1)
+        served = served_arm_namespaces(node)
     if client.client.service_is_ready():
         lines.append('ik_client: it appeared just after that (ik_server starting?); run '
                      'again, or give a longer --wait')

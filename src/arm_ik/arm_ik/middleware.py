@@ -449,16 +449,21 @@ def cancel_settled(goal_handle: object, timeout: float = CANCEL_SETTLE_WAIT) -> 
 class ControlThread:
     """Calls ``tick`` every ``period()`` s on a daemon thread at absolute deadlines (no
     catch-up burst after a late tick: the schedule moves on) until ``stop`` or the context's
-    shutdown. ``priority`` > 0 asks SCHED_FIFO for this thread only; ``log(level, text)``
-    hears a refused priority ('warn') and a tick that raised ('error')."""
+    shutdown. ``priority`` > 0 asks SCHED_FIFO for this thread only; ``logger`` (an rclpy
+    logger) hears a refused priority (warning) and a tick that raised (error), throttled."""
 
     def __init__(self, context: object, period: Callable[[], float], tick: Callable[[], None],
-                 priority: int, log: Callable[[str, str], None]) -> None:
+                 priority: int, logger: Any) -> None:
         self._context, self._period, self._tick = context, period, tick
-        self._priority, self._log = priority, log
+        self._priority, self._logger = priority, logger
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name='control', daemon=True)
         self._thread.start()
+
+    def _log(self, level: str, text: str) -> None:
+        # Throttled: a tick that keeps raising must not flood the log at the control rate.
+        log = self._logger.warning if level == 'warn' else self._logger.error
+        log(text, throttle_duration_sec=1.0)
 
     def stop(self, timeout: float = 1.0) -> None:
         self._stop.set()

@@ -7,8 +7,17 @@ Cross-field rules are ``kinematics.motion.executor.settings_reason``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 import math
+from typing import Any
 
+import numpy as np
+
+from arm_ik.kinematics.arm import ArmConfig
+from arm_ik.kinematics.description import check_home, home_from_config
+from arm_ik.kinematics.joint_state import joint_order
+from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.motion import laws
 from arm_ik.nodes.parameters import Param, ParameterTable
 
@@ -76,3 +85,46 @@ TABLE = ParameterTable(
     Param('feedback_rate', 10.0, 'action feedback rate, Hz', low=0.0, high=100.0,
           low_open=True),
 )
+
+
+def arm_defaults(model: ArmModel, config: ArmConfig) -> dict[str, Any]:
+    """The defaults that come from the arm: its YAML's motion law and home, its joints."""
+    motion = config.get('motion') or {}
+    return {'motion_law': motion.get('default_law', laws.MIN_JERK),
+            'initial_positions': home_from_config(model, config),
+            'controller_joints': list(model.joint_names)}
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """The read-only parameters that fix where commands go and where the arm starts."""
+
+    output: str
+    controller_topic: str
+    controller_joints: list[str]
+    controller_order: list[int]          # chain index of each controller joint
+    initial: np.ndarray                  # rad, chain order
+    feedback_topic: str
+
+
+def outputs_of(values: Mapping[str, Any], model: ArmModel) -> Outputs:
+    """The fixed outputs of ``values`` (TABLE's) for ``model``.
+
+    Raises:
+        ValueError: controller_joints not exactly the arm's joints, or an initial pose
+            outside the limits (the message says which and how to fix it).
+    """
+    names = tuple(model.joint_names)
+    joints = list(values['controller_joints'])
+    order, reason = joint_order(names, joints, 'controller_joints')
+    if order is None:
+        raise ValueError(f"{reason}. Name each of the arm's joints once, in the order the "
+                         'controller expects.')
+    initial = [float(v) for v in values['initial_positions']]
+    reason = check_home(model, initial)
+    if reason:
+        raise ValueError(f'initial_positions: {reason}')
+    output = values['output']
+    return Outputs(output, values['controller_topic'] or DEFAULT_CONTROLLER_TOPICS.get(output, ''),
+                   joints, [names.index(name) for name in joints], np.array(initial),
+                   values['feedback_topic'])

@@ -9,17 +9,21 @@ import math
 from builtin_interfaces.msg import Time
 import numpy as np
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from arm_ik.kinematics.motion.commands import TrajectoryPoint
 from arm_ik.kinematics.motion.errors import MotionCode
 from arm_ik.kinematics.motion.executor import GoalReport, Progress
 from arm_ik.kinematics.motion.planner import MoveGoal, Plan, PlanFailure, preview_rows
+from arm_ik.kinematics.motion.runner import Tick
 from arm_ik.kinematics.motion.trajectory import Trajectory
+from arm_ik.kinematics.passive_joints import PassiveJoints
 from arm_ik.kinematics.visual import plan_drawing, PlanDrawing
 from arm_ik.nodes.conversions import duration, point, seconds_of
+from arm_ik.nodes.executor_parameters import Outputs
 from arm_interfaces.action import MoveToTarget
-from arm_interfaces.msg import PlannedPath
+from arm_interfaces.msg import ExecutorStatus, PlannedPath
 
 
 def goal_from_message(goal: MoveToTarget.Goal) -> MoveGoal:
@@ -168,3 +172,42 @@ def planned_path_message(outcome: Plan | PlanFailure, frame: str, names: Sequenc
         message.has_target = True
         message.target = point(outcome.target)
     return message
+
+
+# ------------------------------------------------------------ the control tick's messages
+def joint_state_message(names: Sequence[str], passive: PassiveJoints, q: np.ndarray,
+                        v: np.ndarray, stamp: Time) -> JointState:
+    """joint_states of the commanded pose. The URDF's joints outside the chain ride along
+    (never commanded), so robot_state_publisher has a frame for every link (a Panda's
+    fingers)."""
+    positions, velocities = q.tolist(), v.tolist()
+    state = JointState(name=list(names) + list(passive.names),
+                       position=positions + passive.positions(positions),
+                       velocity=velocities + passive.velocities(velocities))
+    state.header.stamp = stamp
+    return state
+
+
+def command_message(out: Outputs, tick: Tick, period: float
+                    ) -> Float64MultiArray | JointTrajectory | None:
+    """What this tick sends the controller, or None: forward_position streams every
+    commanded pose; joint_trajectory gets a one-point trajectory for a streamed point or a
+    hold (a planned trajectory went out whole when it started)."""
+    if out.output == 'forward_position':
+        return Float64MultiArray(data=tick.q[out.controller_order].tolist()) \
+            if tick.stream else None
+    if out.output == 'joint_trajectory' and (tick.point or tick.hold):
+        velocity = tick.v if tick.point else np.zeros_like(tick.q)
+        return point_message(tick.q, velocity, out.controller_order, out.controller_joints,
+                             period)
+    return None
+
+
+def status_message(status: tuple, feedback_age: float, stamp: Time) -> ExecutorStatus:
+    """~/status of the runner's (mode, code, message, law)."""
+    mode, code, message, law = status
+    result = ExecutorStatus(state=int(mode), message=message, law=law,
+                            feedback_age=feedback_age)
+    result.header.stamp = stamp
+    result.last_error.val = int(code)
+    return result

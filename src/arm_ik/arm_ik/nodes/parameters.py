@@ -111,7 +111,10 @@ class ParameterTable:
             except (InvalidParameterTypeException, InvalidParameterValueException) as error:
                 # A given value outside the descriptor's range or of another type: rclpy
                 # refuses it before our check sees it; the node still stops with the reason.
-                raise ParameterError(f'parameter {name}: {error.args[0]}') from None
+                hint = ' (write floating-point values with a decimal point, e.g. 100.0)' \
+                    if isinstance(error, InvalidParameterTypeException) and \
+                    isinstance(param.default, float) else ''
+                raise ParameterError(f'parameter {name}: {error.args[0]}{hint}') from None
             reason = param.reason(value)
             if reason:
                 raise ParameterError(f'parameter {reason}')

@@ -47,14 +47,11 @@ from typing import Any
 
 from geometry_msgs.msg import PointStamped
 import numpy as np
-from rcl_interfaces.msg import ParameterEvent, ParameterType
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
-from rclpy.impl.logging_severity import LoggingSeverity
 from rclpy.node import Node
-from rclpy.qos import qos_profile_parameter_events, qos_profile_sensor_data
+from rclpy.qos import qos_profile_sensor_data
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray
@@ -62,10 +59,9 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
-from arm_ik.kinematics.description import check_home, home_from_config
-from arm_ik.kinematics.joint_state import joint_order, positions_by_name
+from arm_ik.kinematics.joint_state import positions_by_name
 from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.motion import laws, worker
+from arm_ik.kinematics.motion import worker
 from arm_ik.kinematics.motion.commands import trajectory_from_points
 from arm_ik.kinematics.motion.errors import MotionCode
 from arm_ik.kinematics.motion.executor import (
@@ -80,7 +76,7 @@ from arm_ik.kinematics.motion.executor import (
 from arm_ik.kinematics.motion.follow import LiveFollow, Verdict
 from arm_ik.kinematics.motion.planner import MotionPlanner, Plan, PlanFailure
 from arm_ik.kinematics.motion.planning_pool import PlanningPool
-from arm_ik.kinematics.motion.runner import Owner, Tick
+from arm_ik.kinematics.motion.runner import Owner
 from arm_ik.kinematics.motion.safety_check import SceneData
 from arm_ik.kinematics.motion.trajectory import Trajectory
 from arm_ik.kinematics.passive_joints import PassiveJoints
@@ -92,11 +88,12 @@ from arm_ik.nodes.common import (
     declare_arm_model,
     declare_mesh_search_paths,
     DescriptionReload,
+    follow_remote_parameter,
     LATCHED_QOS,
     run,
     StartupError,
 )
-from arm_ik.nodes.executor_parameters import DEFAULT_CONTROLLER_TOPICS, TABLE
+from arm_ik.nodes.executor_parameters import arm_defaults, outputs_of, TABLE
 from arm_ik.nodes.marker_messages import planned_path_markers
 from arm_ik.nodes.parameters import ParameterError
 from arm_ik.nodes.scene_messages import SceneFollower
@@ -118,7 +115,6 @@ class TrajectoryExecutor(Node):
         self._planner_stale = False
         self.names = tuple(self.model.joint_names)
         self._passive = PassiveJoints.of(self.model)
-        self._state_names = list(self.names) + list(self._passive.names)
         values = self._declare_parameters()
         self._read_fixed_parameters(values)
         # Plans are checked against self-collision and the safety monitor's scene.
@@ -132,9 +128,9 @@ class TrajectoryExecutor(Node):
         if reason:
             raise StartupError(f'bad parameter: {reason}')
         settings = ExecutorSettings.from_values(values)
-        feedback = Feedback(self.feedback_topic, settings.feedback_stale_periods,
-                            settings.motion.period) if self.feedback_topic else None
-        self.core = ExecutorCore(self.names, self.initial, planner, settings,
+        feedback = Feedback(self.out.feedback_topic, settings.feedback_stale_periods,
+                            settings.motion.period) if self.out.feedback_topic else None
+        self.core = ExecutorCore(self.names, self.out.initial, planner, settings,
                                  values['publish_on_start'], feedback)
         self.runner = self.core.runner
         self._planning = PlanningPool(spec, planner, not values['planning_process'],
@@ -152,14 +148,15 @@ class TrajectoryExecutor(Node):
         self.state_publisher = self.create_publisher(JointState, 'joint_states', 10)
         kind = {'joint_trajectory': JointTrajectory, 'forward_position': Float64MultiArray}
         self.controller_publisher = self.create_publisher(
-            kind[self.output], self.controller_topic, 10) if self.output in kind else None
+            kind[self.out.output], self.out.controller_topic, 10) \
+            if self.out.output in kind else None
         self.plan_publisher = self.create_publisher(PlannedPath, 'plan', LATCHED_QOS)
         self.path_publisher = self.create_publisher(MarkerArray, 'planned_path', LATCHED_QOS)
         self.status_publisher = self.create_publisher(ExecutorStatus, '~/status', LATCHED_QOS)
         self.create_subscription(Bool, 'emergency_stop', self._on_emergency_stop, LATCHED_QOS,
                                  callback_group=stop_group)
         if feedback is not None:
-            self.create_subscription(JointState, self.feedback_topic, self._on_feedback,
+            self.create_subscription(JointState, self.out.feedback_topic, self._on_feedback,
                                      qos_profile_sensor_data, callback_group=input_group)
         if values['follow_target']:
             self.create_subscription(PointStamped, 'target', self._on_target,
@@ -175,69 +172,45 @@ class TrajectoryExecutor(Node):
                                              self._use_scene, input_group)
         TABLE.watch(self, self._apply_parameters,
                     lambda v: settings_reason(v, self.core.planner.dispatcher.solver_reason))
-        self._monitor_name = self.resolve_topic_name(MONITOR_NODE)
-        self.create_subscription(ParameterEvent, '/parameter_events', self._on_parameter_event,
-                                 qos_profile_parameter_events)
+        follow_remote_parameter(self, MONITOR_NODE, 'obstacle_radius', self._on_obstacle_radius)
         self._reload = DescriptionReload(self, self.model, self._planner_of, self._use_planner,
                                          busy=self.core.busy_reason)
         self.timer = self._loop = None
         if values['control_loop'] == 'thread':
             self._loop = ControlThread(self.context, lambda: 1.0 / self.core.settings.publish_rate,
                                        self._on_tick, values['realtime_priority'],
-                                       lambda level, text: self.get_logger().log(
-                                           text, LoggingSeverity.WARN if level == 'warn'
-                                           else LoggingSeverity.ERROR,
-                                           throttle_duration_sec=1.0))
+                                       self.get_logger())
         else:
             self.timer = self.create_timer(1.0 / settings.publish_rate, self._on_tick,
                                            callback_group=timer_group)
         self.get_logger().info(
-            f'{self.arm}: output {self.output}'
-            + (f' on {self.controller_topic}' if self.output != 'none' else '')
+            f'{self.arm}: output {self.out.output}'
+            + (f' on {self.out.controller_topic}' if self.out.output != 'none' else '')
             + f', {settings.publish_rate:g} Hz, default law {settings.motion.default_law}, '
-            f'feedback {self.feedback_topic or "none"}, safety '
+            f'feedback {self.out.feedback_topic or "none"}, safety '
             f'{"on" if self._config.safety_enabled else "off"}, planning in a '
             f'{self._planning.kind}')
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> dict[str, Any]:
-        motion = self._config.get('motion') or {}
-        defaults = {'motion_law': motion.get('default_law', laws.MIN_JERK),
-                    'initial_positions': home_from_config(self.model, self._config),
-                    'controller_joints': list(self.names)}
         try:
-            values = TABLE.declare(self, defaults)
-        except (InvalidParameterTypeException, InvalidParameterValueException) as error:
-            # e.g. publish_rate:=100 (an integer): say so instead of a traceback.
-            raise StartupError(f'bad parameter: {error} (write floating-point values with a '
-                               'decimal point, e.g. 100.0)') from None
+            values = TABLE.declare(self, arm_defaults(self.model, self._config))
         except ParameterError as error:
             raise StartupError(f'bad {error}') from None
         self._default_solver = arm_of(self.model, self._config, self.arm).default_solver
         return values
 
     def _read_fixed_parameters(self, values: dict[str, Any]) -> None:
-        self.output = values['output']
-        self.controller_topic = values['controller_topic'] or \
-            DEFAULT_CONTROLLER_TOPICS.get(self.output, '')
-        joints = list(values['controller_joints'])
-        order, reason = joint_order(self.names, joints, 'controller_joints')
-        if order is None:
-            raise StartupError(f"{reason}. Name each of the arm's joints once, in the order "
-                               'the controller expects.')
-        self.controller_joints = joints
-        self.controller_order = [self.names.index(name) for name in joints]
-        initial = [float(v) for v in values['initial_positions']]
-        reason = check_home(self.model, initial)
-        if reason:
-            raise StartupError(f'initial_positions: {reason}')
-        self.initial = np.array(initial)
-        self.feedback_topic = values['feedback_topic']
-        if self.feedback_topic and self.resolve_topic_name(self.feedback_topic) == \
+        try:
+            self.out = outputs_of(values, self.model)
+        except ValueError as error:
+            raise StartupError(str(error)) from None
+        feedback = self.out.feedback_topic
+        if feedback and self.resolve_topic_name(feedback) == \
                 self.resolve_topic_name('joint_states'):
             raise StartupError(
-                f'feedback_topic "{self.feedback_topic}" is this executor\'s own joint_states '
-                "output: name the real arm's topic, or remap the output "
+                f'feedback_topic "{feedback}" is this executor\'s own joint_states output: '
+                "name the real arm's topic, or remap the output "
                 '(-r joint_states:=commanded_joint_states)')
 
     def _apply_parameters(self, values: dict[str, Any]) -> None:
@@ -279,18 +252,12 @@ class TrajectoryExecutor(Node):
         self.follow.reset(self.model)
         self._planning.restart(spec, planner)
 
-    def _on_parameter_event(self, event: ParameterEvent) -> None:
+    def _on_obstacle_radius(self, radius: float) -> None:
         """The safety monitor's obstacle_radius changed: plan with it from the next plan on
         (the arm is one value; the monitor owns this run-time setting)."""
-        if event.node != self._monitor_name:
-            return
-        for parameter in event.changed_parameters:
-            if parameter.name == 'obstacle_radius' and \
-                    parameter.value.type == ParameterType.PARAMETER_DOUBLE:
-                self._obstacle_radius = float(parameter.value.double_value)
-                self._planner_stale = True
-                self.get_logger().info(f'obstacle radius {self._obstacle_radius:.3f} m (set on '
-                                       f'{self._monitor_name}): the next plan uses it')
+        self._obstacle_radius, self._planner_stale = radius, True
+        self.get_logger().info(f'obstacle radius {radius:.3f} m (set on the safety monitor): '
+                               'the next plan uses it')
 
     def _submit(self, name: str, *args: object) -> Future:
         """Plan or validate in the planning pool, with the obstacle radius now in use."""
@@ -316,7 +283,7 @@ class TrajectoryExecutor(Node):
         q, reason = positions_by_name(self.names, message.name, message.position)
         if q is None:
             # Not a measurement (a NaN, a missing joint): the state goes stale, not wrong.
-            self.get_logger().warn(f'{self.feedback_topic}: joint state ignored: {reason}',
+            self.get_logger().warn(f'{self.out.feedback_topic}: joint state ignored: {reason}',
                                    throttle_duration_sec=5.0)
             return
         self.core.measured(q, time.monotonic())
@@ -348,42 +315,23 @@ class TrajectoryExecutor(Node):
         with self._output_lock:
             tick = self.runner.tick(now)
             if tick.q is not None:
-                # The URDF's joints outside the chain ride along, so robot_state_publisher
-                # has a frame for every link (a Panda's fingers); never commanded.
-                q, v = tick.q.tolist(), tick.v.tolist()
-                state = JointState(name=self._state_names,
-                                   position=q + self._passive.positions(q),
-                                   velocity=v + self._passive.velocities(v))
-                state.header.stamp = stamp
-                self.state_publisher.publish(state)
-                self._publish_command(tick)
+                self.state_publisher.publish(messages.joint_state_message(
+                    self.names, self._passive, tick.q, tick.v, stamp))
+                command = messages.command_message(self.out, tick,
+                                                   self.core.settings.motion.period)
+                if command is not None and self.controller_publisher is not None:
+                    self.controller_publisher.publish(command)
         tick.finish()
         if tick.changed:
-            mode, code, message, law = self.runner.status()
-            status = ExecutorStatus(state=int(mode), message=message, law=law,
-                                    feedback_age=self.core.feedback_age(now))
-            status.header.stamp = self.get_clock().now().to_msg()
-            status.last_error.val = int(code)
-            self.status_publisher.publish(status)
-
-    def _publish_command(self, tick: Tick) -> None:
-        if self.controller_publisher is None:
-            return
-        if self.output == 'forward_position':
-            if tick.stream:
-                self.controller_publisher.publish(
-                    Float64MultiArray(data=tick.q[self.controller_order].tolist()))
-        elif tick.point or tick.hold:
-            velocity = tick.v if tick.point else np.zeros_like(tick.q)
-            self.controller_publisher.publish(messages.point_message(
-                tick.q, velocity, self.controller_order, self.controller_joints,
-                self.core.settings.motion.period))
+            self.status_publisher.publish(messages.status_message(
+                self.runner.status(), self.core.feedback_age(now),
+                self.get_clock().now().to_msg()))
 
     def _begin(self, trajectory: Trajectory, owner: Owner) -> tuple[MotionCode, str]:
         """Hand a checked trajectory to the runner and the controller, atomically."""
-        message = messages.trajectory_message(trajectory, self.controller_order,
-                                              self.controller_joints) \
-            if self.output == 'joint_trajectory' else None
+        message = messages.trajectory_message(trajectory, self.out.controller_order,
+                                              self.out.controller_joints) \
+            if self.out.output == 'joint_trajectory' else None
         tolerance = self.core.settings.motion.validation.start_tolerance
         with self._output_lock:
             code, reason = self.runner.start(trajectory, owner, time.monotonic(), tolerance)
