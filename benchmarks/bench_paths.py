@@ -37,7 +37,6 @@ import argparse
 from collections import Counter
 from collections.abc import Sequence
 import datetime
-import fcntl
 import math
 import os
 from pathlib import Path
@@ -59,12 +58,14 @@ from arm_ik.kinematics.path_ik import (
     DEFAULT_MAX_ROTATION_STEP,
     PathIK,
     PathRequest,
+    slerp_quaternion,
     ToolPose,
 )
 from arm_ik.kinematics.request import IKRequest
 from arm_ik.kinematics.result import GoalType
 from arm_ik.kinematics.solvers.base import SolveOptions
 from arm_ik.kinematics.transforms import matrix_to_quaternion, quaternion_to_matrix
+from arm_testing.ros_harness import DomainClaim  # the tests' domain locks: never a shared domain
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -76,9 +77,6 @@ MARGIN = 0.02                  # m: FK-made poses this far inside the reach rule
 OPTIONS = SolveOptions()
 REPLY_TIMEOUT = 30.0           # s
 GOAL_BATCH_RATIO = 10.0
-# The tests' domain lock protocol, so a benchmark never shares a ROS domain with a test.
-LOCK_DIR = Path(os.environ.get('ARM_IK_DOMAIN_LOCK_DIR', '/tmp/arm_ik_ros_domains'))
-DOMAIN_RANGE = range(101, 200)
 REAL = tuple(spec for spec in URDF_ARMS if spec.urdf)
 SPECS = tuple(ArmSpec(name, 'base_link', 'tool0', '') for name in BUNDLED) + REAL
 
@@ -115,18 +113,6 @@ def poses(arm: Arm, count: int, rng: np.random.Generator) -> np.ndarray:
     return np.array(found)
 
 
-def _slerp(qa: np.ndarray, qb: np.ndarray, t: float) -> np.ndarray:
-    dot = float(qa @ qb)
-    if dot < 0.0:
-        qb, dot = -qb, -dot
-    angle = math.acos(min(dot, 1.0))
-    if angle < 1e-9:
-        q = qa + t * (qb - qa)
-    else:
-        q = (math.sin((1.0 - t) * angle) * qa + math.sin(t * angle) * qb) / math.sin(angle)
-    return q / np.linalg.norm(q)
-
-
 def line_samples(a: np.ndarray, b: np.ndarray, full: bool) -> list[tuple]:
     """The samples path IK cuts a line into (documented defaults), start excluded."""
     quat_a = np.array(matrix_to_quaternion(a[:3, :3]))
@@ -138,7 +124,7 @@ def line_samples(a: np.ndarray, b: np.ndarray, full: bool) -> list[tuple]:
     out = []
     for i in range(1, count + 1):
         t = i / count
-        rotation = quaternion_to_matrix(*_slerp(quat_a, quat_b, t)) if full else None
+        rotation = quaternion_to_matrix(*slerp_quaternion(quat_a, quat_b, t)) if full else None
         out.append((a[:3, 3] + t * (b[:3, 3] - a[:3, 3]), rotation))
     return out
 
@@ -263,29 +249,6 @@ def format_lines(rows: Sequence[dict]) -> str:
 
 
 # ---------------------------------------------------------------------- batch service
-class DomainClaim:
-    """An exclusive ROS_DOMAIN_ID (the integration tests' lock files), held until release."""
-
-    def __init__(self) -> None:
-        LOCK_DIR.mkdir(parents=True, exist_ok=True)
-        start = os.getpid() % len(DOMAIN_RANGE)
-        for offset in range(len(DOMAIN_RANGE)):
-            domain = DOMAIN_RANGE[(start + offset) % len(DOMAIN_RANGE)]
-            handle = open(LOCK_DIR / f'{domain}.lock', 'w')
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.close()
-                continue
-            self.domain_id, self._handle = domain, handle
-            return
-        raise RuntimeError(f'no free ROS domain in {DOMAIN_RANGE}')
-
-    def release(self) -> None:
-        fcntl.flock(self._handle, fcntl.LOCK_UN)
-        self._handle.close()
-
-
 def _call(node, executor, client, request):
     """One call, waited for with a spin_once loop; the response or None (no reply)."""
     future = client.call_async(request)

@@ -420,8 +420,8 @@ class _ToolPath:
         return float(self.cumulative[-1])
 
 
-def _slerp(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
-    qa, qb = np.array(matrix_to_quaternion(a)), np.array(matrix_to_quaternion(b))
+def slerp_quaternion(qa: np.ndarray, qb: np.ndarray, t: float) -> np.ndarray:
+    """The unit quaternion a fraction ``t`` of the short way from ``qa`` to ``qb``."""
     dot = float(qa @ qb)
     if dot < 0.0:
         qb, dot = -qb, -dot
@@ -430,7 +430,12 @@ def _slerp(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
         q = qa + t * (qb - qa)
     else:
         q = (math.sin((1.0 - t) * angle) * qa + math.sin(t * angle) * qb) / math.sin(angle)
-    return quaternion_to_matrix(*(q / np.linalg.norm(q)))
+    return q / np.linalg.norm(q)
+
+
+def _slerp(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
+    q = slerp_quaternion(np.array(matrix_to_quaternion(a)), np.array(matrix_to_quaternion(b)), t)
+    return quaternion_to_matrix(*q)
 
 
 def _segment_distance(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
