@@ -26,6 +26,7 @@ from contextlib import ExitStack
 import functools
 import os
 import queue
+import sys
 import threading
 import time
 from typing import Any
@@ -446,6 +447,9 @@ def cancel_settled(goal_handle: object, timeout: float = CANCEL_SETTLE_WAIT) -> 
     return goal_handle.is_cancel_requested
 
 
+GIL_SWITCH_INTERVAL = 0.0005   # s, the longest the control tick waits for the GIL
+
+
 class ControlThread:
     """Calls ``tick`` every ``period()`` s on a daemon thread at absolute deadlines (no
     catch-up burst after a late tick: the schedule moves on) until ``stop`` or the context's
@@ -456,6 +460,10 @@ class ControlThread:
                  priority: int, logger: Any) -> None:
         self._context, self._period, self._tick = context, period, tick
         self._priority, self._logger = priority, logger
+        # A thread that runs Python code keeps the GIL for up to the switch interval (5 ms by
+        # default) before a waiting thread gets it: the tick waited that long behind a goal
+        # thread building its PlannedPath and markers. 0.5 ms bounds the wait.
+        sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL))
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name='control', daemon=True)
         self._thread.start()

@@ -136,10 +136,13 @@ def plan_drawing_from_message(message: PlannedPath) -> PlanDrawing:
         xyz([message.failure_point])[0] if message.has_failure_point else None)
 
 
+PLAN_SAMPLES = 60
+
+
 def planned_path_message(outcome: Plan | PlanFailure, frame: str, names: Sequence[str],
                          stamp: Time | None = None) -> PlannedPath:
-    """The planned move as data: a plan's samples (those the tool path goes through), tool
-    path, ghosts and target; or, for a Cartesian line that failed (feasible false), the part
+    """The planned move as data: a plan's samples (at most PLAN_SAMPLES), tool path (up to
+    300 points), ghosts and target; or, for a Cartesian line that failed (feasible false), the part
     followed and the failing point."""
     message = PlannedPath(feasible=isinstance(outcome, Plan))
     message.header.frame_id = frame
@@ -154,13 +157,14 @@ def planned_path_message(outcome: Plan | PlanFailure, frame: str, names: Sequenc
         return message
     message.law = outcome.law
     trajectory = outcome.trajectory
+    # At most PLAN_SAMPLES joint samples, evenly spread, ends included: a message point
+    # costs ~5 µs of the GIL in the executor's process, the control tick waits behind it,
+    # and a Cartesian line has ~750 samples (300 of them cost ~1.5 ms per goal).
+    rows = preview_rows(len(trajectory), PLAN_SAMPLES)
+    trajectory = replace(trajectory, times=trajectory.times[rows],
+                         positions=trajectory.positions[rows],
+                         velocities=trajectory.velocities[rows], tips=None)
     if outcome.preview is not None:
-        # The samples the tool path goes through (at most 300): building a message point
-        # costs ~6 µs of the GIL, and a Cartesian line has ~750 samples.
-        rows = preview_rows(len(trajectory), len(outcome.preview.tips))
-        trajectory = replace(trajectory, times=trajectory.times[rows],
-                             positions=trajectory.positions[rows],
-                             velocities=trajectory.velocities[rows], tips=None)
         message.tip_path = [point(p) for p in outcome.preview.tips]
     message.trajectory = trajectory_message(trajectory, list(range(len(names))), names,
                                             skip_start=False)
