@@ -362,14 +362,18 @@ def test_a_dead_planning_process_is_replaced(spec, planner):
 # ---------------------------------------------------------------------------- messages
 def test_planned_path_message_and_markers(planner):
     from arm_ik.nodes.marker_messages import planned_path_markers
-    from arm_ik.nodes.motion_messages import planned_path_message
+    from arm_ik.nodes.motion_messages import PLAN_SAMPLES, planned_path_message
     names = planner.model.joint_names
     plan = planner.plan(MoveGoal(joint_names=names,
                                  joint_positions=tuple(HOME + 0.2), duration=0.3),
                         HOME, ExecutorSettings.from_values(_values()).motion)
     path = planned_path_message(plan, 'base_link', names)
     assert path.feasible and path.has_target and not path.has_failure_point
-    assert len(path.trajectory.points) == len(plan.trajectory)
+    # At most PLAN_SAMPLES joint samples, evenly spread, the ends included.
+    points = path.trajectory.points
+    assert len(points) == min(len(plan.trajectory), PLAN_SAMPLES)
+    assert list(points[-1].positions) == pytest.approx(plan.trajectory.positions[-1].tolist())
+    assert list(points[0].positions) == pytest.approx(plan.trajectory.positions[0].tolist())
     assert sum(path.ghost_sizes) == len(path.ghost_points)
     markers = planned_path_markers(path).markers
     assert markers[0].action == 3 and [m.ns for m in markers[1:]] == \
@@ -384,8 +388,11 @@ def test_planned_path_message_and_markers(planner):
     assert [m.ns for m in planned_path_markers(short).markers] == ['']
 
 
-def test_planned_path_samples_are_those_of_the_tool_path(planner):
-    from arm_ik.nodes.motion_messages import planned_path_message
+def test_planned_path_samples_are_spread_over_the_move(planner):
+    """At most PLAN_SAMPLES joint samples (the GIL cost of the message is bounded), evenly
+    spread with both ends; the tool path keeps its 300 points."""
+    from arm_ik.kinematics.motion.planner import preview_rows
+    from arm_ik.nodes.motion_messages import PLAN_SAMPLES, planned_path_message
     names = planner.model.joint_names
     positions = np.linspace(HOME, HOME + 0.3, 701)
     trajectory = Trajectory(tuple(names), np.linspace(0.0, 7.0, 701), positions,
@@ -393,8 +400,8 @@ def test_planned_path_samples_are_those_of_the_tool_path(planner):
     plan = Plan(trajectory, 'min_jerk', planner.model.fk(positions[-1])[:3, 3], positions[-1],
                 None, 'test', preview=preview_of(planner.model, trajectory))
     path = planned_path_message(plan, 'base_link', names)
-    assert len(path.trajectory.points) == len(path.tip_path) == 300
+    assert len(path.trajectory.points) == PLAN_SAMPLES and len(path.tip_path) == 300
     last = path.trajectory.points[-1]
     assert np.allclose(last.positions, positions[-1]) and last.time_from_start.sec == 7
-    tips = planner.model.fk_batch(np.array([p.positions for p in path.trajectory.points]))
-    assert np.allclose(tips[:, :3, 3], [(p.x, p.y, p.z) for p in path.tip_path])
+    rows = preview_rows(701, PLAN_SAMPLES)
+    assert np.allclose([p.positions for p in path.trajectory.points], positions[rows])
