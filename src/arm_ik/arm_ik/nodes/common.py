@@ -9,7 +9,6 @@ import time
 from typing import Any
 
 from rcl_interfaces.msg import (
-    ParameterDescriptor,
     ParameterEvent,
     ParameterType,
     SetParametersResult,
@@ -100,11 +99,6 @@ def _arm_model_parameters(reloadable: bool) -> ParameterTable:
         Param('robot_description_timeout', DESCRIPTION_WAIT,
               's to wait at start-up for the latched robot_description topic when the '
               'parameter is empty (0: do not wait)', read_only=True, low=0.0, high=3600.0))
-
-
-def describe(description: str, read_only: bool = False, **constraints: Any) -> ParameterDescriptor:
-    """ParameterDescriptor with a description (units included) and optional ranges."""
-    return ParameterDescriptor(description=description, read_only=read_only, **constraints)
 
 
 def declare_arm_model(node: Node, reloadable: bool = False
