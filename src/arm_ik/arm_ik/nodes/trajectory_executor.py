@@ -235,8 +235,9 @@ class TrajectoryExecutor(Node):
 
     def _use_scene(self, scene: Scene) -> None:
         """A new scene from the safety monitor: the next plan is checked against it."""
+        # Only the planner that plans and validates takes it (the pool's: in process or not);
+        # this process's planner never checks a path when planning runs in its own process.
         self._scene_data = SceneData.of(scene)
-        self.core.planner.set_scene(self._scene_data)
 
         def report(done: Future) -> None:
             if not done.cancelled() and done.exception() is not None:
