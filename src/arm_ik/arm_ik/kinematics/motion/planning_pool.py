@@ -70,7 +70,8 @@ class PlanningPool:
             return self._pool.submit(getattr(worker, name), *args)
 
     def solve_target(self, point: np.ndarray, seed: np.ndarray, solver: str) -> Future:
-        """IK of a live target (``follow.target_goal``), off this process's GIL."""
+        """IK of a live target checked as a move from ``seed`` (``follow.target_goal``: a
+        Future of its ``TargetGoal``), off this process's GIL."""
         if self.in_process:
             return self._pool.submit(target_goal, self._planner, point, seed, solver)
         return self.submit('solve_target', point, seed, solver)
