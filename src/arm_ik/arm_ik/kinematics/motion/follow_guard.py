@@ -49,10 +49,11 @@ class StepGuard:
             self._guard.set_scene(scene)
 
     def reason(self, q: np.ndarray, new: np.ndarray) -> str:
-        """'' when the arm may go from ``q`` to ``new`` (rad), else the first contact."""
+        """'' when the arm may go from ``q`` (the pose commanded last, cleared by the tick
+        before) to ``new`` (rad), else the first contact."""
         if self._guard is None or np.array_equal(q, new):
             return ''
-        return self._guard.check_segment(np.array([q, new], dtype=float))
+        return self._guard.check_step(q, new)
 
 
 class GuardedFollow:

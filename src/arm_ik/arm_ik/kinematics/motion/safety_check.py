@@ -246,6 +246,18 @@ class CollisionGuard:
         check = self.checker.check_path(qs, self.max_step)
         return '' if check.free else check.report.message
 
+    def check_step(self, q: np.ndarray, new: np.ndarray) -> str:
+        """'' when the step from ``q`` (a pose already cleared) to ``new`` (rad) is clear, the
+        poses after ``q`` checked as densely as a trajectory, else the first contact. A step
+        whose links move less than ``max_step`` is its end pose alone (the yes/no check:
+        half the cost of a path check on a control tick's small step)."""
+        checker = self.checker
+        if checker.max_link_motion(q, new) <= self.max_step:
+            return '' if checker.is_free(new) else checker.check(new).message
+        samples, _ = checker.densify(np.array([q, new], dtype=float), self.max_step)
+        check = checker.check_path(samples[1:], None)
+        return '' if check.free else check.report.message
+
     def twin(self) -> CollisionGuard:
         """A guard of the same arm, spacing and budget with its own checker, for another
         thread (a checker serves one); its scene is set on it separately."""
