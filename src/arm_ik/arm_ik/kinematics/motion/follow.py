@@ -29,6 +29,12 @@ A live target is as safe as a planned move (the planner's rules, no second copy)
   reported to ``report`` as a BLOCKED outcome naming the rule and the pairs or object, the
   first at once and then at most one per 2 s with the count of the others
   (``follow_guard.RefusalThrottle``).
+
+Measured (benchmarks/bench_follow.py, 30 Hz round a 10 cm circle, p50; six_axis, and the UR5
+and Panda with a box): ``check_move`` adds 0.31-0.51 ms to a 0.11-0.23 ms solve; the tick's
+step check adds 66-122 µs to an exponential tick (30-35 µs bare), 72-218 µs to a speed-cap
+tick (76-89 µs bare). Publish jitter p99 with the stream (bench_motion.py, alternated with
+the code before the checks, load average 1.1-5): 0.40-1.26 ms against 0.43-3.29 ms before.
 """
 
 from __future__ import annotations
