@@ -146,6 +146,7 @@ def test_a_live_target_behind_the_box_is_not_followed_into_it(demo):
         assert dense.free, f'sample {dense.samples}: {dense.report.message}'
     finally:
         client.set_parameters(follow_law='exponential')
+        client.wait_state(int(Mode.HOLDING), 5.0)     # no follow left for the next test
 
 
 def test_removing_the_box_at_run_time_makes_the_straight_move_clear_again(demo):
