@@ -21,9 +21,9 @@ from arm_ik.kinematics.arm import load_arm
 from arm_ik.kinematics.motion import worker
 from arm_ik.kinematics.motion.executor import ExecutorCore, ExecutorSettings
 from arm_ik.kinematics.motion.follow import LiveFollow, target_goal, TargetGoal, Verdict
-from arm_ik.kinematics.motion.follow_guard import RefusalThrottle, REPORT_INTERVAL
+from arm_ik.kinematics.motion.follow_guard import RefusalThrottle, REPORT_INTERVAL, StepGuard
 from arm_ik.kinematics.motion.runner import Mode
-from arm_ik.kinematics.motion.safety_check import SceneData
+from arm_ik.kinematics.motion.safety_check import CollisionGuard, SceneData
 from arm_testing.real_arms import REAL_ARMS, robots_dir
 
 START = np.array([0.0, -1.2, 1.2, -1.57, -1.57, 0.0])
@@ -176,3 +176,12 @@ def test_refusals_are_reported_at_most_once_per_interval_with_a_count():
     assert throttle.admit(12.0) == 2
     assert throttle.admit(13.0) is None
     assert throttle.admit(20.0) == 1
+
+
+def test_a_checker_that_cannot_be_built_refuses_every_step():
+    def broken():
+        raise ValueError('mesh wrist.stl not found')
+    guard = StepGuard(CollisionGuard(broken))
+    reason = guard.reason(START, START + 0.01)
+    assert 'cannot be built' in reason and 'wrist.stl' in reason
+    assert guard.reason(START, START) == ''            # staying is always allowed

@@ -69,7 +69,7 @@ class Verdict(enum.Enum):
     BUSY = 'busy'            # a goal or client trajectory has the arm: the stream waits
     FOLLOWED = 'followed'    # the running follow goes on to it, or a follow started
     REFUSED = 'refused'      # no pose to start from (stale feedback, mismatch): warn
-    BLOCKED = 'blocked'      # its IK answer or a step to it refused, the arm stays: warn
+    BLOCKED = 'blocked'      # (to ``report``, later) its answer or a step refused: warn
 
 
 @dataclass(frozen=True)

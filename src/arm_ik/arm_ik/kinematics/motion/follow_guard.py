@@ -33,13 +33,19 @@ class StepGuard:
     Its checker is its own (the planner's may be planning in another thread, and a checker
     serves one thread) and is built here, at once: its allowed pairs take 0.1-1 s to
     compute, never in a tick. ``collision`` None (the executor checks no collisions): every
-    step passes.
+    step passes. A checker that cannot be built (a collision section or mesh it refuses, as
+    the planning process's would) refuses every step, with why: the arm stays.
     """
 
     def __init__(self, collision: CollisionGuard | None, scene: Any = None) -> None:
         self._guard = None if collision is None else collision.twin()
+        self._broken = ''
         if self._guard is not None:
-            self._guard.warm()
+            try:
+                self._guard.warm()
+            except Exception as error:  # noqa: BLE001 - any builder error: refuse, not crash
+                self._broken = (f'the collision checker cannot be built: '
+                                f'{type(error).__name__}: {error}')
             self._guard.set_scene(scene)
 
     def set_scene(self, scene: Any) -> None:
@@ -53,7 +59,7 @@ class StepGuard:
         before) to ``new`` (rad), else the first contact."""
         if self._guard is None or np.array_equal(q, new):
             return ''
-        return self._guard.check_step(q, new)
+        return self._broken or self._guard.check_step(q, new)
 
 
 class GuardedFollow:
