@@ -35,6 +35,8 @@ def spec_from_message(message: SceneObjectMsg) -> dict:
     where = f'scene object "{message.id}"'
     spec: dict = {'id': message.id, 'type': kind, 'frame': message.frame_id,
                   'pose': pose_spec(message.pose)}
+    if message.rule:
+        spec['rule'] = message.rule
     sizes = [float(v) for v in message.size]
     if kind == 'box':
         if len(sizes) != 3:
@@ -80,7 +82,7 @@ def object_message(item: SceneObject, frame: str) -> SceneObjectMsg:
     """The SceneObject message of a scene object (sizes from its validated spec)."""
     spec = item.spec
     message = SceneObjectMsg(id=item.id, type=spec['type'], frame_id=frame,
-                             pose=pose_message(item.pose))
+                             pose=pose_message(item.pose), rule=item.rule)
     if spec['type'] == 'box':
         message.size = [float(v) for v in spec['size']]
     elif spec['type'] == 'sphere':
@@ -116,10 +118,12 @@ def scene_from_message(message: SceneMsg, frame: str,
 
 
 def scene_markers(scene: Scene, stamp) -> MarkerArray:
-    """Every object as a marker after a DELETEALL, so removed objects vanish from RViz."""
+    """Every object as a marker after a DELETEALL, so removed objects vanish from RViz. The
+    floor and the ball (rule objects) are left to safety_markers, which colours them by
+    their own rules' contact."""
     frame = scene.frame
     markers = [draw.delete_all(frame)]
-    for ident, item in enumerate(scene.objects):
+    for ident, item in enumerate(scene.checked_objects):
         spec = item.spec
         kind = {'box': Marker.CUBE, 'sphere': Marker.SPHERE, 'cylinder': Marker.CYLINDER,
                 'mesh': Marker.MESH_RESOURCE}[spec['type']]

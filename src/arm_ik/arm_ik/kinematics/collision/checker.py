@@ -236,7 +236,7 @@ class CollisionChecker:
 
     def _scene_group(self) -> tuple[_Pairs, list]:
         """Link × object pairs, rebuilt when the scene changed (queries kept per shape)."""
-        objects = self.scene.objects
+        objects = self.scene.checked_objects
         # The scene object itself, not its id(): a replaced scene may be freed and its id
         # reused by the next one.
         key = (self.scene, self.scene.version)

@@ -190,3 +190,15 @@ def map_samples_reason(duration: float, rate: float) -> str:
     if duration * rate > MAX_PATH_SAMPLES:
         return f'the path needs {duration * rate:.3g} samples; the most is {MAX_PATH_SAMPLES}'
     return ''
+
+
+def watching(arm: str, geometry: SafetyGeometry, checker: CollisionChecker,
+             scene: Scene) -> str:
+    """The start-up line of a monitor: what it watches, with which rules and shapes."""
+    floor = f'at z = {geometry.floor_z:.3f} m' if geometry.floor_enabled else 'off'
+    ball = f'r = {geometry.config.obstacle.radius:.3f} m' if geometry.obstacle_enabled \
+        else 'off'
+    return (f'{arm}: watching {", ".join(geometry.link_names)}; floor {floor}; obstacle '
+            f'{ball}; collision shapes on {", ".join(checker.links)} '
+            f'({len(checker.checked_pairs)} link pairs checked); scene: {len(scene)} objects '
+            f'({", ".join(scene.ids) or "none"})')
