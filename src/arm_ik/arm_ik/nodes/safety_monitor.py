@@ -30,7 +30,6 @@ like any object), judged by their own rules (kinematics.safety.scene_rules).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import math
 import sys
 import time
@@ -50,8 +49,7 @@ from arm_ik.kinematics.safety.config import SafetyConfigError
 from arm_ik.kinematics.safety.geometry import SafetyGeometry, Verdict
 from arm_ik.kinematics.safety.monitor import (
     LogLine,
-    map_samples_reason,
-    path_samples_reason,
+    MonitorSettings,
     SafetyWatch,
     watching,
 )
@@ -83,17 +81,17 @@ from arm_ik.nodes.common import (
 )
 from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
 from arm_ik.nodes.safety_messages import (
+    checked_path,
     fill_check_path,
     fill_collision,
     fill_detour,
     fill_pose,
     joint_map_message,
     joint_map_summary,
+    map_path,
     resolution_of,
-    sample_rate_of,
     state_positions,
     status_header,
-    trajectory_arrays,
 )
 from arm_ik.nodes.scene_server import SceneServer
 from arm_interfaces.msg import SafetyStatus
@@ -129,20 +127,6 @@ PARAMETERS = ParameterTable(
           'kinematics.collision.scene) loaded at start-up, all or nothing (a refused file stops '
           'the node with the reason); empty: an empty scene', read_only=True),
 )
-
-
-@dataclass(frozen=True)
-class Settings:
-    """One immutable snapshot of everything the callbacks read; swapped whole on updates."""
-
-    geometry: SafetyGeometry
-    stale_periods: float
-    min_stale_timeout: float
-    resolution: float
-    sample_rate: float
-    max_point_step: float
-    marker_rate: float
-    marker_lifetime: float
 
 
 class SafetyMonitor(Node):
@@ -223,13 +207,9 @@ class SafetyMonitor(Node):
         self.watch.forget_verdict()
 
     # ------------------------------------------------------------------ parameters
-    def _settings(self, geometry: SafetyGeometry, values: dict) -> Settings:
+    def _settings(self, geometry: SafetyGeometry, values: dict) -> MonitorSettings:
         """The settings of ``values`` with ``geometry``'s ball where the scene has it."""
-        geometry = geometry_in(geometry, self.scenes.snapshot)
-        return Settings(geometry, values['stale_periods'], values['min_stale_timeout'],
-                        math.radians(values['grid_resolution_deg']),
-                        values['contact_sample_rate'], values['max_point_step'],
-                        values['marker_rate'], values['marker_lifetime'])
+        return MonitorSettings.of(geometry_in(geometry, self.scenes.snapshot), values)
 
     def _apply_parameters(self, values: dict) -> None:
         # One immutable snapshot swapped in: a check in flight keeps the set it started with.
@@ -330,12 +310,9 @@ class SafetyMonitor(Node):
         response.first_violation_index = -1
         response.first_violation_time = -1.0
         try:
-            waypoints, times = trajectory_arrays(model, request.path)
-            rate = sample_rate_of(request.sample_rate, settings.sample_rate)
-            reason = path_samples_reason(settings.geometry, waypoints, times, rate,
-                                         settings.max_point_step)
-            if reason:
-                raise ValueError(reason)
+            waypoints, times, rate = checked_path(settings.geometry, request.path,
+                                                  request.sample_rate, settings.sample_rate,
+                                                  settings.max_point_step)
         except ValueError as error:
             response.error_code = response.INVALID_INPUT
             response.message = str(error)
@@ -385,17 +362,10 @@ class SafetyMonitor(Node):
                     return response
             else:
                 base = state_positions(model, request.base_state, 'base_state')
-            waypoints = times = None
-            if request.path.points:
-                waypoints, times = trajectory_arrays(model, request.path)
-                times = times - times[0]
-            rate = sample_rate_of(request.sample_rate, settings.sample_rate)
-            timed = waypoints is not None and len(waypoints) > 1
-            reason = map_samples_reason(times[-1], rate) if timed else ''
-            if reason:
-                raise ValueError(reason)
+            waypoints, times, rate = map_path(model, request.path, request.sample_rate,
+                                              settings.sample_rate)
             result = joint_map(settings.geometry, base, request.resolution or
-                               settings.resolution, waypoints, times if timed else None, rate)
+                               settings.resolution, waypoints, times, rate)
         except JointMapError as error:
             response.error_code = int(error.code)
             response.message = str(error)

@@ -8,9 +8,11 @@ one estimator of ``kinematics.staleness`` (mean of recent intervals).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 import math
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +30,28 @@ STALE_REPEAT = 1.0
 DEFAULT_PERIOD = 0.1
 # A measured pose this far (rad) past a joint limit is read as on the limit (sensor noise).
 MEASURED_LIMIT_SLACK = 1e-3
+
+
+@dataclass(frozen=True)
+class MonitorSettings:
+    """One immutable snapshot of everything a monitor's callbacks read; swapped whole on
+    updates (resolution in rad, rates in Hz, steps in m, times in s)."""
+
+    geometry: SafetyGeometry
+    stale_periods: float
+    min_stale_timeout: float
+    resolution: float
+    sample_rate: float
+    max_point_step: float
+    marker_rate: float
+    marker_lifetime: float
+
+    @classmethod
+    def of(cls, geometry: SafetyGeometry, values: Mapping[str, Any]) -> MonitorSettings:
+        """From the node's parameter values (grid_resolution_deg in degrees)."""
+        return cls(geometry, values['stale_periods'], values['min_stale_timeout'],
+                   math.radians(values['grid_resolution_deg']), values['contact_sample_rate'],
+                   values['max_point_step'], values['marker_rate'], values['marker_lifetime'])
 
 
 @dataclass(frozen=True)
