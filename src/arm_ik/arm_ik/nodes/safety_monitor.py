@@ -22,7 +22,8 @@ Services: ``~/check_path`` (CheckPath), ``~/plan_detour`` (PlanDetour), ``~/join
 Besides the floor / obstacle verdict (unchanged), every judged pose is checked for
 self-collision and scene contact with the URDF's collision shapes (kinematics.collision): the
 status says which pairs touch and the closest pair. The scene is the node's own; services
-change it whole or not at all, and the joint_states callback checks against a snapshot.
+change it whole or not at all, and the joint_states callback checks against a snapshot. The
+joint map marks the cells in self-collision and in scene contact too (its own checker).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import math
 import sys
+import threading
 import time
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -147,6 +149,11 @@ class SafetyMonitor(Node):
             raise StartupError(str(error)) from None
         self._mesh_paths = declare_mesh_search_paths(self)
         self.checker = self._checker(self.model)
+        # The joint map service judges its cells for collisions on a checker of its own (a
+        # checker serves one thread; the joint_states callback has the other), one map at a
+        # time.
+        self._map_checker = self.checker.twin()
+        self._map_lock = threading.Lock()
         self.settings = self._settings(geometry, values)
         self.watch = SafetyWatch(self.settings.stale_periods, self.settings.min_stale_timeout)
         PARAMETERS.watch(self, self._apply_parameters)
@@ -212,6 +219,7 @@ class SafetyMonitor(Node):
     def _use_geometry(self, built: tuple[SafetyGeometry, CollisionChecker]) -> None:
         # _settings applies an obstacle_radius set in the same update as robot_description.
         geometry, self.checker = built
+        self._map_checker = self.checker.twin()
         self.model = geometry.model
         self.settings = self._settings(geometry, PARAMETERS.values(self))
         # The next joint_states is judged, logged and drawn with the new links at once.
@@ -381,8 +389,12 @@ class SafetyMonitor(Node):
             reason = map_samples_reason(times[-1], rate) if timed else ''
             if reason:
                 raise ValueError(reason)
-            result = joint_map(settings.geometry, base, request.resolution or
-                               settings.resolution, waypoints, times if timed else None, rate)
+            with self._map_lock:
+                checker = self._map_checker
+                checker.scene = self.scenes.snapshot
+                result = joint_map(settings.geometry, base, request.resolution or
+                                   settings.resolution, waypoints, times if timed else None,
+                                   rate, checker=checker)
         except JointMapError as error:
             response.error_code = int(error.code)
             response.message = str(error)
