@@ -1,5 +1,6 @@
 """The lab's 3D scene: floor, reach shell and hole, obstacle, target gizmo, planned path,
-ghost snapshots, contact dots and the pick-and-place ball (the arm is ``ArmView``)."""
+ghost snapshots, contact dots and the pick-and-place ball (the arm is ``ArmView``; the scene's
+collision objects and the collision labels are ``objects``, an ``ObjectView``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.visual import PlanDrawing
 from arm_ik.lab.drawing import gradient_segments, polyline_segments
+from arm_ik.lab.object_view import ObjectView
 
 SHELL = (120, 170, 255)
 HOLE = (255, 150, 60)
@@ -53,6 +55,7 @@ class LabScene:
         self._contacts = None
         self._contact_points = np.zeros((0, 3))
         self._ball = None
+        self.objects = ObjectView(self.scene)
 
     def set_reach(self, shoulder: np.ndarray, max_reach: float, min_reach: float,
                   floor_z: float | None) -> None:
