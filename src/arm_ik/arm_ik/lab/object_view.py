@@ -3,6 +3,9 @@
 Objects are drawn from ``scene_objects.ObjectDrawing`` values: one moved keeps its node (only
 its pose changes), one whose shape changed is drawn anew, one no longer in the scene is
 removed. Objects in contact are red; links in contact carry a label at their origin.
+Objects are opaque: a see-through one inside the see-through reach shell, nearer the camera
+than the shell's centre, was hidden by it (the browser draws see-through nodes back to front
+by their centres, and the shell's front face is drawn first).
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from arm_ik.lab.scene_objects import ObjectDrawing
 
 OBJECT = (140, 115, 217)          # the RViz markers' colour (scene_messages.SCENE_RGBA)
 OBJECT_TOUCHING = (230, 40, 40)
-OBJECT_OPACITY = 0.6
 ROOT = '/scene_objects'
 
 
@@ -50,8 +52,7 @@ class ObjectView:
         self._serial += 1
         name = f'{ROOT}/{self._serial}'
         colour = OBJECT_TOUCHING if drawing.id in self._touching else OBJECT
-        common = {'color': colour, 'opacity': OBJECT_OPACITY, 'position': drawing.position,
-                  'wxyz': drawing.wxyz}
+        common = {'color': colour, 'position': drawing.position, 'wxyz': drawing.wxyz}
         if drawing.kind in ('box', 'bounds'):
             # A mesh drawn as its bounds is a wireframe: a stand-in, not the object.
             return self.scene.add_box(name, dimensions=drawing.size,
