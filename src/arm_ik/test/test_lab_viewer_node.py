@@ -373,11 +373,13 @@ def test_the_scene_and_the_collision_witness_are_drawn(ros_node, urdf_of, capfd)
     """What safety_monitor latches on ``scene``: every object drawn, moved in place, removed;
     a bad object (NaN pose, unknown type) left out with a warning, the others drawn; the
     collision fields of ``safety_status``: the object in contact red, the links in contact
-    labelled, the pairs in the readout. The lab runs in this process (its scene is read
-    back); the test publishes what the monitor would."""
+    labelled, the pairs in the readout; a scene change once a pose has come asks for a new
+    joint map. The lab runs in this process (its scene is read back); the test publishes what
+    the monitor would."""
     from geometry_msgs.msg import Pose
 
     from arm_ik.lab.object_view import OBJECT, OBJECT_TOUCHING
+    from arm_ik.lab.panel import Outcome
     from arm_ik.nodes.common import LATCHED_QOS
     from arm_interfaces.msg import SafetyStatus, Scene, SceneObject
     node, _ = ros_node
@@ -397,6 +399,8 @@ def test_the_scene_and_the_collision_witness_are_drawn(ros_node, urdf_of, capfd)
         scenes = node.create_publisher(Scene, f'{NAMESPACE}/scene', LATCHED_QOS)
         statuses = node.create_publisher(SafetyStatus, f'{NAMESPACE}/safety_status', 10)
         handles = lab.scene.objects.handles
+        maps: list[str] = []          # the joint-map requests (no safety_monitor runs here)
+        lab._refresh_joint_map = lambda: (maps.append('map'), Outcome(True, 'map'))[1]
         scenes.publish(Scene(version=1, objects=[crate, ball, part, bad_pose, bad_type]))
         wait_for(lambda: set(handles) == {'crate', 'ball', 'part'}, REPLY, spin_both,
                  'the scene drawn without its bad objects')
@@ -435,6 +439,10 @@ def test_the_scene_and_the_collision_witness_are_drawn(ros_node, urdf_of, capfd)
                                       closest_distance=0.05))
         wait_for(lambda: tuple(handles['crate'].color) == OBJECT and
                  not lab.scene.objects.labels, REPLY, spin_both, 'the contact cleared')
-        # Removing every object clears the view.
+        # Removing every object clears the view, and the joint map is asked for again.
+        # The first map, at the first pose (on a work thread); none for the scenes before.
+        wait_for(lambda: bool(maps), REPLY, spin_both, 'the first joint map asked for')
+        assert maps == ['map']
         scenes.publish(Scene(version=3))
-        wait_for(lambda: not handles, REPLY, spin_both, 'the scene cleared')
+        wait_for(lambda: not handles and len(maps) == 2, REPLY, spin_both,
+                 'the scene cleared and a new joint map asked for')

@@ -72,6 +72,12 @@ class LabState:
             first, self._map_pending = self._map_pending, False
         return first
 
+    @property
+    def has_pose(self) -> bool:
+        """A checked pose has come (joint maps can be asked for)."""
+        with self._lock:
+            return self._measured is not None
+
     def rejected(self, reason: str) -> None:
         """A joint_states message that was not usable."""
         with self._lock:

@@ -10,7 +10,7 @@ the others are drawn; nothing a message holds stops the lab.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -31,12 +31,15 @@ SAFETY_VERDICTS = constant_names(SafetyStatus)
 
 class LabSceneFeed:
     """Subscribes ``node`` to ``scene`` (relative, latched) and reads the collision fields of
-    the safety statuses the node hands it."""
+    the safety statuses the node hands it; ``changed`` runs after each scene once a pose has
+    come (the joint map's scene cells are then out of date)."""
 
     def __init__(self, node: Node, state: LabState, model: ArmModel,
-                 search_paths: Sequence[str | Path], callback_group=None) -> None:
+                 search_paths: Sequence[str | Path], callback_group=None,
+                 changed: Callable[[], None] = lambda: None) -> None:
         self._node = node
         self._state = state
+        self._changed = changed
         self._drawings = SceneDrawings(model.base_link, search_paths)
         self.marks = LinkMarks(model)
         node.create_subscription(SceneMsg, 'scene', self._on_scene, LATCHED_QOS,
@@ -58,6 +61,8 @@ class LabSceneFeed:
         for warning in refused + warnings:
             logger.warning(f'scene version {message.version}: {warning}')
         self._state.update_scene('objects', drawings)
+        if self._state.has_pose:
+            self._changed()
         logger.info(f'scene version {message.version}: drawing {len(drawings)} of '
                     f'{len(message.objects)} objects '
                     f'({", ".join(d.id for d in drawings) or "none"})')

@@ -219,7 +219,8 @@ class LabViewer(LabMoves, Node):
         sub(ArmInfo, 'arm_info', self._on_arm_info, LATCHED_QOS)
         sub(IKStatus, 'ik_status', self._on_ik_status, 10)
         # The scene and what safety_monitor says of the pose: floor, ball, collisions.
-        self.scene_feed = LabSceneFeed(self, self.state, self.model, self._mesh_paths, self._io)
+        self.scene_feed = LabSceneFeed(self, self.state, self.model, self._mesh_paths, self._io,
+                                       lambda: self._background(self._refresh_joint_map))
         sub(SafetyStatus, 'safety_status', self.scene_feed.on_safety_status, 10)
         sub(PlannedPath, 'plan', self._on_plan, LATCHED_QOS)
         sub(BallState, 'ball_state', self._on_ball_state, LATCHED_QOS)
