@@ -565,7 +565,7 @@ def joint_map(geometry: SafetyGeometry, base_q: object, resolution: float = DEFA
         search_joints: the two mapped joints (default shoulder, elbow).
         checker: a collision checker of the same arm (kinematics.collision), with the scene
             to judge against: the cells in self-collision and in scene contact are marked
-            too (about 15-35 ms more for a 4° map of a bundled arm; None: not judged).
+            too (15-27 ms more for a 4° map of a bundled arm, bench_safety; None: not judged).
 
     Raises:
         JointMapError: INVALID_INPUT for bad shapes, non-finite values or a resolution out
