@@ -22,10 +22,11 @@ from arm_bringup.process_group import ProcessGroup
 from arm_ik.kinematics.arm import ArmConfig, load_arm
 from arm_ik.kinematics.collision import Scene
 from arm_ik.kinematics.description import expand_xacro
+from arm_ik.kinematics.safety.planning import joint_map
 from arm_ik.kinematics.transforms import matrix_to_quaternion
-from arm_interfaces.msg import IKErrorCode, SafetyStatus, SceneObject
+from arm_interfaces.msg import IKErrorCode, JointMap, SafetyStatus, SceneObject
 from arm_interfaces.msg import Scene as SceneMsg
-from arm_interfaces.srv import ApplySceneObject, RemoveSceneObject, SolveIK
+from arm_interfaces.srv import ApplySceneObject, GetJointMap, RemoveSceneObject, SolveIK
 from arm_testing.real_arms import REAL_ARMS, robots_dir
 from arm_testing.ros_harness import call_service, config_file, DomainClaim, wait_for
 
@@ -278,6 +279,24 @@ def test_pointer3_reports_scene_contact_beside_its_floor_and_ball_verdict(monito
     assert status.scene_contact and 'forearm_link|post' in status.contact_pairs
     assert int(status.verdict) == int(home_verdict)     # the floor/ball verdict is unchanged
     assert status.floor_enabled
+    # The joint map at that pose marks the cells in self-collision and touching the post,
+    # each as the core's map with the same checker and scene says.
+    client = side.node.create_client(GetJointMap, '/pointer3/safety_monitor/joint_map')
+    wait_for(client.service_is_ready, REPLY, side.spin, 'pointer3 joint_map')
+    reply = call_service(client, GetJointMap.Request(use_current_state=True), side.spin,
+                         REPLY)
+    assert reply.error_code == GetJointMap.Response.OK, reply.message
+    grid = reply.map
+    assert grid.collision_checked and grid.scene_version == 2
+    expected_map = joint_map(arm.safety, arm.home, math.radians(4.0), checker=checker)
+    cells = np.frombuffer(bytes(grid.cells), dtype=np.uint8).reshape(grid.row_count,
+                                                                     grid.column_count)
+    assert (cells & JointMap.CELL_SELF_COLLISION > 0).tolist() == \
+        expected_map.self_collision.tolist()
+    assert (cells & JointMap.CELL_SCENE_CONTACT > 0).tolist() == \
+        expected_map.scene_contact.tolist()
+    assert expected_map.self_collision.any() and expected_map.scene_contact.any()
+    assert 'in self-collision' in reply.message and 'touching the scene' in reply.message
     reply = side.drop('post')
     assert reply.success and reply.version == 3
     status = side.status_at(arm.home, lambda s: s.scene_version == 3, 'pointer3, post gone')

@@ -266,6 +266,11 @@ def joint_map_message(result: JointMap, model: ArmModel, stamp) -> JointMapMsg:
     message.row_count, message.column_count = len(result.axis_a), len(result.axis_b)
     cells = result.floor.astype(np.uint8) * JointMapMsg.CELL_FLOOR + \
         result.contact.astype(np.uint8) * JointMapMsg.CELL_CONTACT
+    message.collision_checked = result.self_collision is not None
+    if message.collision_checked:
+        cells += result.self_collision.astype(np.uint8) * JointMapMsg.CELL_SELF_COLLISION + \
+            result.scene_contact.astype(np.uint8) * JointMapMsg.CELL_SCENE_CONTACT
+        message.scene_version = int(result.scene_version)
     message.cells = cells.ravel().tobytes()
     message.path_rows = result.path[:, 0].tolist()
     message.path_columns = result.path[:, 1].tolist()
@@ -279,6 +284,10 @@ def joint_map_message(result: JointMap, model: ArmModel, stamp) -> JointMapMsg:
 
 def joint_map_summary(result: JointMap) -> str:
     """The response message of a joint map: its size and what it holds."""
+    collision = '' if result.self_collision is None else (
+        f', {int(result.self_collision.sum())} in self-collision, '
+        f'{int(result.scene_contact.sum())} touching the scene')
     return (f'{len(result.axis_a)} x {len(result.axis_b)} cells, '
             f'{int(result.floor.sum())} below the floor, {int(result.contact.sum())} in '
-            f'contact; {len(result.path)} path samples, {len(result.contacts)} contacts')
+            f'contact{collision}; {len(result.path)} path samples, '
+            f'{len(result.contacts)} contacts')

@@ -25,13 +25,15 @@ self-collision and scene contact with the URDF's collision shapes (kinematics.co
 status says which pairs touch and the closest pair. The scene is the node's own; services
 change it whole or not at all, and the joint_states callback checks against a snapshot. The
 arm's floor and ball are in it as ``floor`` (fixed) and ``obstacle`` (moved, resized, removed
-like any object), judged by their own rules (kinematics.safety.scene_rules).
+like any object), judged by their own rules (kinematics.safety.scene_rules). The
+joint map marks the cells in self-collision and in scene contact too (its own checker).
 """
 
 from __future__ import annotations
 
 import math
 import sys
+import threading
 import time
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -145,6 +147,11 @@ class SafetyMonitor(Node):
             raise StartupError(str(error)) from None
         self._mesh_paths = declare_mesh_search_paths(self)
         self.checker = self._checker(self.model)
+        # The joint map service judges its cells for collisions on a checker of its own (a
+        # checker serves one thread; the joint_states callback has the other), one map at a
+        # time.
+        self._map_checker = self.checker.twin()
+        self._map_lock = threading.Lock()
 
         state_group = MutuallyExclusiveCallbackGroup()
         service_group = ReentrantCallbackGroup()
@@ -197,6 +204,7 @@ class SafetyMonitor(Node):
 
     def _use_geometry(self, built: tuple[SafetyGeometry, CollisionChecker]) -> None:
         self._config_geometry, self.checker = built
+        self._map_checker = self.checker.twin()
         self.model = self._config_geometry.model
         # New lengths move the floor (it lies below the shoulder): the scene's floor follows.
         floor = SceneRules(self._config_geometry).floor
@@ -364,8 +372,12 @@ class SafetyMonitor(Node):
                 base = state_positions(model, request.base_state, 'base_state')
             waypoints, times, rate = map_path(model, request.path, request.sample_rate,
                                               settings.sample_rate)
-            result = joint_map(settings.geometry, base, request.resolution or
-                               settings.resolution, waypoints, times, rate)
+            with self._map_lock:
+                checker = self._map_checker
+                checker.scene = self.scenes.snapshot
+                result = joint_map(settings.geometry, base, request.resolution or
+                                   settings.resolution, waypoints, times, rate,
+                                   checker=checker)
         except JointMapError as error:
             response.error_code = int(error.code)
             response.message = str(error)

@@ -93,7 +93,16 @@ def object_message(item: SceneObject, frame: str) -> SceneObjectMsg:
         message.mesh_file = str(spec['file'])
         message.scale = [float(v) for v in spec.get('scale', (1.0, 1.0, 1.0))]
         message.convex = bool(spec.get('convex', False))
+        message.mesh_bounds = mesh_bounds(item)
     return message
+
+
+def mesh_bounds(item: SceneObject) -> list[float]:
+    """[min x, y, z, max x, y, z] of an object's shape in its own frame, m (the box a viewer
+    draws when it cannot load the mesh file)."""
+    shape = item.shape
+    half = shape.half_extents if shape.half_extents is not None else np.full(3, shape.radius)
+    return [float(v) for v in np.concatenate([shape.centre - half, shape.centre + half])]
 
 
 def scene_message(scene: Scene, stamp) -> SceneMsg:
@@ -115,6 +124,19 @@ def scene_from_message(message: SceneMsg, frame: str,
     scene.add_all([spec_from_message(item) for item in message.objects])
     scene.version = int(message.version)
     return scene
+
+
+def object_entries(message: SceneMsg) -> tuple[list[tuple[dict, list[float]]], list[str]]:
+    """Each object's Scene mapping with its ``mesh_bounds``, for a viewer that draws the
+    objects one by one: an object whose sizes do not fit its type is left out with the
+    reason (the Scene's own rules are the viewer's to apply, per object)."""
+    entries, refused = [], []
+    for item in message.objects:
+        try:
+            entries.append((spec_from_message(item), [float(v) for v in item.mesh_bounds]))
+        except SceneError as error:
+            refused.append(str(error))
+    return entries, refused
 
 
 def scene_markers(scene: Scene, stamp) -> MarkerArray:

@@ -198,6 +198,24 @@ class Scene:
         Raises:
             SceneError: the reason it is refused.
         """
+        object_id, pose, clean = self.check_spec(spec)
+        try:
+            shape = self._shape(clean['type'], spec, f'scene object "{object_id}"')
+        except ShapeError as error:
+            raise SceneError(f'scene object "{object_id}": {error}') from None
+        return SceneObject(object_id, clean, shape, pose)
+
+    def check_spec(self, spec: Mapping) -> tuple[str, np.ndarray, dict]:
+        """Every rule of ``build`` but the shape's own (sizes, a mesh file that loads): the
+        id, type, keys, frame and pose, for a viewer that draws a mesh it cannot load as a
+        box.
+
+        Returns:
+            (id, 4×4 pose in the base frame, a copy of the mapping with the base frame).
+
+        Raises:
+            SceneError: the reason it is refused.
+        """
         if not isinstance(spec, Mapping):
             raise SceneError(f'a scene object must be a mapping, got {spec!r}')
         object_id = spec.get('id')
@@ -224,13 +242,9 @@ class Scene:
             raise SceneError(f'{where}: frame "{frame}" is unknown; objects are posed in the '
                              f'base frame "{self.frame}"')
         pose = parse_pose(spec.get('pose'), f'{where}: pose')
-        try:
-            shape = self._shape(kind, spec, where)
-        except ShapeError as error:
-            raise SceneError(f'{where}: {error}') from None
         clean = copy.deepcopy(dict(spec))
         clean['frame'] = self.frame
-        return SceneObject(object_id, clean, shape, pose)
+        return object_id, pose, clean
 
     def _shape(self, kind: str, spec: Mapping, where: str) -> Shape:
         if kind == 'box':

@@ -20,7 +20,7 @@ an ordinary one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 import copy
 from typing import TYPE_CHECKING
 
@@ -59,10 +59,20 @@ def obstacle_in(scene: Scene | SceneData) -> tuple[np.ndarray, float] | None:
     """(centre, radius) of the scene's ball, or None when it has none (removed: the ball is
     off). ``scene``: a Scene or its plain data (``motion.safety_check.SceneData``)."""
     for item in scene.objects:
-        spec = item.spec if isinstance(item, SceneObject) else item
+        if isinstance(item, SceneObject) and item.rule == 'obstacle':
+            return item.pose[:3, 3].copy(), float(item.spec['radius'])
+    return ball_of(item for item in scene.objects if not isinstance(item, SceneObject))
+
+
+def ball_of(specs: Iterable[Mapping]) -> tuple[np.ndarray, float] | None:
+    """(centre, radius) of the ball among plain object mappings (None: no ball).
+
+    Raises:
+        SceneError: the ball's pose is unusable.
+    """
+    for spec in specs:
         if spec.get('rule') == 'obstacle':
-            pose = item.pose if isinstance(item, SceneObject) else parse_pose(spec.get('pose'))
-            return pose[:3, 3].copy(), float(spec['radius'])
+            return parse_pose(spec.get('pose'))[:3, 3].copy(), float(spec['radius'])
     return None
 
 
