@@ -12,6 +12,11 @@
    kind is re-timed 5 times (median and max wall time, and median CPU time, which is what
    the search costs when the machine is shared). The other arms are reported the same
    way for information. Goal: ≤ 200 ms for the worst case.
+3. Joint map on the 4° grid at the arm's home (``joint_map``, what safety_monitor's
+   ``~/joint_map`` answers): the floor and obstacle cells alone, and with the collision
+   checker's self-collision and scene-contact cells (``checker=``, a scene of one box where
+   the arm reaches), best of the repeats; the peer of the batched collision cells is
+   ``CollisionChecker.check`` called once per cell, timed in the same run.
 
 Results print as a table and merge into ``bench_results.json`` at the repository root under
 the top-level key ``safety`` (other keys are kept).
@@ -62,11 +67,19 @@ _import_core()
 
 from results_file import merge_section  # noqa: E402
 
-from arm_ik.kinematics.description import load_model  # noqa: E402
+from arm_ik.kinematics.arm import build_arm  # noqa: E402
+from arm_ik.kinematics.collision import Scene  # noqa: E402
+from arm_ik.kinematics.description import load_arm_config, load_model  # noqa: E402
 from arm_ik.kinematics.safety.config import load_safety_config  # noqa: E402
 from arm_ik.kinematics.safety.geometry import SafetyGeometry  # noqa: E402
 from arm_ik.kinematics.safety.paths import check_path, sample_path  # noqa: E402
-from arm_ik.kinematics.safety.planning import DetourPlan, plan_detour  # noqa: E402
+from arm_ik.kinematics.safety.planning import (  # noqa: E402
+    default_search_joints,
+    DetourPlan,
+    grid_axis,
+    joint_map,
+    plan_detour,
+)
 
 
 def geometry_of(arm: str, everything: bool = True) -> SafetyGeometry:
@@ -107,6 +120,34 @@ def bench_pose_check(arm: str, repeats: int) -> dict:
     single = best_time(lambda: [geometry.check_pose(q) for q in samples[:200]], repeats)
     return {'arm': arm, 'links': len(geometry.link_names), 'vectorised': rows,
             'single_pose_us': single / 200 * 1e6}
+
+
+def bench_joint_map(arm: str, repeats: int) -> dict:
+    """A 4° joint map at home with and without its collision cells, and the peer: every
+    cell's pose through ``check`` one by one."""
+    model = load_model(arm)
+    built = build_arm(model, load_arm_config(arm), arm)
+    checker = built.collision_checker(scene=Scene(model.base_link))
+    tip = model.fk(built.home)[:3, 3]
+    checker.scene.add({'id': 'box', 'type': 'box', 'size': [0.2, 0.2, 0.2],
+                       'pose': {'xyz': (0.6 * tip).tolist()}})
+    resolution = math.radians(RESOLUTION_DEG)
+    joint_map(built.safety, built.home, resolution, checker=checker)     # warm-up
+    plain = best_time(lambda: joint_map(built.safety, built.home, resolution), repeats)
+    full = best_time(lambda: joint_map(built.safety, built.home, resolution,
+                                       checker=checker), repeats)
+    i, j = default_search_joints(model)
+    grid = np.meshgrid(grid_axis(model.lower[i], model.upper[i], resolution),
+                       grid_axis(model.lower[j], model.upper[j], resolution), indexing='ij')
+    poses = np.repeat(built.home[None, :], grid[0].size, axis=0)
+    poses[:, i], poses[:, j] = grid[0].ravel(), grid[1].ravel()
+    one_by_one = best_time(lambda: [checker.check(q) for q in poses], max(1, repeats // 3))
+    result = joint_map(built.safety, built.home, resolution, checker=checker)
+    return {'arm': arm, 'cells': int(grid[0].size), 'plain_ms': plain * 1e3,
+            'with_collision_ms': full * 1e3, 'collision_ms': (full - plain) * 1e3,
+            'check_per_cell_ms': one_by_one * 1e3,
+            'self_cells': int(result.self_collision.sum()),
+            'scene_cells': int(result.scene_contact.sum())}
 
 
 def _timed_plan(geometry: SafetyGeometry, start: np.ndarray, goal: np.ndarray,
@@ -190,7 +231,7 @@ def bench_detours(pairs: int) -> list[dict]:
     return rows
 
 
-def format_tables(checks: list[dict], detours: list[dict]) -> str:
+def format_tables(checks: list[dict], detours: list[dict], maps: list[dict]) -> str:
     lines = [f'Pose check (floor + obstacle, every link), µs per pose; goal ≤ {POSE_GOAL_US:g}',
              f'{"arm":<14} {"links":>5} ' + ' '.join(f'{"N=" + str(n):>9}' for n in PATH_SIZES)
              + f' {"1 pose":>9}']
@@ -210,6 +251,15 @@ def format_tables(checks: list[dict], detours: list[dict]) -> str:
                      f'{row["median_ms"]:>8.1f} {row["max_ms"]:>8.1f} '
                      f'{row["median_cpu_ms"]:>8.1f} {row["expanded"]:>8} '
                      f'{row["code"]:>8}')
+    lines += ['', f'Joint map on the {RESOLUTION_DEG:g}° grid at home, ms (collision cells: '
+              'a checker and a one-box scene; peer: check() per cell)',
+              f'{"arm":<14} {"cells":>6} {"plain":>8} {"+collision":>11} {"check/cell":>11} '
+              f'{"ratio":>6} {"self":>5} {"scene":>5}']
+    for row in maps:
+        lines.append(f'{row["arm"]:<14} {row["cells"]:>6} {row["plain_ms"]:>8.1f} '
+                     f'{row["with_collision_ms"]:>11.1f} {row["check_per_cell_ms"]:>11.1f} '
+                     f'{row["check_per_cell_ms"] / max(row["collision_ms"], 1e-9):>5.1f}x '
+                     f'{row["self_cells"]:>5} {row["scene_cells"]:>5}')
     return '\n'.join(lines)
 
 
@@ -225,7 +275,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     repeats = 3 if args.quick else 7
     checks = [bench_pose_check(arm, repeats) for arm in ARMS]
     detours = bench_detours(pairs)
-    print(format_tables(checks, detours))
+    maps = [bench_joint_map(arm, repeats) for arm in ARMS]
+    print(format_tables(checks, detours, maps))
     worst_pose = max(r['us_per_pose'] for row in checks for r in row['vectorised'])
     pointer3 = [row for row in detours if row['arm'] == 'pointer3' and 'median_ms' in row]
     worst_detour = max(row['median_ms'] for row in pointer3)
@@ -242,6 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         'detour_goal_ms': DETOUR_GOAL_MS,
         'pose_check': checks,
         'detours': detours,
+        'joint_maps': maps,
     })
     return 0 if worst_pose <= POSE_GOAL_US and worst_detour <= DETOUR_GOAL_MS else 1
 

@@ -453,3 +453,36 @@ def test_put_adds_or_replaces_and_a_copy_keeps_its_own_objects() -> None:
     with pytest.raises(SceneError, match='radius'):
         scene.put({'id': 'b', 'type': 'sphere', 'radius': -1.0})
     assert scene.get('b') is bigger and scene.version == 2
+
+
+def test_blocked_masks_give_the_verdicts_of_check_pose_by_pose(ur5: CollisionChecker) -> None:
+    """A joint map's cells: the batched self and scene verdicts equal ``check`` per pose,
+    across blocks, with a scene box the arm sweeps through and poses folded onto itself."""
+    checker = ur5.twin()
+    checker.scene = Scene(checker.model.base_link)
+    checker.scene.add({'id': 'crate', 'type': 'box', 'size': [0.3, 0.3, 0.3],
+                       'pose': {'xyz': [0.45, 0.1, 0.3]}})
+    rng = np.random.default_rng(7)
+    qs = checker.model.random_configurations(700, rng)       # two blocks of MASK_BLOCK
+    qs[::50, 2] = 3.0                                         # the forearm folded back
+    own, scene = checker.blocked_masks(qs)
+    reports = [checker.check(q) for q in qs]
+    assert own.tolist() == [r.self_collision for r in reports]
+    assert scene.tolist() == [r.scene_collision for r in reports]
+    assert 0 < own.sum() < len(qs) and 0 < scene.sum() < len(qs)     # both kinds occur
+
+
+def test_a_twin_checks_in_another_thread_without_touching_the_first(ur5: CollisionChecker
+                                                                    ) -> None:
+    """The joint map's checker: same shapes and allowed pairs, its own queries and scene,
+    so a scene given to the twin changes nothing for the original."""
+    twin = ur5.twin()
+    assert twin.checked_pairs == ur5.checked_pairs and twin.allowed == ur5.allowed
+    assert all(a is not b for a, b in zip(twin._self.queries, ur5._self.queries))
+    twin.scene = Scene(ur5.model.base_link)
+    home = ur5.model.clamp(np.zeros(ur5.model.dof))
+    link = ur5.link_poses(home)[ur5.links[-1]][:3, 3]
+    twin.scene.add({'id': 'on_the_tool', 'type': 'sphere', 'radius': 0.05,
+                    'pose': {'xyz': link.tolist()}})
+    assert twin.check(home).scene_collision
+    assert not ur5.check(home).scene_collision and len(ur5.scene) == 0

@@ -36,3 +36,12 @@ def test_target_status_states_match_the_cycle_core():
     constants = {name: getattr(TargetStatus, name) for name in dir(TargetStatus)
                  if name.isupper() and isinstance(getattr(TargetStatus, name), int)}
     assert constants == {state.name: int(state) for state in ReportState}
+
+
+def test_joint_map_cell_bits_match_the_lab_image():
+    from arm_ik.lab import joint_map_image
+    from arm_interfaces.msg import JointMap
+    assert (JointMap.CELL_FLOOR, JointMap.CELL_CONTACT, JointMap.CELL_SELF_COLLISION,
+            JointMap.CELL_SCENE_CONTACT) == (
+        joint_map_image.CELL_FLOOR, joint_map_image.CELL_CONTACT,
+        joint_map_image.CELL_SELF_COLLISION, joint_map_image.CELL_SCENE_CONTACT)

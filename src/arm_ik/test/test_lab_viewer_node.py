@@ -8,6 +8,7 @@ itself is a headless Chromium with no network beyond loopback.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 import math
 from pathlib import Path
 import re
@@ -308,16 +309,13 @@ def test_bad_joint_states_never_reach_the_viewer(processes, urdf_of, ros_node):
     assert process.alive(), process.output()
 
 
-def test_the_plan_is_drawn_from_planned_path(ros_node, urdf_of):
-    """What trajectory_executor latches on ``plan`` (arm_interfaces/PlannedPath): the lab
-    draws its tip path and its ghosts (a NaN one dropped); the next plan replaces them. The
-    lab runs in this process here, so the test can read back what its scene holds."""
-    from geometry_msgs.msg import Point
+@contextmanager
+def lab_in_this_process(ros_node, urdf_of):
+    """A LabViewer in the test's own process (its scene can be read back) and a spin of both
+    nodes; no process of its own."""
     from rclpy.executors import SingleThreadedExecutor
 
-    from arm_ik.nodes.common import LATCHED_QOS
     from arm_ik.nodes.lab_viewer import LabViewer
-    from arm_interfaces.msg import PlannedPath
     node, spin = ros_node
     lab = LabViewer(context=node.context, namespace=NAMESPACE, parameter_overrides=[
         Parameter('robot_description', value=urdf_of(ARM)), Parameter('arm', value=ARM),
@@ -329,6 +327,23 @@ def test_the_plan_is_drawn_from_planned_path(ros_node, urdf_of):
         spin(0.01)
         executor.spin_once(timeout_sec=0.02)
     try:
+        yield lab, spin_both
+    finally:
+        executor.remove_node(lab)
+        lab.destroy_node()
+        executor.shutdown()
+
+
+def test_the_plan_is_drawn_from_planned_path(ros_node, urdf_of):
+    """What trajectory_executor latches on ``plan`` (arm_interfaces/PlannedPath): the lab
+    draws its tip path and its ghosts (a NaN one dropped); the next plan replaces them. The
+    lab runs in this process here, so the test can read back what its scene holds."""
+    from geometry_msgs.msg import Point
+
+    from arm_ik.nodes.common import LATCHED_QOS
+    from arm_interfaces.msg import PlannedPath
+    node, _ = ros_node
+    with lab_in_this_process(ros_node, urdf_of) as (lab, spin_both):
         publisher = node.create_publisher(PlannedPath, f'{NAMESPACE}/plan', LATCHED_QOS)
         plan = PlannedPath(feasible=True, law='min_jerk', has_target=True,
                            target=Point(x=1.2, y=0.4, z=0.9))
@@ -352,7 +367,92 @@ def test_the_plan_is_drawn_from_planned_path(ros_node, urdf_of):
         publisher.publish(failed)
         wait_for(lambda: lab.scene._ghosts is None, REPLY, spin_both, 'the ghosts removed')
         assert np.asarray(lab.scene._path.points).shape == (3, 2, 3)
-    finally:
-        executor.remove_node(lab)
-        lab.destroy_node()
-        executor.shutdown()
+
+
+def test_the_scene_and_the_collision_witness_are_drawn(ros_node, urdf_of, capfd):
+    """What safety_monitor latches on ``scene``: every object drawn, moved in place, removed;
+    a bad object (NaN pose, unknown type) left out with a warning, the others drawn; the
+    collision fields of ``safety_status``: the object in contact red, the links in contact
+    labelled, the pairs in the readout; a scene change once a pose has come asks for a new
+    joint map. The lab runs in this process (its scene is read back); the test publishes what
+    the monitor would."""
+    from geometry_msgs.msg import Pose
+
+    from arm_ik.lab.object_view import OBJECT, OBJECT_TOUCHING
+    from arm_ik.lab.panel import Outcome
+    from arm_ik.nodes.common import LATCHED_QOS
+    from arm_interfaces.msg import SafetyStatus, Scene, SceneObject
+    node, _ = ros_node
+
+    def pose(x: float, y: float = 0.0, z: float = 0.5) -> Pose:
+        p = Pose()
+        p.position.x, p.position.y, p.position.z = x, y, z
+        return p
+
+    crate = SceneObject(id='crate', type='box', size=[0.2, 0.3, 0.4], pose=pose(1.0))
+    ball = SceneObject(id='ball', type='sphere', size=[0.1], pose=pose(0.0, 1.0))
+    part = SceneObject(id='part', type='mesh', mesh_file='package://nowhere/part.stl',
+                       mesh_bounds=[0.0, 0.0, 0.0, 0.1, 0.2, 0.3], pose=pose(0.5))
+    bad_pose = SceneObject(id='nan', type='sphere', size=[0.1], pose=pose(math.nan))
+    bad_type = SceneObject(id='cone', type='cone', size=[0.1], pose=pose(0.0))
+    with lab_in_this_process(ros_node, urdf_of) as (lab, spin_both):
+        scenes = node.create_publisher(Scene, f'{NAMESPACE}/scene', LATCHED_QOS)
+        statuses = node.create_publisher(SafetyStatus, f'{NAMESPACE}/safety_status', 10)
+        handles = lab.scene.objects.handles
+        maps: list[str] = []          # the joint-map requests (no safety_monitor runs here)
+        lab._refresh_joint_map = lambda: (maps.append('map'), Outcome(True, 'map'))[1]
+        scenes.publish(Scene(version=1, objects=[crate, ball, part, bad_pose, bad_type]))
+        wait_for(lambda: set(handles) == {'crate', 'ball', 'part'}, REPLY, spin_both,
+                 'the scene drawn without its bad objects')
+        assert tuple(handles['crate'].dimensions) == pytest.approx((0.2, 0.3, 0.4))
+        assert handles['part'].wireframe                      # its file is not here
+        logged = capfd.readouterr().err
+        for words in ('"nan": pose.xyz must be finite', '"cone": type must be one of',
+                      'part.stl not found here'):
+            assert words in logged, logged
+        drawn_crate = handles['crate']
+        # The crate moves (the same node), the ball goes.
+        scenes.publish(Scene(version=2, objects=[
+            SceneObject(id='crate', type='box', size=[0.2, 0.3, 0.4], pose=pose(0.8)), part]))
+        wait_for(lambda: set(handles) == {'crate', 'part'}, REPLY, spin_both, 'the ball gone')
+        assert handles['crate'] is drawn_crate
+        assert tuple(drawn_crate.position) == pytest.approx((0.8, 0.0, 0.5))
+        # The monitor reports the forearm on the crate and the tool on the upper arm.
+        status = SafetyStatus(verdict=SafetyStatus.SAFE, collision_checked=True,
+                              self_collision=True, scene_contact=True,
+                              contact_pairs=['forearm_link|crate', 'upper_arm_link|tool_link'],
+                              closest_pair='forearm_link|crate', closest_distance=-0.001)
+        statuses.publish(status)
+        joint_states = node.create_publisher(JointState, f'{NAMESPACE}/joint_states', 10)
+        names = ['base_yaw', 'shoulder_pitch', 'elbow_pitch', 'wrist_roll', 'wrist_pitch',
+                 'tool_roll']
+        wait_for(lambda: (joint_states.publish(JointState(name=names, position=[0.0] * 6)),
+                          set(lab.scene.objects.labels))[1] ==
+                 {'forearm_link', 'upper_arm_link', 'tool_link'}, REPLY, spin_both,
+                 'the links in contact labelled')
+        assert tuple(handles['crate'].color) == OBJECT_TOUCHING
+        assert tuple(handles['part'].color) == OBJECT
+        assert lab.state.texts['collision'] == ('**self-collision upper_arm_link–tool_link; '
+                                                'scene contact forearm_link–crate**')
+        statuses.publish(SafetyStatus(verdict=SafetyStatus.SAFE, collision_checked=True,
+                                      closest_pair='forearm_link|crate',
+                                      closest_distance=0.05))
+        wait_for(lambda: tuple(handles['crate'].color) == OBJECT and
+                 not lab.scene.objects.labels, REPLY, spin_both, 'the contact cleared')
+        # Removing every object clears the view, and the joint map is asked for again.
+        # The first map, at the first pose (on a work thread); none for the scenes before.
+        wait_for(lambda: bool(maps), REPLY, spin_both, 'the first joint map asked for')
+        assert maps == ['map']
+        scenes.publish(Scene(version=3))
+        wait_for(lambda: not handles and len(maps) == 2, REPLY, spin_both,
+                 'the scene cleared and a new joint map asked for')
+        # The arm's ball (a rule object) is the lab's obstacle, drawn where the scene has it
+        # (not as an object) and hidden once it is removed.
+        scenes.publish(Scene(version=4, objects=[SceneObject(
+            id='obstacle', type='sphere', size=[0.2], rule='obstacle', pose=pose(0.3, 0.2, 0.9))]))
+        wait_for(lambda: lab.scene._obstacle is not None and
+                 tuple(lab.scene._obstacle.position) == pytest.approx((0.3, 0.2, 0.9)), REPLY,
+                 spin_both, 'the ball drawn where the scene has it')
+        assert lab.scene._obstacle.radius == pytest.approx(0.2) and not handles
+        scenes.publish(Scene(version=5))
+        wait_for(lambda: not lab.scene._obstacle.visible, REPLY, spin_both, 'the ball hidden')

@@ -263,3 +263,32 @@ def test_joint_map_carries_the_path_and_its_contacts(geometry):
     # The map is drawn at the start's yaw, 45° away from the ball: the path touches the ball
     # while its cells there are not marked (the base was still turning).
     assert not result.contact[rows, cols].any()
+
+
+def test_joint_map_marks_self_collision_and_scene_contact_cells(load_arm):
+    """With a collision checker, the cells in self-collision and touching a scene object are
+    marked: each one as the checker says of that cell's pose (pointer3 folds its forearm
+    onto its upper arm; a post stands where the elbow passes)."""
+    from arm_ik.kinematics.arm import build_arm
+    from arm_ik.kinematics.collision import Scene
+    from arm_ik.kinematics.description import load_arm_config
+    model = load_arm('pointer3')
+    arm = build_arm(model, load_arm_config('pointer3'), 'pointer3')
+    checker = arm.collision_checker(scene=Scene(model.base_link))
+    elbow = checker.link_poses(arm.home)['forearm_link'][:3, 3]
+    checker.scene.add({'id': 'post', 'type': 'cylinder', 'radius': 0.03, 'length': 0.2,
+                       'pose': {'xyz': elbow.tolist()}})
+    plain = joint_map(arm.safety, arm.home, math.radians(8.0))
+    assert plain.self_collision is None and plain.scene_contact is None
+    result = joint_map(arm.safety, arm.home, math.radians(8.0), checker=checker)
+    assert result.scene_version == checker.scene.version == 1
+    assert (result.floor == plain.floor).all() and (result.contact == plain.contact).all()
+    assert result.self_collision.any() and result.scene_contact.any()
+    i, j = result.search_joints
+    for row, column in [(r, c) for r in range(0, len(result.axis_a), 3)
+                        for c in range(0, len(result.axis_b), 3)]:
+        q = arm.home.copy()
+        q[i], q[j] = result.axis_a[row], result.axis_b[column]
+        report = checker.check(q)
+        assert result.self_collision[row, column] == report.self_collision
+        assert result.scene_contact[row, column] == report.scene_collision

@@ -77,3 +77,25 @@ def test_the_message_pose_is_checked_by_the_scene() -> None:
                                                         pose=zero))
     with pytest.raises(SceneError, match='quaternion is zero'):
         Scene('base_link').build(spec)
+
+
+def test_a_mesh_carries_its_bounds_and_a_viewer_gets_every_object_it_can_read(tmp_path):
+    """object_message measures a mesh's box (mesh_bounds) for viewers without the file;
+    object_entries gives a viewer each object's mapping and bounds, and the reason for each
+    one whose sizes do not fit its type (the others are still drawn)."""
+    trimesh = pytest.importorskip('trimesh')
+    path = tmp_path / 'plate.stl'
+    trimesh.creation.box(extents=(0.4, 0.2, 0.02)).export(path)
+    scene = Scene('base_link')
+    scene.add({'id': 'plate', 'type': 'mesh', 'file': str(path), 'scale': [1.0, 2.0, 1.0],
+               'pose': {'xyz': [0.5, 0.0, 0.1]}})
+    scene.add(OBJECTS[1])
+    message = scene_messages.scene_message(scene, None)
+    plate, ball = message.objects
+    assert list(plate.mesh_bounds) == pytest.approx([-0.2, -0.2, -0.01, 0.2, 0.2, 0.01])
+    assert list(ball.mesh_bounds) == []
+    message.objects.append(SceneObject(id='flat', type='box', size=[0.1, 0.1]))
+    entries, refused = scene_messages.object_entries(message)
+    assert [(spec['id'], bounds) for spec, bounds in entries] == [
+        ('plate', pytest.approx(list(plate.mesh_bounds))), ('ball', [])]
+    assert len(refused) == 1 and 'flat' in refused[0] and '3 numbers' in refused[0]

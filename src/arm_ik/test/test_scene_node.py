@@ -22,10 +22,11 @@ from arm_bringup.process_group import ProcessGroup
 from arm_ik.kinematics.arm import ArmConfig, load_arm
 from arm_ik.kinematics.collision import Scene
 from arm_ik.kinematics.description import expand_xacro
+from arm_ik.kinematics.safety.planning import joint_map
 from arm_ik.kinematics.transforms import matrix_to_quaternion
-from arm_interfaces.msg import IKErrorCode, SafetyStatus, SceneObject
+from arm_interfaces.msg import IKErrorCode, JointMap, SafetyStatus, SceneObject
 from arm_interfaces.msg import Scene as SceneMsg
-from arm_interfaces.srv import ApplySceneObject, RemoveSceneObject, SolveIK
+from arm_interfaces.srv import ApplySceneObject, GetJointMap, RemoveSceneObject, SolveIK
 from arm_testing.real_arms import REAL_ARMS, robots_dir
 from arm_testing.ros_harness import call_service, config_file, DomainClaim, wait_for
 
@@ -257,6 +258,14 @@ def test_pointer3_reports_scene_contact_beside_its_floor_and_ball_verdict(monito
     arm = load_arm(expand_xacro('pointer3'), config)
     side = Side(monitors['node'], monitors['spin'], '/pointer3', arm.model.joint_names)
     side.ready()
+    # The floor and the ball of the configuration are the scene's first objects.
+    started = side.latched_scene(1)
+    assert [(o.id, o.type, o.rule) for o in started.objects] == \
+        [('floor', 'box', 'floor'), ('obstacle', 'sphere', 'obstacle')]
+    ball = started.objects[1]
+    assert list(ball.size) == [arm.safety.config.obstacle.radius]
+    assert [ball.pose.position.x, ball.pose.position.y, ball.pose.position.z] == \
+        pytest.approx(arm.safety.obstacle_center)
     checker = arm.collision_checker(scene=Scene(arm.model.base_link))
     elbow = checker.link_poses(arm.home)['forearm_link'][:3, 3]
     checker.scene.add({'id': 'post', 'type': 'cylinder', 'radius': 0.03, 'length': 0.2,
@@ -265,15 +274,96 @@ def test_pointer3_reports_scene_contact_beside_its_floor_and_ball_verdict(monito
     assert expected.scene_collision
     home_verdict = arm.safety.check_pose(arm.home).verdict
     reply = side.put(id='post', type='cylinder', size=[0.03, 0.2], xyz=elbow)
-    assert reply.success and reply.version == 1, reply.message
-    status = side.status_at(arm.home, lambda s: s.scene_version == 1, 'pointer3 at home')
+    assert reply.success and reply.version == 2, reply.message
+    status = side.status_at(arm.home, lambda s: s.scene_version == 2, 'pointer3 at home')
     assert status.scene_contact and 'forearm_link|post' in status.contact_pairs
     assert int(status.verdict) == int(home_verdict)     # the floor/ball verdict is unchanged
     assert status.floor_enabled
+    # The joint map at that pose marks the cells in self-collision and touching the post,
+    # each as the core's map with the same checker and scene says.
+    client = side.node.create_client(GetJointMap, '/pointer3/safety_monitor/joint_map')
+    wait_for(client.service_is_ready, REPLY, side.spin, 'pointer3 joint_map')
+    reply = call_service(client, GetJointMap.Request(use_current_state=True), side.spin,
+                         REPLY)
+    assert reply.error_code == GetJointMap.Response.OK, reply.message
+    grid = reply.map
+    assert grid.collision_checked and grid.scene_version == 2
+    expected_map = joint_map(arm.safety, arm.home, math.radians(4.0), checker=checker)
+    cells = np.frombuffer(bytes(grid.cells), dtype=np.uint8).reshape(grid.row_count,
+                                                                     grid.column_count)
+    assert (cells & JointMap.CELL_SELF_COLLISION > 0).tolist() == \
+        expected_map.self_collision.tolist()
+    assert (cells & JointMap.CELL_SCENE_CONTACT > 0).tolist() == \
+        expected_map.scene_contact.tolist()
+    assert expected_map.self_collision.any() and expected_map.scene_contact.any()
+    assert 'in self-collision' in reply.message and 'touching the scene' in reply.message
     reply = side.drop('post')
-    assert reply.success and reply.version == 2
-    status = side.status_at(arm.home, lambda s: s.scene_version == 2, 'pointer3, post gone')
+    assert reply.success and reply.version == 3
+    status = side.status_at(arm.home, lambda s: s.scene_version == 3, 'pointer3, post gone')
     assert not status.scene_contact and int(status.verdict) == int(home_verdict)
+    ball_rule_follows_the_scene(side, arm)
+
+
+def ball_rule_follows_the_scene(side: Side, arm) -> None:
+    """The ball is judged by its capsule rule wherever the scene puts it (never by the
+    shapes); obstacle_radius and the scene's ball are one value; the floor is fixed."""
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import GetParameters, SetParameters
+    rng = np.random.default_rng(3)
+    touching = next(q for q in (rng.uniform(arm.model.lower, arm.model.upper)
+                                for _ in range(20000))
+                    if arm.safety.check_pose(q).obstacle_contact.any())
+    status = side.status_at(touching, lambda s: s.scene_version == 3, 'touching the ball')
+    assert any(status.obstacle_contact) and not status.scene_contact
+    assert int(status.verdict) == int(arm.safety.check_pose(touching).verdict)
+    node, spin = side.node, side.spin
+    get = node.create_client(GetParameters, f'{side.ns}/safety_monitor/get_parameters')
+    put = node.create_client(SetParameters, f'{side.ns}/safety_monitor/set_parameters')
+
+    def radius() -> float:
+        reply = call_service(get, GetParameters.Request(names=['obstacle_radius']), spin, REPLY)
+        return reply.values[0].double_value
+
+    far = (-1.5, 1.5, 3.0)
+    reply = side.put(id='obstacle', type='sphere', size=[0.1], xyz=far)
+    assert reply.success and 'replaced sphere "obstacle"' in reply.message, reply.message
+    status = side.status_at(touching, lambda s: s.scene_version == 4, 'the ball moved away')
+    assert not any(status.obstacle_contact) and status.obstacle_radius == pytest.approx(0.1)
+    wait_for(lambda: radius() == pytest.approx(0.1), 10.0, spin, 'obstacle_radius = 0.1')
+    # The parameter resizes the scene's ball, in place.
+    reply = call_service(put, SetParameters.Request(parameters=[Parameter(
+        name='obstacle_radius', value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
+                                                     double_value=0.3))]), spin, REPLY)
+    assert reply.results[0].successful, reply.results[0].reason
+    resized = side.latched_scene(5).objects[1]
+    assert (resized.id, list(resized.size)) == ('obstacle', [0.3])
+    assert resized.pose.position.z == pytest.approx(far[2])
+    # The floor is fixed; the ball stays a sphere; no other object takes a rule.
+    for fields, words in (({'id': 'floor', 'type': 'box', 'size': [1.0, 1.0, 0.01]},
+                           'cannot be changed'),
+                          ({'id': 'obstacle', 'type': 'box', 'size': [0.1, 0.1, 0.1]},
+                           'stays a sphere'),
+                          ({'id': 'fake', 'type': 'sphere', 'size': [0.1], 'rule': 'obstacle'},
+                           'kept for the arm')):
+        reply = side.put(**fields)
+        assert not reply.success and words in reply.message and reply.version == 5
+    reply = side.drop('floor')
+    assert not reply.success and 'cannot be removed' in reply.message
+    # Removed: the ball is off (and obstacle_radius has nothing to resize: no new scene).
+    assert side.drop('obstacle').success
+    status = side.status_at(touching, lambda s: s.scene_version == 6, 'the ball removed')
+    assert not status.obstacle_enabled and status.floor_enabled
+    reply = call_service(put, SetParameters.Request(parameters=[Parameter(
+        name='obstacle_radius', value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
+                                                     double_value=0.2))]), spin, REPLY)
+    assert reply.results[0].successful
+    assert side.status_at(touching, lambda s: True, 'after the radius').scene_version == 6
+    # Applied again where the configuration has it: the rule is back.
+    config_ball = arm.safety.config.obstacle
+    assert side.put(id='obstacle', type='sphere', size=[config_ball.radius],
+                    xyz=config_ball.center).success
+    status = side.status_at(touching, lambda s: s.scene_version == 7, 'the ball back')
+    assert status.obstacle_enabled and any(status.obstacle_contact)
 
 
 UR5_Q = np.array([0.3, -1.2, 1.4, -1.0, -1.5, 0.2])

@@ -465,17 +465,26 @@ def test_obstacle_contacts_reach_feedback_and_result(pointer):
 
 
 # ---------------------------------------------------------------------------- new lengths
-def test_the_safety_monitors_obstacle_radius_reaches_planning(pointer):
-    """The arm is one value: an obstacle radius set on the safety monitor at run time
-    (announced on /parameter_events, as every rclpy node does) is what the executor's next
-    plan checks. A move ending beside pointer3's ball (0.2 m to its side, 0.25 m above its
-    centre) touches it with the YAML's 0.25 m radius (+ 0.075 m rod) and not with 0.05 m
-    (checked offline with the planner: 56 contact samples against 0)."""
-    from rcl_interfaces.msg import Parameter as ParameterMsg
-    from rcl_interfaces.msg import ParameterEvent, ParameterType, ParameterValue
-    from rclpy.qos import qos_profile_parameter_events
+def test_the_scenes_ball_reaches_planning(pointer):
+    """The arm is one value: the ball is the scene's ``obstacle`` (the safety monitor
+    publishes it, resized by its obstacle_radius or through ~/scene/apply), and the executor's
+    next plan checks the ball the scene has. A move ending beside pointer3's ball (0.2 m to
+    its side, 0.25 m above its centre) touches it with the YAML's 0.25 m radius (+ 0.075 m
+    rod) and not with 0.05 m (checked offline with the planner: 56 contact samples against 0),
+    nor once the ball is moved away."""
+    from arm_ik.kinematics.arm import ArmConfig, load_arm
+    from arm_ik.kinematics.collision import Scene
+    from arm_ik.kinematics.description import expand_xacro
+    from arm_ik.kinematics.safety.scene_rules import obstacle_spec, SceneRules
+    from arm_ik.nodes.common import LATCHED_QOS
+    from arm_ik.nodes.scene_messages import scene_message
+    from arm_interfaces.msg import Scene as SceneMsg
     client, _ = pointer
     above = (1.3, -0.15, 1.455)
+    arm = load_arm(expand_xacro('pointer3'), ArmConfig.from_file(config_file('pointer3')))
+    scene = Scene(arm.model.base_link)
+    SceneRules(arm.safety).seed(scene)
+    center = arm.safety.obstacle_center.tolist()
 
     def contacts_of_the_move() -> int:
         client.move_joints(POINTER_HOME, duration=0.5)
@@ -483,22 +492,23 @@ def test_the_safety_monitors_obstacle_radius_reaches_planning(pointer):
         assert outcome.code == 0, outcome.message
         return len(outcome.result.contact_times)
 
-    publisher = client.node.create_publisher(ParameterEvent, '/parameter_events',
-                                             qos_profile_parameter_events)
+    publisher = client.node.create_publisher(SceneMsg, '/pointer3/scene', LATCHED_QOS)
 
-    def announce(radius: float) -> None:
-        event = ParameterEvent(node='/pointer3/safety_monitor', changed_parameters=[
-            ParameterMsg(name='obstacle_radius', value=ParameterValue(
-                type=ParameterType.PARAMETER_DOUBLE, double_value=radius))])
-        for _ in range(5):       # best effort: the subscription may match late
-            publisher.publish(event)
-            time.sleep(0.1)
+    def publish(ball: dict) -> None:
+        scene.put(ball)
+        publisher.publish(scene_message(scene, client.node.get_clock().now().to_msg()))
+        time.sleep(0.5)      # latched: a late match still gets it; the next plan uses it
     try:
         assert contacts_of_the_move() > 0
-        announce(0.05)
+        publish(obstacle_spec(center, 0.05))
+        assert contacts_of_the_move() == 0
+        publish(obstacle_spec(center, 0.25))
+        assert contacts_of_the_move() > 0
+        publish(obstacle_spec([-1.5, 1.5, 3.0], 0.25))
         assert contacts_of_the_move() == 0
     finally:
-        announce(0.25)
+        publish(obstacle_spec(center, 0.25))
+        client.node.destroy_publisher(publisher)
         client.move_joints(POINTER_HOME, duration=1.0)
 
 

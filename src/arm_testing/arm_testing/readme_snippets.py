@@ -264,7 +264,7 @@ class NameChecker:
             # the name: absolute in the README, after options such as --qos-durability X
             return self.topic(next((word for word in words[3:] if word.startswith('/')),
                                    words[-1]))
-        if verb == ('param', 'set'):
+        if verb in (('param', 'set'), ('param', 'get')):
             return self.parameter(words[3], words[4])
         return [f'no name check for {" ".join(words[:3])!r}: extend readme_snippets.py']
 

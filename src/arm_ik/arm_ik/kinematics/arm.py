@@ -496,14 +496,11 @@ class Arm:
                             self.safety, lambda: self.collision_checker(search_paths=paths),
                             self.avoid_collisions)
 
-    def with_obstacle_radius(self, radius: float) -> Arm:
-        """The same arm with another obstacle radius (m).
-
-        Raises:
-            SafetyConfigError: not a finite number > 0.
-        """
-        config = self.safety_config.with_obstacle_radius(radius)
-        return _replace(self, safety_config=config, safety=SafetyGeometry(self.model, config))
+    def with_safety(self, geometry: SafetyGeometry) -> Arm:
+        """The same arm judged by ``geometry`` (its ball moved or resized by the scene)."""
+        if geometry is self.safety:
+            return self
+        return _replace(self, safety_config=geometry.config, safety=geometry)
 
 
 def _replace(arm: Arm, **changes: Any) -> Arm:

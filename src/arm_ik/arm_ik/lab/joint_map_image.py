@@ -2,7 +2,10 @@
 
 Rows of the map (the shoulder joint) run bottom to top, columns (the elbow) left to right;
 free cells are light, floor cells grey-brown, contact cells red, cells with both dark red.
-The path runs blue → orange and the measured contacts are black-ringed red dots.
+Cells the collision checker found in self-collision are violet, touching a scene object
+lilac (the scene objects' colour in the 3D view); on a floor or contact cell these colours
+are mixed in half. The path runs blue → orange and the measured contacts are black-ringed
+red dots.
 """
 
 from __future__ import annotations
@@ -16,10 +19,33 @@ from arm_ik.lab.drawing import gradient
 
 CELL_FLOOR = 1
 CELL_CONTACT = 2
+CELL_SELF_COLLISION = 4
+CELL_SCENE_CONTACT = 8
 FREE = (236, 240, 244)
 FLOOR = (150, 128, 104)
 CONTACT = (232, 80, 72)
 BOTH = (140, 30, 30)
+SELF_COLLISION = (110, 50, 160)
+SCENE_CONTACT = (180, 160, 230)
+
+
+def _palette() -> np.ndarray:
+    """(16, 3) uint8 colour of every combination of the four CELL_* bits: the floor and
+    contact colours, or the collision colours (their mean when both), or half of each."""
+    palette = np.zeros((16, 3), dtype=np.uint8)
+    base = np.array([FREE, FLOOR, CONTACT, BOTH], dtype=float)
+    for bits in range(16):
+        marks = [mark for bit, mark in ((CELL_SELF_COLLISION, SELF_COLLISION),
+                                        (CELL_SCENE_CONTACT, SCENE_CONTACT)) if bits & bit]
+        colour = base[bits & 3]
+        if marks:
+            mark = np.mean(np.array(marks, dtype=float), axis=0)
+            colour = mark if not bits & 3 else 0.5 * (colour + mark)
+        palette[bits] = np.round(colour)
+    return palette
+
+
+PALETTE = _palette()
 
 
 @dataclass(frozen=True)
@@ -63,8 +89,7 @@ def grid_from_arrays(row_min: float, row_step: float, row_count: int, column_min
 def render(grid: MapGrid, cell_pixels: int = 6) -> np.ndarray:
     """(H, W, 3) uint8 image of the map, ``cell_pixels`` per cell, row 0 at the bottom."""
     rows, columns = grid.cells.shape
-    palette = np.array([FREE, FLOOR, CONTACT, BOTH], dtype=np.uint8)
-    image = palette[np.clip(grid.cells, 0, 3)]
+    image = PALETTE[grid.cells & 15]
     image = np.repeat(np.repeat(image, cell_pixels, axis=0), cell_pixels, axis=1)
     image = image[::-1].copy()          # row 0 (lowest shoulder angle) at the bottom
     height, width = image.shape[:2]

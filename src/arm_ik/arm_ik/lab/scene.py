@@ -1,5 +1,6 @@
 """The lab's 3D scene: floor, reach shell and hole, obstacle, target gizmo, planned path,
-ghost snapshots, contact dots and the pick-and-place ball (the arm is ``ArmView``)."""
+ghost snapshots, contact dots and the pick-and-place ball (the arm is ``ArmView``; the scene's
+collision objects and the collision labels are ``objects``, an ``ObjectView``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.kinematics.visual import PlanDrawing
 from arm_ik.lab.drawing import gradient_segments, polyline_segments
+from arm_ik.lab.object_view import ObjectView
 
 SHELL = (120, 170, 255)
 HOLE = (255, 150, 60)
@@ -53,6 +55,7 @@ class LabScene:
         self._contacts = None
         self._contact_points = np.zeros((0, 3))
         self._ball = None
+        self.objects = ObjectView(self.scene)
 
     def set_reach(self, shoulder: np.ndarray, max_reach: float, min_reach: float,
                   floor_z: float | None) -> None:
@@ -76,6 +79,25 @@ class LabScene:
     def set_target_rotations(self, enabled: bool) -> None:
         """Let the gizmo turn (full-pose goals) or only move."""
         self.target.disable_rotations = not enabled
+
+    def place_obstacle(self, ball: tuple[np.ndarray, float] | None) -> None:
+        """The ball where the scene has it (centre m, radius m), or hidden (None: removed)."""
+        if ball is None:
+            if self._obstacle is not None:
+                self._obstacle.visible = False
+            return
+        centre, radius = ball
+        if not np.all(np.isfinite(centre)) or not np.isfinite(radius) or radius <= 0.0:
+            return
+        if self._obstacle is None:
+            self._obstacle = self.scene.add_icosphere(
+                '/obstacle', radius=float(radius), color=OBSTACLE_FREE, opacity=0.75,
+                subdivisions=3, position=tuple(float(v) for v in centre))
+            return
+        self._obstacle.position = tuple(float(v) for v in centre)
+        self._obstacle.visible = True
+        if float(radius) != self._obstacle.radius:
+            self._obstacle.radius = float(radius)
 
     def set_obstacle(self, radius: float, touching: bool) -> None:
         """Radius (m) in use and whether the arm touches it (red) or not (green)."""

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from arm_ik.lab.collision_view import CollisionView
+
 
 @dataclass(frozen=True)
 class RenderInput:
@@ -23,8 +25,10 @@ class RenderInput:
         q: last checked pose, rad (None: no joint_states yet).
         fresh: a pose arrived since the last tick.
         tracked: the target the arm is chasing, m (None: none).
-        updates: scene changes by kind ('obstacle', 'ball', 'model') → their arguments.
+        updates: scene changes by kind ('obstacle_place', 'obstacle', 'ball', 'objects',
+            'model') → their arguments.
         contacts: contact points of the last move and of the safety monitor, m.
+        collision: the safety monitor's last collision report.
     """
 
     q: np.ndarray | None
@@ -32,6 +36,7 @@ class RenderInput:
     tracked: np.ndarray | None
     updates: dict[str, tuple]
     contacts: list[np.ndarray]
+    collision: CollisionView = CollisionView()
 
 
 class LabState:
@@ -53,9 +58,10 @@ class LabState:
         self._move_contacts: list[np.ndarray] = []
         self._status_contacts: list[np.ndarray] = []
         self._scene_updates: dict[str, tuple] = {}
+        self._collision = CollisionView()
         self._map_pending = True        # the first joint map, once joint_states come
         # Status lines of the readout, written by one subscription each.
-        self.texts = {'executor': '-', 'safety': '-', 'cycle': ''}
+        self.texts = {'executor': '-', 'safety': '-', 'collision': '-', 'cycle': ''}
         self.cycle_running = False      # target_input's scripted cycle, from target_status
 
     # ------------------------------------------------------------------ inputs
@@ -65,6 +71,12 @@ class LabState:
             self._measured, self._new_pose = q, True
             first, self._map_pending = self._map_pending, False
         return first
+
+    @property
+    def has_pose(self) -> bool:
+        """A checked pose has come (joint maps can be asked for)."""
+        with self._lock:
+            return self._measured is not None
 
     def rejected(self, reason: str) -> None:
         """A joint_states message that was not usable."""
@@ -94,6 +106,11 @@ class LabState:
     def set_status_contacts(self, points: Sequence[np.ndarray]) -> None:
         with self._lock:
             self._status_contacts = list(points)
+
+    def set_collision(self, view: CollisionView) -> None:
+        """The safety monitor's collision report (with every safety_status)."""
+        with self._lock:
+            self._collision = view
 
     def set_move_contacts(self, points: Sequence[np.ndarray]) -> None:
         with self._lock:
@@ -156,7 +173,7 @@ class LabState:
             fresh, self._new_pose = self._new_pose, False
             updates, self._scene_updates = self._scene_updates, {}
             return RenderInput(self._measured, fresh, self._tracked, updates,
-                               self._move_contacts + self._status_contacts)
+                               self._move_contacts + self._status_contacts, self._collision)
 
     def readout(self) -> tuple[dict[str, Any], str, int, str]:
         """(last IK answer, last failure, joint_states rejected, the last reason)."""

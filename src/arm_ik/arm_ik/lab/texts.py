@@ -20,8 +20,9 @@ def table(rows: Sequence[tuple[str, str]]) -> str:
 
 def readout_rows(readout: PoseMetrics, tracked: np.ndarray | None, ik: dict,
                  executor: str, safety: str, failure: str, rejected: int,
-                 reject_reason: str) -> list[tuple[str, str]]:
-    """The readout lines: pose metrics, the last IK answer, node states, the last failure."""
+                 reject_reason: str, collision: str = '-') -> list[tuple[str, str]]:
+    """The readout lines: pose metrics, the last IK answer, node states (the safety
+    monitor's collision witness too), the last failure."""
     tip = ', '.join(f'{v:+.3f}' for v in readout.tip)
     tracking = '-' if tracked is None else \
         f'{np.linalg.norm(tracked - readout.tip) * 1000.0:.1f}'
@@ -35,6 +36,7 @@ def readout_rows(readout: PoseMetrics, tracked: np.ndarray | None, ik: dict,
             ('iterations', str(ik.get('iterations', '-'))),
             ('executor', executor),
             ('safety', safety),
+            ('collision', collision),
             ('last failure', failure or '-')]
     if rejected:
         rows.append(('joint_states ignored', f'{rejected} (last: {reject_reason})'))
@@ -62,8 +64,9 @@ def joint_map_caption(axes: Sequence[str], base: dict[str, float], summary: str)
     fixed = ', '.join(f'{name} {math.degrees(value):.0f}°' for name, value in base.items()
                       if name not in (rows, columns))
     return (f'{rows} (up) × {columns} (right) at {fixed}. Grey-brown: below the floor; '
-            'red: touching the obstacle; the path runs blue → orange with measured '
-            f'contacts as red dots. {summary}')
+            'red: touching the obstacle; violet: self-collision; lilac: touching a scene '
+            'object; the path runs blue → orange with measured contacts as red dots. '
+            f'{summary}')
 
 
 def joint_map_note(model: ArmModel) -> str:
@@ -75,7 +78,8 @@ def joint_map_note(model: ArmModel) -> str:
     horizontal = [name for name, axis in zip(names, axes) if abs(axis[2]) < 1e-6]
     rule = ('The joint map plots the first two joints whose axes are horizontal at the zero '
             'pose (a shoulder and an elbow pitch, as on a yaw + two pitch arm) against each '
-            'other, with the floor and the obstacle contacts.')
+            'other, with the floor and the obstacle contacts, self-collision and scene '
+            'contact.')
     joints = default_search_joints(model)
     if joints is None:
         found = f'only {horizontal[0]} has' if horizontal else 'none has'

@@ -9,15 +9,13 @@ import time
 from typing import Any
 
 from rcl_interfaces.msg import (
-    ParameterEvent,
-    ParameterType,
     SetParametersResult,
 )
 import rclpy
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, qos_profile_parameter_events, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
 from arm_ik.kinematics.arm import Arm, ArmConfig, ArmConfigError, build_arm, default_frames
@@ -277,24 +275,6 @@ class DescriptionReload:
         self._node.get_logger().info('robot_description replaced: model rebuilt')
 
 
-
-
-def follow_remote_parameter(node: Node, remote: str, name: str,
-                            on_change: Callable[[float], None]) -> None:
-    """Call ``on_change(value)`` whenever the double parameter ``name`` of the node ``remote``
-    (relative: in this node's namespace) changes, from /parameter_events."""
-    remote_name = node.resolve_topic_name(remote)
-
-    def on_event(event: ParameterEvent) -> None:
-        if event.node != remote_name:
-            return
-        for parameter in event.changed_parameters:
-            if parameter.name == name and \
-                    parameter.value.type == ParameterType.PARAMETER_DOUBLE:
-                on_change(float(parameter.value.double_value))
-
-    node.create_subscription(ParameterEvent, '/parameter_events', on_event,
-                             qos_profile_parameter_events)
 
 
 def run(node_factory: Callable[[], Node], args: list[str] | None = None,

@@ -36,6 +36,8 @@ from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.path_ik import PathCode, PathIK, PathResult
 from arm_ik.kinematics.request import IKAnswer, IKDispatcher, IKRequest
 from arm_ik.kinematics.result import ErrorCode, IKResult
+from arm_ik.kinematics.safety.geometry import SafetyGeometry
+from arm_ik.kinematics.safety.scene_rules import geometry_in
 from arm_ik.kinematics.solvers import SOLVERS
 from arm_ik.kinematics.solvers.base import (
     MAX_ITERATIONS_CAP,
@@ -102,7 +104,7 @@ class Derived:
     workspace: Workspace
     home: np.ndarray
     dispatcher: IKDispatcher
-    path_ik: PathIK
+    safety: SafetyGeometry      # the configuration's floor and ball
 
 
 class IKServer(Node):
@@ -175,7 +177,7 @@ class IKServer(Node):
         except ValueError as error:
             raise StartupError(str(error)) from None
         workspace, home = arm.workspace, arm.home
-        return Derived(model, workspace, home, dispatcher, PathIK(dispatcher, arm.safety))
+        return Derived(model, workspace, home, dispatcher, arm.safety)
 
     def _use_derived(self, derived: Derived) -> None:
         # default_solver may have changed in the same update as robot_description.
@@ -186,7 +188,8 @@ class IKServer(Node):
         derived.dispatcher.scene = self._scene
         self.model, self.workspace, self.home = derived.model, derived.workspace, derived.home
         self.dispatcher = derived.dispatcher
-        self.path_ik = derived.path_ik
+        self._safety = derived.safety
+        self.path_ik = PathIK(derived.dispatcher, geometry_in(derived.safety, self._scene))
 
     # ------------------------------------------------------------------ parameters
     def _parameters_reason(self, values: dict) -> str:
@@ -206,6 +209,8 @@ class IKServer(Node):
         # Swapped whole: a solve in flight finishes with the scene it started with.
         self._scene = scene
         self.dispatcher.scene = scene
+        # Paths are checked against the ball where the scene has it (its own rule).
+        self.path_ik = PathIK(self.dispatcher, geometry_in(self._safety, scene))
 
     # ------------------------------------------------------------------ serving
     def _on_joint_states(self, message: JointState) -> None:

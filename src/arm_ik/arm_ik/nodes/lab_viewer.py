@@ -9,9 +9,10 @@ Parameters: robot_description, arm, base_frame, tip_frame, urdf_file, host, port
 control_service and the names of the pipeline's nodes (read-only); render_rate, target_rate,
 error_history, service_timeout.
 Subscribes (relative, in the arm's namespace): joint_states, arm_info, ik_status,
-safety_status, plan (arm_interfaces/PlannedPath: tip path and ghosts), ball_state,
-target_status, trajectory_executor/status and /parameter_events (to show changes made
-elsewhere).
+safety_status (its collision witness too: pairs in the readout, objects and links marked),
+plan (arm_interfaces/PlannedPath: tip path and ghosts), scene (arm_interfaces/Scene, latched:
+the collision objects drawn), ball_state, target_status, trajectory_executor/status and
+/parameter_events (to show changes made elsewhere).
 Publishes: ``target`` (geometry_msgs/PointStamped, while "Live follow" is on) and
 ``~/shown_joint_states`` (sensor_msgs/JointState: each pose the browser was given).
 Calls: ik_server/solve_ik, safety_monitor/joint_map, target_input/run_cycle and stop_cycle,
@@ -76,6 +77,7 @@ from arm_ik.nodes.common import (
 from arm_ik.nodes.lab_moves import LabMoves
 from arm_ik.nodes.lab_parameters import NODE_NAMES, PARAMETERS
 from arm_ik.nodes.lab_remote import Pipeline
+from arm_ik.nodes.lab_scene_feed import LabSceneFeed
 from arm_ik.nodes.motion_messages import plan_drawing_from_message
 from arm_ik.nodes.parameters import ParameterError
 from arm_interfaces.msg import (
@@ -93,7 +95,6 @@ STATUS_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.RELIABLE,
                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
 READOUT_PERIOD = 0.25      # s between readout and error-plot refreshes (each is a message)
 EXECUTOR_STATES = constant_names(ExecutorStatus)
-SAFETY_VERDICTS = constant_names(SafetyStatus)
 TARGET_STATES = constant_names(TargetStatus)
 
 
@@ -187,6 +188,7 @@ class LabViewer(LabMoves, Node):
         self.model, self.workspace = model, workspace
         self.scene.set_reach(workspace.shoulder, workspace.max_reach, workspace.min_reach,
                              floor_of(geometry))
+        self.scene_feed.use_model(model)
         self.layout.arm_note.content = texts.arm_note(self.view.capsules, self.view.reason)
         self.get_logger().info(f'arm drawn with the new link lengths: reach '
                                f'{workspace.max_reach:.3f} m')
@@ -216,7 +218,10 @@ class LabViewer(LabMoves, Node):
         sub(JointState, 'joint_states', self._on_joint_states, qos_profile_sensor_data)
         sub(ArmInfo, 'arm_info', self._on_arm_info, LATCHED_QOS)
         sub(IKStatus, 'ik_status', self._on_ik_status, 10)
-        sub(SafetyStatus, 'safety_status', self._on_safety_status, 10)
+        # The scene and what safety_monitor says of the pose: floor, ball, collisions.
+        self.scene_feed = LabSceneFeed(self, self.state, self.model, self._mesh_paths, self._io,
+                                       lambda: self._background(self._refresh_joint_map))
+        sub(SafetyStatus, 'safety_status', self.scene_feed.on_safety_status, 10)
         sub(PlannedPath, 'plan', self._on_plan, LATCHED_QOS)
         sub(BallState, 'ball_state', self._on_ball_state, LATCHED_QOS)
         sub(TargetStatus, 'target_status', self._on_target_status, STATUS_QOS)
@@ -253,19 +258,6 @@ class LabViewer(LabMoves, Node):
     def _on_ik_status(self, message: IKStatus) -> None:
         self.state.record_ik(message.solver, message.branch, message.error_code.val,
                              message.message, message.position_error, message.iterations)
-
-    def _on_safety_status(self, message: SafetyStatus) -> None:
-        self.state.texts['safety'] = texts.safety_text(
-            SAFETY_VERDICTS.get(message.verdict, str(message.verdict)),
-            message.verdict == SafetyStatus.SAFE, message.message)
-        if message.verdict in (SafetyStatus.STALE, SafetyStatus.INVALID_INPUT):
-            return
-        touching = message.verdict == SafetyStatus.OBSTACLE_CONTACT or \
-            any(message.obstacle_contact)
-        # Drawn at the render rate (this comes with every joint_states message).
-        self.state.update_scene('obstacle', message.obstacle_radius, touching)
-        self.state.set_status_contacts([np.array([p.x, p.y, p.z])
-                                        for p in message.contact_points])
 
     def _on_plan(self, message: PlannedPath) -> None:
         self.scene.set_plan(plan_drawing_from_message(message))
@@ -328,14 +320,17 @@ class LabViewer(LabMoves, Node):
     def _render(self) -> None:
         drawn = self.state.take_render()
         q, fresh, updates = drawn.q, drawn.fresh, drawn.updates
-        if 'obstacle' in updates:
-            self.scene.set_obstacle(*updates['obstacle'])
-        if 'ball' in updates:
-            self.scene.set_ball(*updates['ball'])
+        for kind, draw in (('obstacle_place', self.scene.place_obstacle),
+                           ('obstacle', self.scene.set_obstacle), ('ball', self.scene.set_ball),
+                           ('objects', self.scene.objects.show)):
+            if kind in updates:
+                draw(*updates[kind])
         if 'model' in updates:
             self._use_model(*updates['model'])
             fresh = True
         self.scene.set_contacts(drawn.contacts)      # redrawn only when they changed
+        self.scene.objects.set_collision(drawn.collision.objects,
+                                         self.scene_feed.marks.marks(drawn.collision, q))
         if q is None:
             return
         if fresh and self.view.show(q):
@@ -354,7 +349,7 @@ class LabViewer(LabMoves, Node):
         ik, failure, rejected, reason = self.state.readout()
         self.layout.readouts.content = texts.table(texts.readout_rows(
             readout, drawn.tracked, ik, self.state.texts['executor'],
-            self.state.texts['safety'], failure, rejected, reason))
+            self.state.texts['safety'], failure, rejected, reason, self.state.texts['collision']))
         errors = self._errors.arrays()
         if errors is not None:
             self.layout.plot(self.layout.error_plot, *errors)

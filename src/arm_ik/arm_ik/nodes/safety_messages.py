@@ -13,6 +13,7 @@ from arm_ik.kinematics.collision import CollisionReport
 from arm_ik.kinematics.joint_state import joint_order
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.safety.geometry import PoseCheck, SafetyGeometry, Verdict
+from arm_ik.kinematics.safety.monitor import map_samples_reason, path_samples_reason
 from arm_ik.kinematics.safety.paths import PathCheck
 from arm_ik.kinematics.safety.planning import DetourPlan, JointMap, PlanCode
 from arm_ik.nodes.conversions import checked_seconds, duration, point
@@ -81,6 +82,42 @@ def trajectory_arrays(model: ArmModel, trajectory: JointTrajectory) -> tuple[np.
         raise ValueError(f'path times must increase strictly: point {k} at {times[k]:g} s '
                          f'follows {times[k - 1]:g} s')
     return waypoints, times
+
+
+def checked_path(geometry: SafetyGeometry, path: JointTrajectory, rate: float,
+                 default_rate: float, max_point_step: float
+                 ) -> tuple[np.ndarray, np.ndarray, float]:
+    """A check_path request's (waypoints, times, sample rate), within the sample bound.
+
+    Raises:
+        ValueError: the path or rate is unusable, or needs too many samples.
+    """
+    waypoints, times = trajectory_arrays(geometry.model, path)
+    rate = sample_rate_of(rate, default_rate)
+    reason = path_samples_reason(geometry, waypoints, times, rate, max_point_step)
+    if reason:
+        raise ValueError(reason)
+    return waypoints, times, rate
+
+
+def map_path(model: ArmModel, path: JointTrajectory, rate: float, default_rate: float
+             ) -> tuple[np.ndarray | None, np.ndarray | None, float]:
+    """A joint_map request's path: (waypoints or None, times from 0 or None when it is not a
+    timed path, sample rate).
+
+    Raises:
+        ValueError: the path or rate is unusable, or needs too many samples.
+    """
+    waypoints = times = None
+    if path.points:
+        waypoints, times = trajectory_arrays(model, path)
+        times = times - times[0]
+    rate = sample_rate_of(rate, default_rate)
+    timed = waypoints is not None and len(waypoints) > 1
+    reason = map_samples_reason(times[-1], rate) if timed else ''
+    if reason:
+        raise ValueError(reason)
+    return waypoints, times if timed else None, rate
 
 
 def sample_rate_of(value: float, default: float) -> float:
@@ -229,6 +266,11 @@ def joint_map_message(result: JointMap, model: ArmModel, stamp) -> JointMapMsg:
     message.row_count, message.column_count = len(result.axis_a), len(result.axis_b)
     cells = result.floor.astype(np.uint8) * JointMapMsg.CELL_FLOOR + \
         result.contact.astype(np.uint8) * JointMapMsg.CELL_CONTACT
+    message.collision_checked = result.self_collision is not None
+    if message.collision_checked:
+        cells += result.self_collision.astype(np.uint8) * JointMapMsg.CELL_SELF_COLLISION + \
+            result.scene_contact.astype(np.uint8) * JointMapMsg.CELL_SCENE_CONTACT
+        message.scene_version = int(result.scene_version)
     message.cells = cells.ravel().tobytes()
     message.path_rows = result.path[:, 0].tolist()
     message.path_columns = result.path[:, 1].tolist()
@@ -242,6 +284,10 @@ def joint_map_message(result: JointMap, model: ArmModel, stamp) -> JointMapMsg:
 
 def joint_map_summary(result: JointMap) -> str:
     """The response message of a joint map: its size and what it holds."""
+    collision = '' if result.self_collision is None else (
+        f', {int(result.self_collision.sum())} in self-collision, '
+        f'{int(result.scene_contact.sum())} touching the scene')
     return (f'{len(result.axis_a)} x {len(result.axis_b)} cells, '
             f'{int(result.floor.sum())} below the floor, {int(result.contact.sum())} in '
-            f'contact; {len(result.path)} path samples, {len(result.contacts)} contacts')
+            f'contact{collision}; {len(result.path)} path samples, '
+            f'{len(result.contacts)} contacts')

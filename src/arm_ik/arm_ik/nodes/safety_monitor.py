@@ -5,10 +5,11 @@ It judges every ``joint_states`` message it sees, whoever publishes it.
 
 Parameters: arm, base_frame, tip_frame (read-only); robot_description (a new one with the
 same joints, e.g. new link lengths, rebuilds the links checked); obstacle_radius (m,
-changeable at run time); stale_periods; min_stale_timeout (s); grid_resolution_deg;
-contact_sample_rate (Hz); max_point_step (m); marker_rate (Hz); marker_lifetime (s);
-scene_file (YAML of scene objects loaded at start-up, all or nothing; read-only);
-mesh_search_paths (folders for package:// and relative meshes, separated by ':'; read-only).
+changeable at run time: the radius of the scene's ball); stale_periods; min_stale_timeout
+(s); grid_resolution_deg; contact_sample_rate (Hz); max_point_step (m); marker_rate (Hz);
+marker_lifetime (s); scene_file (YAML of scene objects loaded at start-up, all or nothing;
+read-only); mesh_search_paths (folders for package:// and relative meshes, separated by ':';
+read-only).
 Subscribes: ``joint_states`` (sensor_msgs/JointState, sensor-data QoS; names in any order).
 Publishes: ``safety_status`` (arm_interfaces/SafetyStatus) per joint_states message, and STALE
 when they stop for more than ``stale_periods`` periods; ``safety_markers``
@@ -22,33 +23,37 @@ Services: ``~/check_path`` (CheckPath), ``~/plan_detour`` (PlanDetour), ``~/join
 Besides the floor / obstacle verdict (unchanged), every judged pose is checked for
 self-collision and scene contact with the URDF's collision shapes (kinematics.collision): the
 status says which pairs touch and the closest pair. The scene is the node's own; services
-change it whole or not at all, and the joint_states callback checks against a snapshot.
+change it whole or not at all, and the joint_states callback checks against a snapshot. The
+arm's floor and ball are in it as ``floor`` (fixed) and ``obstacle`` (moved, resized, removed
+like any object), judged by their own rules (kinematics.safety.scene_rules). The
+joint map marks the cells in self-collision and in scene contact too (its own checker).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import math
 import sys
+import threading
 import time
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 
 from arm_ik.kinematics.arm import ArmConfigError
-from arm_ik.kinematics.collision import CollisionChecker, SceneError
+from arm_ik.kinematics.collision import CollisionChecker, Scene, SceneError
 from arm_ik.kinematics.joint_state import positions_by_name
 from arm_ik.kinematics.model import ArmModel
 from arm_ik.kinematics.safety.config import SafetyConfigError
 from arm_ik.kinematics.safety.geometry import SafetyGeometry, Verdict
 from arm_ik.kinematics.safety.monitor import (
     LogLine,
-    map_samples_reason,
-    path_samples_reason,
+    MonitorSettings,
     SafetyWatch,
+    watching,
 )
 from arm_ik.kinematics.safety.paths import check_path, MAX_POINT_STEP
 from arm_ik.kinematics.safety.planning import (
@@ -58,6 +63,12 @@ from arm_ik.kinematics.safety.planning import (
     MIN_RESOLUTION,
     plan_detour,
     PlanCode,
+)
+from arm_ik.kinematics.safety.scene_rules import (
+    geometry_in,
+    obstacle_in,
+    resized_ball,
+    SceneRules,
 )
 from arm_ik.middleware import HandoffExecutor
 from arm_ik.nodes import marker_messages as draw
@@ -72,17 +83,17 @@ from arm_ik.nodes.common import (
 )
 from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
 from arm_ik.nodes.safety_messages import (
+    checked_path,
     fill_check_path,
     fill_collision,
     fill_detour,
     fill_pose,
     joint_map_message,
     joint_map_summary,
+    map_path,
     resolution_of,
-    sample_rate_of,
     state_positions,
     status_header,
-    trajectory_arrays,
 )
 from arm_ik.nodes.scene_server import SceneServer
 from arm_interfaces.msg import SafetyStatus
@@ -104,7 +115,8 @@ def _positive(name: str, default: float, description: str) -> Param:
 # obstacle_radius's default is the arm configuration's (given to declare).
 PARAMETERS = ParameterTable(
     _positive('obstacle_radius', 0.25,
-              'obstacle ball radius, m (> 0, finite); changeable at run time'),
+              'radius of the scene\'s ball "obstacle", m (> 0, finite); changeable at run '
+              'time (no effect while the scene has no ball)'),
     _positive('stale_periods', 3.0, 'joint_states periods without a message before STALE'),
     _positive('min_stale_timeout', 0.1, 'shortest silence reported as STALE, s (jitter guard)'),
     Param('grid_resolution_deg', 4.0, 'default grid step of detours and joint maps, deg '
@@ -119,20 +131,6 @@ PARAMETERS = ParameterTable(
 )
 
 
-@dataclass(frozen=True)
-class Settings:
-    """One immutable snapshot of everything the callbacks read; swapped whole on updates."""
-
-    geometry: SafetyGeometry
-    stale_periods: float
-    min_stale_timeout: float
-    resolution: float
-    sample_rate: float
-    max_point_step: float
-    marker_rate: float
-    marker_lifetime: float
-
-
 class SafetyMonitor(Node):
     """Judges joint_states, publishes the verdict and markers, serves path checks."""
 
@@ -143,13 +141,17 @@ class SafetyMonitor(Node):
         try:
             values = PARAMETERS.declare(
                 self, {'obstacle_radius': geometry.config.obstacle.radius})
-        except ParameterError as error:
+            # The configuration's ball with the radius asked for: the scene's "obstacle".
+            self._config_geometry = geometry.with_obstacle_radius(values['obstacle_radius'])
+        except (ParameterError, SafetyConfigError) as error:
             raise StartupError(str(error)) from None
         self._mesh_paths = declare_mesh_search_paths(self)
         self.checker = self._checker(self.model)
-        self.settings = self._settings(geometry, values)
-        self.watch = SafetyWatch(self.settings.stale_periods, self.settings.min_stale_timeout)
-        PARAMETERS.watch(self, self._apply_parameters)
+        # The joint map service judges its cells for collisions on a checker of its own (a
+        # checker serves one thread; the joint_states callback has the other), one map at a
+        # time.
+        self._map_checker = self.checker.twin()
+        self._map_lock = threading.Lock()
 
         state_group = MutuallyExclusiveCallbackGroup()
         service_group = ReentrantCallbackGroup()
@@ -158,9 +160,13 @@ class SafetyMonitor(Node):
         try:
             # The joint_states callback checks against its snapshot.
             self.scenes = SceneServer(self, self.model.base_link, self.checker.search_paths,
-                                      values['scene_file'].strip(), SERVICE_QOS)
+                                      values['scene_file'].strip(), SERVICE_QOS,
+                                      SceneRules(self._config_geometry), self._use_scene)
         except SceneError as error:
             raise StartupError(f'scene_file refused: {error}') from None
+        self.settings = self._settings(self._config_geometry, values)
+        self.watch = SafetyWatch(self.settings.stale_periods, self.settings.min_stale_timeout)
+        PARAMETERS.watch(self, self._apply_parameters)
         self.create_subscription(JointState, 'joint_states', self._on_joint_states,
                                  qos_profile_sensor_data, callback_group=state_group)
         self.create_timer(WATCH_PERIOD, self._watch, callback_group=state_group)
@@ -169,14 +175,8 @@ class SafetyMonitor(Node):
                                     (GetJointMap, '~/joint_map', self._joint_map)):
             self.create_service(kind, name, self._guarded(kind, handler),
                                 qos_profile=SERVICE_QOS, callback_group=service_group)
-        g = geometry
-        floor = f'at z = {g.floor_z:.3f} m' if g.floor_enabled else 'off'
-        ball = f'r = {g.config.obstacle.radius:.3f} m' if g.obstacle_enabled else 'off'
-        self.get_logger().info(f'{self.arm}: watching {", ".join(g.link_names)}; floor '
-                               f'{floor}; obstacle {ball}; collision shapes on '
-                               f'{", ".join(self.checker.links)} '
-                               f'({len(self.checker.checked_pairs)} link pairs checked); '
-                               f'scene: {len(self.scenes.scene)} objects')
+        self.get_logger().info(watching(self.arm, self.settings.geometry, self.checker,
+                                        self.scenes.scene))
         self._reload = DescriptionReload(self, self.model, self._geometry_now,
                                          self._use_geometry)
 
@@ -198,43 +198,44 @@ class SafetyMonitor(Node):
 
     # ------------------------------------------------------------------ the arm model
     def _geometry_now(self, model: ArmModel) -> tuple[SafetyGeometry, CollisionChecker]:
-        """The geometry and collision checker of a new ``model`` with the obstacle radius in
-        use now."""
-        geometry = safety_geometry_of(model, self._config, self.arm)
-        radius = self.settings.geometry.config.obstacle.radius
-        if radius != geometry.config.obstacle.radius:
-            try:
-                geometry = geometry.with_obstacle_radius(radius)
-            except SafetyConfigError as error:
-                raise StartupError(str(error)) from None
-        return geometry, self._checker(model)
+        """The configuration's geometry of a new ``model`` and its collision checker (the
+        ball stays where the scene has it)."""
+        return safety_geometry_of(model, self._config, self.arm), self._checker(model)
 
     def _use_geometry(self, built: tuple[SafetyGeometry, CollisionChecker]) -> None:
-        # _settings applies an obstacle_radius set in the same update as robot_description.
-        geometry, self.checker = built
-        self.model = geometry.model
-        self.settings = self._settings(geometry, PARAMETERS.values(self))
+        self._config_geometry, self.checker = built
+        self._map_checker = self.checker.twin()
+        self.model = self._config_geometry.model
+        # New lengths move the floor (it lies below the shoulder): the scene's floor follows.
+        floor = SceneRules(self._config_geometry).floor
+        if floor is not None:
+            self.scenes.put(floor)
+        self.settings = self._settings(self._config_geometry, PARAMETERS.values(self))
         # The next joint_states is judged, logged and drawn with the new links at once.
         self.watch.forget_verdict()
 
     # ------------------------------------------------------------------ parameters
-    @staticmethod
-    def _settings(geometry: SafetyGeometry, values: dict) -> Settings:
-        if values['obstacle_radius'] != geometry.config.obstacle.radius:
-            geometry = geometry.with_obstacle_radius(values['obstacle_radius'])
-        return Settings(geometry, values['stale_periods'], values['min_stale_timeout'],
-                        math.radians(values['grid_resolution_deg']),
-                        values['contact_sample_rate'], values['max_point_step'],
-                        values['marker_rate'], values['marker_lifetime'])
+    def _settings(self, geometry: SafetyGeometry, values: dict) -> MonitorSettings:
+        """The settings of ``values`` with ``geometry``'s ball where the scene has it."""
+        return MonitorSettings.of(geometry_in(geometry, self.scenes.snapshot), values)
 
     def _apply_parameters(self, values: dict) -> None:
         # One immutable snapshot swapped in: a check in flight keeps the set it started with.
-        before = self.settings.geometry.config.obstacle.radius
-        self.settings = self._settings(self.settings.geometry, values)
+        resized = resized_ball(self.scenes.snapshot, values['obstacle_radius'])
+        if resized is not None:
+            # The radius is the scene ball's: every node following the scene gets it.
+            self.scenes.put(resized)
+            self.get_logger().info(f'obstacle radius now {resized["radius"]:.3f} m')
+        self.settings = self._settings(self._config_geometry, values)
         self.watch.configure(self.settings.stale_periods, self.settings.min_stale_timeout)
-        radius = self.settings.geometry.config.obstacle.radius
-        if radius != before:
-            self.get_logger().info(f'obstacle radius now {radius:.3f} m')
+
+    def _use_scene(self, scene: Scene) -> None:
+        """An accepted scene change: the ball's rule follows it, and obstacle_radius tells the
+        radius of the scene's ball."""
+        ball = obstacle_in(scene)
+        self.settings = self._settings(self._config_geometry, PARAMETERS.values(self))
+        if ball is not None and ball[1] != self.get_parameter('obstacle_radius').value:
+            self.set_parameters([Parameter('obstacle_radius', value=ball[1])])
 
     # ------------------------------------------------------------------ joint states
     def _on_joint_states(self, message: JointState) -> None:
@@ -317,12 +318,9 @@ class SafetyMonitor(Node):
         response.first_violation_index = -1
         response.first_violation_time = -1.0
         try:
-            waypoints, times = trajectory_arrays(model, request.path)
-            rate = sample_rate_of(request.sample_rate, settings.sample_rate)
-            reason = path_samples_reason(settings.geometry, waypoints, times, rate,
-                                         settings.max_point_step)
-            if reason:
-                raise ValueError(reason)
+            waypoints, times, rate = checked_path(settings.geometry, request.path,
+                                                  request.sample_rate, settings.sample_rate,
+                                                  settings.max_point_step)
         except ValueError as error:
             response.error_code = response.INVALID_INPUT
             response.message = str(error)
@@ -372,17 +370,14 @@ class SafetyMonitor(Node):
                     return response
             else:
                 base = state_positions(model, request.base_state, 'base_state')
-            waypoints = times = None
-            if request.path.points:
-                waypoints, times = trajectory_arrays(model, request.path)
-                times = times - times[0]
-            rate = sample_rate_of(request.sample_rate, settings.sample_rate)
-            timed = waypoints is not None and len(waypoints) > 1
-            reason = map_samples_reason(times[-1], rate) if timed else ''
-            if reason:
-                raise ValueError(reason)
-            result = joint_map(settings.geometry, base, request.resolution or
-                               settings.resolution, waypoints, times if timed else None, rate)
+            waypoints, times, rate = map_path(model, request.path, request.sample_rate,
+                                              settings.sample_rate)
+            with self._map_lock:
+                checker = self._map_checker
+                checker.scene = self.scenes.snapshot
+                result = joint_map(settings.geometry, base, request.resolution or
+                                   settings.resolution, waypoints, times, rate,
+                                   checker=checker)
         except JointMapError as error:
             response.error_code = int(error.code)
             response.message = str(error)

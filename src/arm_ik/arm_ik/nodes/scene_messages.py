@@ -35,6 +35,8 @@ def spec_from_message(message: SceneObjectMsg) -> dict:
     where = f'scene object "{message.id}"'
     spec: dict = {'id': message.id, 'type': kind, 'frame': message.frame_id,
                   'pose': pose_spec(message.pose)}
+    if message.rule:
+        spec['rule'] = message.rule
     sizes = [float(v) for v in message.size]
     if kind == 'box':
         if len(sizes) != 3:
@@ -80,7 +82,7 @@ def object_message(item: SceneObject, frame: str) -> SceneObjectMsg:
     """The SceneObject message of a scene object (sizes from its validated spec)."""
     spec = item.spec
     message = SceneObjectMsg(id=item.id, type=spec['type'], frame_id=frame,
-                             pose=pose_message(item.pose))
+                             pose=pose_message(item.pose), rule=item.rule)
     if spec['type'] == 'box':
         message.size = [float(v) for v in spec['size']]
     elif spec['type'] == 'sphere':
@@ -91,7 +93,16 @@ def object_message(item: SceneObject, frame: str) -> SceneObjectMsg:
         message.mesh_file = str(spec['file'])
         message.scale = [float(v) for v in spec.get('scale', (1.0, 1.0, 1.0))]
         message.convex = bool(spec.get('convex', False))
+        message.mesh_bounds = mesh_bounds(item)
     return message
+
+
+def mesh_bounds(item: SceneObject) -> list[float]:
+    """[min x, y, z, max x, y, z] of an object's shape in its own frame, m (the box a viewer
+    draws when it cannot load the mesh file)."""
+    shape = item.shape
+    half = shape.half_extents if shape.half_extents is not None else np.full(3, shape.radius)
+    return [float(v) for v in np.concatenate([shape.centre - half, shape.centre + half])]
 
 
 def scene_message(scene: Scene, stamp) -> SceneMsg:
@@ -115,11 +126,26 @@ def scene_from_message(message: SceneMsg, frame: str,
     return scene
 
 
+def object_entries(message: SceneMsg) -> tuple[list[tuple[dict, list[float]]], list[str]]:
+    """Each object's Scene mapping with its ``mesh_bounds``, for a viewer that draws the
+    objects one by one: an object whose sizes do not fit its type is left out with the
+    reason (the Scene's own rules are the viewer's to apply, per object)."""
+    entries, refused = [], []
+    for item in message.objects:
+        try:
+            entries.append((spec_from_message(item), [float(v) for v in item.mesh_bounds]))
+        except SceneError as error:
+            refused.append(str(error))
+    return entries, refused
+
+
 def scene_markers(scene: Scene, stamp) -> MarkerArray:
-    """Every object as a marker after a DELETEALL, so removed objects vanish from RViz."""
+    """Every object as a marker after a DELETEALL, so removed objects vanish from RViz. The
+    floor and the ball (rule objects) are left to safety_markers, which colours them by
+    their own rules' contact."""
     frame = scene.frame
     markers = [draw.delete_all(frame)]
-    for ident, item in enumerate(scene.objects):
+    for ident, item in enumerate(scene.checked_objects):
         spec = item.spec
         kind = {'box': Marker.CUBE, 'sphere': Marker.SPHERE, 'cylinder': Marker.CYLINDER,
                 'mesh': Marker.MESH_RESOURCE}[spec['type']]

@@ -7,6 +7,7 @@ Services change the scene whole or not at all; readers (the joint_states callbac
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import threading
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
@@ -15,6 +16,7 @@ from rclpy.qos import QoSProfile
 from visualization_msgs.msg import MarkerArray
 
 from arm_ik.kinematics.collision import Scene, SceneError
+from arm_ik.kinematics.safety.scene_rules import SceneRules
 from arm_ik.nodes import scene_messages
 from arm_ik.nodes.common import LATCHED_QOS
 from arm_interfaces.msg import Scene as SceneMsg
@@ -22,18 +24,23 @@ from arm_interfaces.srv import ApplySceneObject, RemoveSceneObject
 
 
 class SceneServer:
-    """The scene of ``node`` in ``frame`` (meshes found on ``search_paths``), loaded from
-    ``scene_file`` when one is given.
+    """The scene of ``node`` in ``frame`` (meshes found on ``search_paths``): the arm's floor
+    and ball first (``rules``, judged by their own rules), then ``scene_file``'s objects when
+    one is given. ``on_change`` gets each accepted scene, after the change.
 
     Raises:
         SceneError: ``scene_file`` is refused (nothing of it is loaded).
     """
 
     def __init__(self, node: Node, frame: str, search_paths: list[str], scene_file: str,
-                 service_qos: QoSProfile) -> None:
+                 service_qos: QoSProfile, rules: SceneRules,
+                 on_change: Callable[[Scene], None]) -> None:
         self._node = node
         self._lock = threading.Lock()
+        self.rules = rules
+        self._on_change = on_change
         self.scene = Scene(frame, search_paths)
+        rules.seed(self.scene)
         if scene_file:
             self.scene.load_yaml(scene_file)
         self.snapshot = self.scene.copy()
@@ -48,6 +55,18 @@ class SceneServer:
                                 qos_profile=service_qos, callback_group=group)
         self._publish()
 
+    def put(self, spec: dict) -> None:
+        """Add or replace an object on the node's own behalf (a run-time parameter, a new
+        floor after new link lengths): published like a service's change.
+
+        Raises:
+            SceneError: refused (the scene is unchanged).
+        """
+        with self._lock:
+            self.scene.put(spec)
+            self._publish()
+        self._on_change(self.snapshot)
+
     def _guarded(self, kind, handler):
         """Wrap a scene handler: a refusal or a fault is success false with the reason."""
         logger = self._node.get_logger()
@@ -55,7 +74,9 @@ class SceneServer:
         def callback(request, response):
             try:
                 with self._lock:
-                    return handler(request, response)
+                    response = handler(request, response)
+                self._on_change(self.snapshot)
+                return response
             except SceneError as error:
                 response.success = False
                 response.message = str(error)
@@ -70,12 +91,14 @@ class SceneServer:
 
     def _apply_object(self, request: ApplySceneObject.Request,
                       response: ApplySceneObject.Response) -> ApplySceneObject.Response:
-        item, replaced = self.scene.put(scene_messages.spec_from_message(request.object))
+        spec = self.rules.admit(scene_messages.spec_from_message(request.object))
+        item, replaced = self.scene.put(spec)
         return self._changed(response, f'{"replaced" if replaced else "added"} '
                                        f'{item.spec["type"]} "{item.id}"')
 
     def _remove_object(self, request: RemoveSceneObject.Request,
                        response: RemoveSceneObject.Response) -> RemoveSceneObject.Response:
+        self.rules.check_remove(request.id)
         item = self.scene.remove(request.id)
         return self._changed(response, f'removed "{item.id}"')
 

@@ -81,6 +81,7 @@ from arm_ik.kinematics.motion.runner import Owner
 from arm_ik.kinematics.motion.safety_check import SceneData
 from arm_ik.kinematics.motion.trajectory import Trajectory
 from arm_ik.kinematics.passive_joints import PassiveJoints
+from arm_ik.kinematics.safety.scene_rules import configured_ball, obstacle_in, same_ball
 from arm_ik.kinematics.solvers.base import SolveOptions
 from arm_ik.middleware import cancel_settled, ControlThread, HandoffExecutor, shutting_down
 from arm_ik.nodes import motion_messages as messages
@@ -89,7 +90,6 @@ from arm_ik.nodes.common import (
     declare_arm_model,
     declare_mesh_search_paths,
     DescriptionReload,
-    follow_remote_parameter,
     LATCHED_QOS,
     run,
     StartupError,
@@ -103,7 +103,6 @@ from arm_interfaces.msg import ExecutorStatus, PlannedPath, Scene
 from arm_interfaces.srv import ExecuteTrajectory
 
 EXECUTOR_THREADS = 8
-MONITOR_NODE = 'safety_monitor'   # owns the run-time obstacle radius, in this namespace
 
 
 class TrajectoryExecutor(Node):
@@ -112,7 +111,6 @@ class TrajectoryExecutor(Node):
     def __init__(self) -> None:
         super().__init__('trajectory_executor')
         self.arm, self.model, self._config = declare_arm_model(self, reloadable=True)
-        self._obstacle_radius: float | None = None   # once changed on the safety monitor
         self._planner_stale = False
         self.names = tuple(self.model.joint_names)
         self._passive = PassiveJoints.of(self.model)
@@ -138,7 +136,7 @@ class TrajectoryExecutor(Node):
                                       self.get_logger().error)
         # A refused IK answer or follow step comes later, throttled by the follow itself.
         self.follow = LiveFollow(self.core, self.model, self.model.base_link,
-                                 self._planning.solve_target,
+                                 partial(self._submit, 'solve_target'),
                                  lambda refused: self.get_logger().warn(refused.message))
         self._output_lock = threading.Lock()
         self._wall = WallClock()
@@ -175,7 +173,6 @@ class TrajectoryExecutor(Node):
                                              self._use_scene, input_group)
         TABLE.watch(self, self._apply_parameters,
                     lambda v: settings_reason(v, self.core.planner.dispatcher.solver_reason))
-        follow_remote_parameter(self, MONITOR_NODE, 'obstacle_radius', self._on_obstacle_radius)
         self._reload = DescriptionReload(self, self.model, self._planner_of, self._use_planner,
                                          busy=self.core.busy_reason)
         self.timer = self._loop = None
@@ -224,24 +221,30 @@ class TrajectoryExecutor(Node):
         spec = worker.PlannerSpec(model.urdf, self.arm, self._config, model.base_link,
                                   model.tip_link, self._default_solver, SolveOptions(),
                                   avoid_obstacle=self.get_parameter('avoid_obstacle').value,
-                                  obstacle_radius=self._obstacle_radius,
                                   mesh_search_paths=tuple(self._mesh_paths),
                                   scene=self._scene_data)
         return spec, worker.build_planner(spec, model)
 
     def _use_scene(self, scene: Scene) -> None:
         """A new scene from the safety monitor: the next plan, live target and follow step
-        are checked against it (the pool's planner and the live follow's tick check; this
-        process's planner never checks a path when planning runs in its own process)."""
+        are checked against it, planned with its ball (moved, resized or removed) as the
+        arm's ball. The live follow's tick check takes it here, the plans in the pool."""
         self._scene_data = SceneData.of(scene)
         reason = self.follow.set_scene(self._scene_data)
         if reason:
             self.get_logger().error(reason)
+        safety = self.core.planner.safety
+        if safety is not None and not same_ball(obstacle_in(scene),
+                                                configured_ball(safety.geometry)):
+            self._planner_stale = True      # the ball's rule lives in the planner itself
+            return
 
         def report(done: Future) -> None:
             if not done.cancelled() and done.exception() is not None:
                 self.get_logger().error(f'scene version {scene.version} not usable for '
                                         f'planning: {done.exception()}')
+        # Only the planner that plans and validates takes it (the pool's: in process or not);
+        # this process's planner never checks a path when planning runs in its own process.
         self._planning.set_scene(self._scene_data).add_done_callback(report)
 
     def _use_planner(self, built: tuple[worker.PlannerSpec, MotionPlanner]) -> None:
@@ -252,15 +255,8 @@ class TrajectoryExecutor(Node):
         self.follow.reset(self.model)
         self._planning.restart(spec, planner)
 
-    def _on_obstacle_radius(self, radius: float) -> None:
-        """The safety monitor's obstacle_radius changed: plan with it from the next plan on
-        (the arm is one value; the monitor owns this run-time setting)."""
-        self._obstacle_radius, self._planner_stale = radius, True
-        self.get_logger().info(f'obstacle radius {radius:.3f} m (set on the safety monitor): '
-                               'the next plan uses it')
-
     def _submit(self, name: str, *args: object) -> Future:
-        """Plan or validate in the planning pool, with the obstacle radius now in use."""
+        """Plan, validate or solve a live target in the pool, with the scene's ball in use."""
         if self._planner_stale:
             self._planner_stale = False
             try:
@@ -268,8 +264,8 @@ class TrajectoryExecutor(Node):
                 self.core.set_planner(planner)
                 self._planning.rebuild(spec, planner)
             except ValueError as error:
-                self.get_logger().error(f'obstacle radius {self._obstacle_radius}: {error}; '
-                                        'planning goes on with the previous one')
+                self.get_logger().error(f"the scene's ball: {error}; planning goes on with "
+                                        'the previous one')
         return self._planning.submit(name, *args)
 
     def destroy_node(self) -> None:

@@ -13,6 +13,7 @@ Units: metres, radians; poses in the base frame.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+import copy
 from dataclasses import dataclass
 import math
 from pathlib import Path
@@ -105,6 +106,8 @@ class PathCheck:
 # Poses of a path checked in one vectorised broad phase (a blocked path stops at the first
 # blocked block; 32 poses cost about as much FK as 3 one by one).
 PATH_BLOCK = 32
+# Poses of a joint map judged per vectorised broad phase (bounded memory: M × pairs × 3).
+MASK_BLOCK = 512
 
 
 class _Pairs:
@@ -236,7 +239,7 @@ class CollisionChecker:
 
     def _scene_group(self) -> tuple[_Pairs, list]:
         """Link × object pairs, rebuilt when the scene changed (queries kept per shape)."""
-        objects = self.scene.objects
+        objects = self.scene.checked_objects
         # The scene object itself, not its id(): a replaced scene may be freed and its id
         # reused by the next one.
         key = (self.scene, self.scene.version)
@@ -457,22 +460,8 @@ class CollisionChecker:
     def _first_blocked(self, qs: np.ndarray) -> int | None:
         """Index of the first pose of ``qs`` (M, n) that ``is_free`` refuses, or None."""
         poses = self._batch_shape_poses(qs)
-        centres = np.einsum('mgij,gj->mgi', poses[..., :3, :3], self._centre) + \
-            poses[..., :3, 3]
-        pairs = self._self
-        self_near = None
-        if len(pairs):
-            bound = np.linalg.norm(centres[:, pairs.a] - centres[:, pairs.b], axis=2) - \
-                pairs.reach
-            self_near = bound <= self.padding
-        scene, objects = self._scene_group()
-        scene_near = None
-        if len(scene):
-            local = np.einsum('pij,mpj->mpi', scene.rotation,
-                              centres[:, scene.a] - scene.box_centre)
-            outside = np.maximum(np.abs(local) - scene.half, 0.0)
-            bound = np.sqrt(np.einsum('mpi,mpi->mp', outside, outside)) - scene.reach
-            scene_near = (bound <= self.padding) & ~scene.static_clear
+        scene, _ = self._scene_group()
+        self_near, scene_near = self._near(poses, scene)
         # Only poses with some bound not clear need the narrow phase.
         near = np.zeros(len(qs), dtype=bool)
         for mask in (self_near, scene_near):
@@ -485,6 +474,67 @@ class CollisionChecker:
             if self._pose_blocked(poses[m], self_index, scene_index, scene):
                 return m
         return None
+
+    def blocked_masks(self, qs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Which of many poses are in self-collision and which touch the scene (a joint map's
+        cells): the broad phase of every pose in one vectorised step per block, the narrow
+        phase only on the pairs a bound leaves open, each group stopping at its first contact.
+
+        Args:
+            qs: poses (M, n), rad.
+
+        Returns:
+            (self-collision (M,) bool, scene contact (M,) bool); the same verdicts as
+            ``check(q).self_collision`` and ``.scene_collision`` pose by pose.
+        """
+        qs = np.asarray(qs, dtype=float).reshape(-1, self.model.dof)
+        self_blocked = np.zeros(len(qs), dtype=bool)
+        scene_blocked = np.zeros(len(qs), dtype=bool)
+        scene, _ = self._scene_group()
+        for first in range(0, len(qs), MASK_BLOCK):
+            block = qs[first:first + MASK_BLOCK]
+            poses = self._batch_shape_poses(block)
+            self_near, scene_near = self._near(poses, scene)
+            if self_near is not None:
+                for m in np.flatnonzero(self_near.any(axis=1)).tolist():
+                    self_blocked[first + m] = self._pose_blocked(
+                        poses[m], np.flatnonzero(self_near[m]).tolist(), (), scene)
+            if scene_near is not None:
+                for m in np.flatnonzero(scene_near.any(axis=1)).tolist():
+                    scene_blocked[first + m] = self._pose_blocked(
+                        poses[m], (), np.flatnonzero(scene_near[m]).tolist(), scene)
+        return self_blocked, scene_blocked
+
+    def _near(self, poses: np.ndarray, scene: _Pairs) -> tuple[np.ndarray | None,
+                                                               np.ndarray | None]:
+        """(M, pairs) masks of the self and scene pairs whose bounds do not clear them at the
+        (M, G, 4, 4) shape poses (None: no such pairs)."""
+        centres = np.einsum('mgij,gj->mgi', poses[..., :3, :3], self._centre) + \
+            poses[..., :3, 3]
+        pairs = self._self
+        self_near = scene_near = None
+        if len(pairs):
+            bound = np.linalg.norm(centres[:, pairs.a] - centres[:, pairs.b], axis=2) - \
+                pairs.reach
+            self_near = bound <= self.padding
+        if len(scene):
+            local = np.einsum('pij,mpj->mpi', scene.rotation,
+                              centres[:, scene.a] - scene.box_centre)
+            outside = np.maximum(np.abs(local) - scene.half, 0.0)
+            bound = np.sqrt(np.einsum('mpi,mpi->mp', outside, outside)) - scene.reach
+            scene_near = (bound <= self.padding) & ~scene.static_clear
+        return self_near, scene_near
+
+    def twin(self) -> CollisionChecker:
+        """A checker of the same arm for another thread: the shapes, allowed pairs and scene
+        are shared (read only), the library's per-pair query objects are its own. Costs
+        no mesh loading and no allowed-pairs sampling."""
+        other = copy.copy(self)
+        other._self = self._self_pairs({frozenset(entry[:2]) for entry in self.allowed})
+        other._scene_key = None
+        other._scene_pairs = _Pairs([], [], [], [])
+        other._query_cache = {}
+        return other
 
     def _pose_blocked(self, poses: np.ndarray, self_index, scene_index, scene: _Pairs,
                       transforms: list | None = None) -> bool:

@@ -139,20 +139,34 @@ def _capsule_to(point: np.ndarray, note: str) -> Shape:
     return capsule_shape(FALLBACK_RADIUS, length, make_transform(rotation, point / 2), note)
 
 
-def robot_bodies(model: ArmModel, urdf: str, search_paths: Sequence[str | Path] = (),
-                 fallbacks: Mapping[str, Mapping] | None = None) -> RobotBodies:
-    """The collision bodies of ``model``'s chain and of every link hanging off it.
+@dataclass(frozen=True)
+class LinkTree:
+    """Where every link of a URDF hangs on ``ArmModel``'s frames.
 
-    Args:
-        model: the chain (its frames pose the bodies).
-        urdf: the URDF text ``model`` was built from.
-        search_paths: folders where package:// and relative mesh files are looked for.
-        fallbacks: {link: shape mapping} used where a link's mesh cannot be loaded; without
-            one, a FALLBACK_RADIUS capsule from the link origin to the next joint.
+    Attributes:
+        attach: {link: (extended frame index, 4×4 link pose in that frame)} of every link of
+            the chain and hanging off it, base to tip (index 0: the base, i + 1: joint i).
+        parent: {link: parent link} over the URDF tree.
+        elements: {link: its URDF element}.
+    """
+
+    attach: dict[str, tuple[int, np.ndarray]]
+    parent: dict[str, str]
+    elements: dict[str, ElementTree.Element]
+
+    def link_poses(self, model: ArmModel, q: np.ndarray) -> dict[str, np.ndarray]:
+        """{link: 4×4 pose in the base frame} of every attached link at ``q`` (rad)."""
+        frames = model.frames(q)
+        extended = [np.eye(4), *frames[:model.dof]]
+        return {link: extended[index] @ offset for link, (index, offset) in self.attach.items()}
+
+
+def link_tree(model: ArmModel, urdf: str) -> LinkTree:
+    """Walk the URDF: each link's frame and offset (fixed joints folded in, joints outside
+    the chain at their zero clamped into the limits).
 
     Raises:
         DescriptionError: the URDF does not parse or does not hold the model's chain.
-        ShapeError: a fallback mapping is malformed.
     """
     try:
         root = ElementTree.fromstring(urdf)
@@ -198,6 +212,26 @@ def robot_bodies(model: ArmModel, urdf: str, search_paths: Sequence[str | Path] 
             attach[child] = (index, pose @ parse_origin(joint.find('origin')) @
                              _joint_motion(joint))
             stack.append(child)
+    return LinkTree(attach, parent, link_elements)
+
+
+def robot_bodies(model: ArmModel, urdf: str, search_paths: Sequence[str | Path] = (),
+                 fallbacks: Mapping[str, Mapping] | None = None) -> RobotBodies:
+    """The collision bodies of ``model``'s chain and of every link hanging off it.
+
+    Args:
+        model: the chain (its frames pose the bodies).
+        urdf: the URDF text ``model`` was built from.
+        search_paths: folders where package:// and relative mesh files are looked for.
+        fallbacks: {link: shape mapping} used where a link's mesh cannot be loaded; without
+            one, a FALLBACK_RADIUS capsule from the link origin to the next joint.
+
+    Raises:
+        DescriptionError: the URDF does not parse or does not hold the model's chain.
+        ShapeError: a fallback mapping is malformed.
+    """
+    tree = link_tree(model, urdf)
+    attach, parent, link_elements = tree.attach, tree.parent, tree.elements
     fallbacks = fallbacks or {}
     warnings: list[str] = []
     bodies = []

@@ -17,6 +17,13 @@ Object mapping (YAML or service):
     convex: false                  # mesh, optional: check its convex hull instead
     frame: base_link               # optional; only the arm's base frame is accepted
     pose: {xyz: [x, y, z], rpy: [r, p, y]}      # or quaternion: [x, y, z, w]; m, rad
+    rule: obstacle                 # set by the safety monitor only (see below)
+
+A *rule object* (``rule: floor`` a box, ``rule: obstacle`` a sphere) is an arm's floor or
+ball from its safety section (``kinematics.safety.scene_rules``): it is in the scene so every
+node sees, draws and moves it like any object, but it is judged by the arm's own safety rules
+(capsules against the floor plane and the ball), never by the collision shapes, so those
+rules stay exactly as they were. ``checked_objects`` leaves rule objects out.
 """
 
 from __future__ import annotations
@@ -41,7 +48,9 @@ from arm_ik.kinematics.config_writer import resolve_mesh
 from arm_ik.kinematics.transforms import make_transform, quaternion_to_matrix, rpy_to_matrix
 
 KINDS = ('box', 'sphere', 'cylinder', 'mesh')
-_KEYS = {'id', 'type', 'size', 'radius', 'length', 'file', 'scale', 'convex', 'frame', 'pose'}
+RULE_TYPES = {'floor': 'box', 'obstacle': 'sphere'}   # rule -> the type it must have
+_KEYS = {'id', 'type', 'size', 'radius', 'length', 'file', 'scale', 'convex', 'frame', 'pose',
+         'rule'}
 _SIZE_KEYS = {'box': {'size'}, 'sphere': {'radius'}, 'cylinder': {'radius', 'length'},
               'mesh': {'file', 'scale', 'convex'}}
 
@@ -65,6 +74,11 @@ class SceneObject:
     spec: dict
     shape: Shape
     pose: np.ndarray
+
+    @property
+    def rule(self) -> str:
+        """'floor' or 'obstacle' for the arm's own floor and ball, else ''."""
+        return str(self.spec.get('rule') or '')
 
 
 def _finite_vector(value: object, size: int, what: str) -> np.ndarray:
@@ -152,6 +166,11 @@ class Scene:
     def objects(self) -> tuple[SceneObject, ...]:
         return tuple(self._objects.values())
 
+    @property
+    def checked_objects(self) -> tuple[SceneObject, ...]:
+        """The objects the collision shapes are checked against (rule objects left out)."""
+        return tuple(item for item in self._objects.values() if not item.rule)
+
     def get(self, object_id: str) -> SceneObject:
         """The object named ``object_id``.
 
@@ -179,6 +198,24 @@ class Scene:
         Raises:
             SceneError: the reason it is refused.
         """
+        object_id, pose, clean = self.check_spec(spec)
+        try:
+            shape = self._shape(clean['type'], spec, f'scene object "{object_id}"')
+        except ShapeError as error:
+            raise SceneError(f'scene object "{object_id}": {error}') from None
+        return SceneObject(object_id, clean, shape, pose)
+
+    def check_spec(self, spec: Mapping) -> tuple[str, np.ndarray, dict]:
+        """Every rule of ``build`` but the shape's own (sizes, a mesh file that loads): the
+        id, type, keys, frame and pose, for a viewer that draws a mesh it cannot load as a
+        box.
+
+        Returns:
+            (id, 4×4 pose in the base frame, a copy of the mapping with the base frame).
+
+        Raises:
+            SceneError: the reason it is refused.
+        """
         if not isinstance(spec, Mapping):
             raise SceneError(f'a scene object must be a mapping, got {spec!r}')
         object_id = spec.get('id')
@@ -195,18 +232,19 @@ class Scene:
                          if k in spec)
         if foreign:
             raise SceneError(f'{where}: {", ".join(foreign)}: not used by a {kind}')
+        rule = spec.get('rule') or ''
+        if rule and RULE_TYPES.get(rule) != kind:
+            known = ', '.join(f'{r} ({t})' for r, t in RULE_TYPES.items())
+            raise SceneError(f'{where}: rule {rule!r} is not a rule of a {kind} '
+                             f'(rules: {known})')
         frame = spec.get('frame', self.frame)
         if frame not in (self.frame, '', None):
             raise SceneError(f'{where}: frame "{frame}" is unknown; objects are posed in the '
                              f'base frame "{self.frame}"')
         pose = parse_pose(spec.get('pose'), f'{where}: pose')
-        try:
-            shape = self._shape(kind, spec, where)
-        except ShapeError as error:
-            raise SceneError(f'{where}: {error}') from None
         clean = copy.deepcopy(dict(spec))
         clean['frame'] = self.frame
-        return SceneObject(object_id, clean, shape, pose)
+        return object_id, pose, clean
 
     def _shape(self, kind: str, spec: Mapping, where: str) -> Shape:
         if kind == 'box':

@@ -31,6 +31,7 @@ from arm_ik.kinematics.motion.planner import (
 from arm_ik.kinematics.motion.safety_check import CollisionGuard, SafetyAdapter, SceneData
 from arm_ik.kinematics.motion.trajectory import Trajectory
 from arm_ik.kinematics.motion.validation import Validation
+from arm_ik.kinematics.safety.scene_rules import geometry_in
 from arm_ik.kinematics.solvers.base import SolveOptions
 
 if TYPE_CHECKING:
@@ -52,13 +53,12 @@ class PlannerSpec:
         use_safety: check paths against the floor (and obstacle) when the configuration
             has a safety section.
         avoid_obstacle: obstacle contact blocks a move (else only reported).
-        obstacle_radius: the obstacle radius in use (m) when it was changed at run time
-            (on the safety monitor), else None for the configuration's.
         check_collisions: check every trajectory for self-collision and the scene with the
             URDF's collision shapes, and plan round them (``CollisionGuard``).
         mesh_search_paths: folders where that checker looks for mesh files.
         scene: the scene to check against (plain data; None: empty). The node keeps it here
-            too, so a rebuilt planner or a restarted planning process starts with it.
+            too, so a rebuilt planner or a restarted planning process starts with it. Its
+            ball (``obstacle``, moved or resized at run time) is the arm's ball.
     """
 
     urdf: str
@@ -70,7 +70,6 @@ class PlannerSpec:
     ik_options: SolveOptions = field(default_factory=SolveOptions)
     use_safety: bool = True
     avoid_obstacle: bool = False
-    obstacle_radius: float | None = None
     check_collisions: bool = True
     mesh_search_paths: tuple[str, ...] = ()
     scene: SceneData | None = None
@@ -87,8 +86,8 @@ def build_planner(spec: PlannerSpec, model: ArmModel | None = None) -> MotionPla
     if model is None:
         model = ArmModel.from_urdf(spec.urdf, spec.base_frame, spec.tip_frame)
     arm = build_arm(model, spec.config, spec.arm)
-    if spec.obstacle_radius is not None:
-        arm = arm.with_obstacle_radius(spec.obstacle_radius)
+    if spec.scene is not None:
+        arm = arm.with_safety(geometry_in(arm.safety, spec.scene))
     safety = SafetyAdapter(arm.safety, spec.avoid_obstacle) \
         if spec.use_safety and spec.config.get('safety') is not None else None
     collision = None

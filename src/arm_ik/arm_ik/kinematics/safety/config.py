@@ -90,6 +90,26 @@ class SafetyConfig:
             raise SafetyConfigError(reason)
         return replace(self, obstacle=replace(self.obstacle, radius=float(radius)))
 
+    def with_obstacle(self, center: object, radius: float, enabled: bool = True
+                      ) -> SafetyConfig:
+        """A copy with the ball moved to ``center`` (m, base frame), of ``radius`` (m), on or
+        off (the ball as a scene object: moved, resized or removed at run time).
+
+        Raises:
+            SafetyConfigError: a centre that is not three finite numbers, a radius that is
+                not a finite number > 0.
+        """
+        config = self.with_obstacle_radius(radius)
+        try:
+            values = tuple(center)      # a list, tuple or numpy array
+        except TypeError:
+            values = ()
+        if len(values) != 3:
+            raise SafetyConfigError(f'obstacle centre must be [x, y, z] in m, got {center!r}')
+        xyz = tuple(_number(v, f'obstacle centre[{i}]') for i, v in enumerate(values))
+        return replace(config, obstacle=replace(config.obstacle, center=xyz,
+                                                enabled=bool(enabled)))
+
 
 def _number(value: object, where: str, minimum: float | None = None,
             strict: bool = False) -> float:

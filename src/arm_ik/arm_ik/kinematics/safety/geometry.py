@@ -271,6 +271,15 @@ class SafetyGeometry:
         """
         return SafetyGeometry(self.model, self.config.with_obstacle_radius(radius))
 
+    def with_obstacle(self, center: object, radius: float, enabled: bool = True
+                      ) -> SafetyGeometry:
+        """A new geometry whose ball is at ``center`` (m) with ``radius`` (m), on or off.
+
+        Raises:
+            SafetyConfigError: bad centre or radius (``SafetyConfig.with_obstacle``).
+        """
+        return SafetyGeometry(self.model, self.config.with_obstacle(center, radius, enabled))
+
     # ------------------------------------------------------------------ checks
     def _joint_array(self, q: object) -> np.ndarray:
         array = np.asarray(q, dtype=float)

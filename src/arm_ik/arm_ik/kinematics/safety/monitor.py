@@ -8,9 +8,11 @@ one estimator of ``kinematics.staleness`` (mean of recent intervals).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 import math
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +30,28 @@ STALE_REPEAT = 1.0
 DEFAULT_PERIOD = 0.1
 # A measured pose this far (rad) past a joint limit is read as on the limit (sensor noise).
 MEASURED_LIMIT_SLACK = 1e-3
+
+
+@dataclass(frozen=True)
+class MonitorSettings:
+    """One immutable snapshot of everything a monitor's callbacks read; swapped whole on
+    updates (resolution in rad, rates in Hz, steps in m, times in s)."""
+
+    geometry: SafetyGeometry
+    stale_periods: float
+    min_stale_timeout: float
+    resolution: float
+    sample_rate: float
+    max_point_step: float
+    marker_rate: float
+    marker_lifetime: float
+
+    @classmethod
+    def of(cls, geometry: SafetyGeometry, values: Mapping[str, Any]) -> MonitorSettings:
+        """From the node's parameter values (grid_resolution_deg in degrees)."""
+        return cls(geometry, values['stale_periods'], values['min_stale_timeout'],
+                   math.radians(values['grid_resolution_deg']), values['contact_sample_rate'],
+                   values['max_point_step'], values['marker_rate'], values['marker_lifetime'])
 
 
 @dataclass(frozen=True)
@@ -190,3 +214,15 @@ def map_samples_reason(duration: float, rate: float) -> str:
     if duration * rate > MAX_PATH_SAMPLES:
         return f'the path needs {duration * rate:.3g} samples; the most is {MAX_PATH_SAMPLES}'
     return ''
+
+
+def watching(arm: str, geometry: SafetyGeometry, checker: CollisionChecker,
+             scene: Scene) -> str:
+    """The start-up line of a monitor: what it watches, with which rules and shapes."""
+    floor = f'at z = {geometry.floor_z:.3f} m' if geometry.floor_enabled else 'off'
+    ball = f'r = {geometry.config.obstacle.radius:.3f} m' if geometry.obstacle_enabled \
+        else 'off'
+    return (f'{arm}: watching {", ".join(geometry.link_names)}; floor {floor}; obstacle '
+            f'{ball}; collision shapes on {", ".join(checker.links)} '
+            f'({len(checker.checked_pairs)} link pairs checked); scene: {len(scene)} objects '
+            f'({", ".join(scene.ids) or "none"})')
