@@ -1,10 +1,11 @@
 """The collision checker's fast paths against an exhaustive check, on thousands of random poses.
 
-``check``, ``is_free`` and ``check_path`` skip most pairs by their bounds, build transforms only
-for the shapes they query and pose shapes with the model's plain-float kernel. The reference
-here does none of that: ``ArmModel.frames`` (4×4 NumPy products), one library transform per
-shape, and the library's distance on every checked pair. Both must give the same verdict, the
-same contacts and the same closest pairs (to the library's tolerance) on every pose.
+``check``, ``is_free``, ``check_path`` and ``all_free`` skip most pairs by their bounds, build
+transforms only for the shapes they query and pose shapes with the model's plain-float kernel.
+The reference here does none of that: ``ArmModel.frames`` (4×4 NumPy products), one library
+transform per shape, and the library's distance on every checked pair. Both must give the same
+verdict, the same contacts and the same closest pairs (to the library's tolerance) on every
+pose.
 """
 
 from __future__ import annotations
@@ -90,6 +91,12 @@ def compare(checker: CollisionChecker, count: int, seed: int) -> float:
             break
         assert not path.free and first + path.samples - 1 == expected
         first = expected + 1
+    # all_free (midpoints first) over windows of every length up to 40.
+    rng = np.random.default_rng(seed)
+    for length in range(1, 41):
+        for start in rng.integers(0, len(qs) - length, size=5).tolist():
+            window = slice(start, start + length)
+            assert checker.all_free(qs[window]) == (not any(blocked[window]))
     return float(np.mean(blocked))
 
 

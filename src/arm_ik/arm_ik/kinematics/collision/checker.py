@@ -16,8 +16,10 @@ Units: metres, radians; poses in the base frame.
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+import functools
 import math
 from pathlib import Path
 
@@ -114,6 +116,22 @@ _IDENTITY_ROW = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0,
 # A pair whose relative pose never changes (on one frame, or a base shape and an object) and
 # whose distance is not computed yet.
 _UNKNOWN = object()
+
+
+@functools.lru_cache(maxsize=256)
+def _midpoints_first(count: int) -> np.ndarray:
+    """0 .. count - 1 in bisection order: the middle, then the middles of both halves, ..."""
+    order, spans = [], collections.deque([(0, count - 1)])
+    while spans:
+        low, high = spans.popleft()
+        if low > high:
+            continue
+        middle = (low + high) // 2
+        order.append(middle)
+        spans.extend(((low, middle - 1), (middle + 1, high)))
+    result = np.array(order, dtype=np.intp)
+    result.flags.writeable = False
+    return result
 
 
 class _Pairs:
@@ -548,6 +566,22 @@ class CollisionChecker:
                 q = samples[at]
                 return PathCheck(False, at + 1, int(segments[at]), q.copy(), self.check(q))
         return PathCheck(True, len(samples))
+
+    def all_free(self, qs: np.ndarray) -> bool:
+        """True when every pose of ``qs`` (M, n) is free: ``is_free`` of each, as one verdict
+        (a planner's motion check). The poses are checked midpoints first (the middle of a
+        motion, then of each half, ...): a motion between two free poses is blocked, if at all,
+        mostly away from its ends, where a check from its start would look last (the order of
+        OMPL's own motion validator). The bounds of all poses are one vectorised step."""
+        qs = np.asarray(qs, dtype=float).reshape(-1, self.model.dof)
+        frames = self._joint_frames_batch(qs)
+        self._scene_group()
+        near = (self._bounds.of(frames) <= self.padding) & self._bounds.keep
+        order = _midpoints_first(len(qs))
+        for m in order[near.any(axis=1)[order]].tolist():
+            if self._pose_blocked(frames[m], np.flatnonzero(near[m]).tolist()):
+                return False
+        return True
 
     def _first_blocked(self, qs: np.ndarray) -> int | None:
         """Index of the first pose of ``qs`` (M, n) that ``is_free`` refuses, or None."""
