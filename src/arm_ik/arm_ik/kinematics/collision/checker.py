@@ -572,14 +572,12 @@ class CollisionChecker:
         (a planner's motion check). The poses are checked midpoints first (the middle of a
         motion, then of each half, ...): a motion between two free poses is blocked, if at all,
         mostly away from its ends, where a check from its start would look last (the order of
-        OMPL's own motion validator). The bounds of all poses are one vectorised step."""
+        OMPL's own motion validator). PATH_BLOCK poses of that order at a time share one
+        vectorised broad phase (a blocked motion poses no more than that in vain)."""
         qs = np.asarray(qs, dtype=float).reshape(-1, self.model.dof)
-        frames = self._joint_frames_batch(qs)
-        self._scene_group()
-        near = (self._bounds.of(frames) <= self.padding) & self._bounds.keep
         order = _midpoints_first(len(qs))
-        for m in order[near.any(axis=1)[order]].tolist():
-            if self._pose_blocked(frames[m], np.flatnonzero(near[m]).tolist()):
+        for first in range(0, len(qs), PATH_BLOCK):
+            if self._first_blocked(qs[order[first:first + PATH_BLOCK]]) is not None:
                 return False
         return True
 
