@@ -110,7 +110,7 @@ class PathCheck:
 
 
 # Poses of a path checked in one vectorised broad phase (a blocked path stops at the first
-# blocked block).
+# blocked block, so a block is the most a blocked path poses in vain).
 PATH_BLOCK = 32
 # The rotation-free pose of a frame as a row (position, rotation row-major).
 _IDENTITY_ROW = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0])
@@ -138,8 +138,8 @@ def _midpoints_first(count: int) -> np.ndarray:
 class _Pairs:
     """Index pairs (shape a, shape b) with their queries, checked as one group.
 
-    Each pair's lower bound is ``|rows · frames − offset|`` over the box ``half`` (three rows
-    per pair, see ``_bounds``) minus ``reach``: link pairs, the distance of the two bounding
+    Each pair's lower bound is ``|rows · frames − offset|`` beyond the box ``half`` (three rows
+    per pair, see ``_Bounds.of``) minus ``reach``: link pairs, the distance of the two bounding
     spheres' centres (half 0) minus the radius sum; scene pairs, the distance from the link
     sphere's centre to the object's box in the box's frame minus the link radius.
     """
@@ -280,7 +280,7 @@ class CollisionChecker:
         return sorted({tuple(sorted(names)) for names in self._self.names})
 
     # ------------------------------------------------------------------ setup
-    def _sphere_centre_rows(self) -> np.ndarray:
+    def _sphere_centre_rows(self) -> tuple[np.ndarray, np.ndarray]:
         """(G, 3, 12 n) and (G, 3): each shape's bounding-sphere centre in the base frame is
         ``rows[g] @ frames.ravel() + constant[g]`` (frames: the joint frames' rows, position
         then rotation row-major; a base shape's centre is the constant alone)."""
@@ -437,11 +437,6 @@ class CollisionChecker:
         """{link: 4×4 pose in the base frame} of every link with shapes at ``q`` (rad)."""
         frames = self._extended_frames(q)
         return {body.name: frames[body.frame] @ body.offset for body in self.bodies.bodies}
-
-    def _sphere_centres(self, frames: np.ndarray) -> np.ndarray:
-        """(G, 3) bounding-sphere centres from joint frames (n, 12)."""
-        rows, constant = self._centre_rows
-        return rows @ frames.ravel() + constant
 
     # ------------------------------------------------------------------ checks
     def check(self, q: np.ndarray) -> CollisionReport:
