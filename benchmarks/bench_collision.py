@@ -9,7 +9,9 @@ and two boxes, on N seeded random poses inside the joint limits:
    yes/no form a planner calls);
 2. the library's own pair queries for the same pairs plus FK, in the same run: ``model.frames``,
    one transform per shape, and coal's distance (resp. collision) functor on every checked pair;
-   ratio = ours / that;
+   ratio = ours / that; and the strictest form of that peer: the queries alone on every pair
+   (transforms built before the clock starts) plus the chain's fastest FK (the model's
+   plain-float kernel, which the checker uses): ``ratio_check_queries`` (``q ratio``);
 3. python-fcl on the same shapes, poses and pairs (distance and collision of every pair), the
    figure the library was chosen on.
 
@@ -143,6 +145,34 @@ class AllPairs:
             best = min(best, query.distance(poses[a], objects[b]))
         return best
 
+    def posed(self, q: np.ndarray) -> tuple[list, list]:
+        """The library transforms of every shape and object at ``q`` (for the queries-only
+        figures, built before the clock starts)."""
+        return ([backend.transform(p) for p in self.poses(q)],
+                [backend.transform(o.pose) for o in self.objects])
+
+    def distances_only(self, posed: tuple[list, list]) -> float:
+        poses, objects = posed
+        best = np.inf
+        for a, b, query in zip(self.self_pairs.a_list, self.self_pairs.b_list,
+                               self.self_pairs.queries):
+            best = min(best, query.distance(poses[a], poses[b]))
+        for a, b, query in zip(self.scene_pairs.a_list, self.scene_pairs.b_list,
+                               self.scene_pairs.queries):
+            best = min(best, query.distance(poses[a], objects[b]))
+        return best
+
+    def collides_only(self, posed: tuple[list, list]) -> bool:
+        poses, objects = posed
+        hit = False
+        for a, b, query in zip(self.self_pairs.a_list, self.self_pairs.b_list,
+                               self.self_pairs.queries):
+            hit |= query.collide(poses[a], poses[b])
+        for a, b, query in zip(self.scene_pairs.a_list, self.scene_pairs.b_list,
+                               self.scene_pairs.queries):
+            hit |= query.collide(poses[a], objects[b])
+        return hit
+
     def coal_collides(self, q: np.ndarray) -> bool:
         poses = [backend.transform(p) for p in self.poses(q)]
         objects = [backend.transform(o.pose) for o in self.objects]
@@ -208,7 +238,7 @@ class FclPairs(AllPairs):
         return hit
 
 
-def per_pose_us(function: Callable[[np.ndarray], object], qs: np.ndarray) -> float:
+def per_pose_us(function: Callable[[object], object], qs: Sequence) -> float:
     """Best of REPEATS process CPU times over all poses, µs per pose (CPU time: the machine
     is shared, and wall time then measures the neighbours)."""
     best = np.inf
@@ -259,6 +289,17 @@ def bench(label: str, geometry: str, count: int, with_fcl: bool) -> dict:
     }
     record['ratio_check'] = record['check_us'] / record['coal_all_pairs_distance_us']
     record['ratio_is_free'] = record['is_free_us'] / record['coal_all_pairs_collide_us']
+    # The strictest peer: the library's queries alone on every pair (transforms built before
+    # the clock starts) plus the fastest FK of the chain (the model's plain-float kernel, the
+    # one the checker uses, joint frames only), in the same run.
+    posed = [reference.posed(q) for q in qs]
+    record['coal_pairs_distance_only_us'] = per_pose_us(reference.distances_only, posed)
+    record['coal_pairs_collide_only_us'] = per_pose_us(reference.collides_only, posed)
+    record['fk_kernel_us'] = per_pose_us(lambda q: model.kernel.joint_poses(q.tolist()), qs)
+    record['ratio_check_queries'] = record['check_us'] / (
+        record['coal_pairs_distance_only_us'] + record['fk_kernel_us'])
+    record['ratio_is_free_queries'] = record['is_free_us'] / (
+        record['coal_pairs_collide_only_us'] + record['fk_kernel_us'])
     if with_fcl:
         peer = FclPairs(checker)
         fcl_truth = [peer.fcl_distance(q) for q in qs]
@@ -318,7 +359,8 @@ def bench_planning(label: str, count: int) -> dict:
 def format_table(records: Sequence[dict]) -> str:
     head = (f'{"arm":6} {"geometry":10} {"pairs":>5} {"check":>8} {"is_free":>8} '
             f'{"coal all":>9} {"ratio":>6} {"coal col":>9} {"ratio":>6} {"fcl all":>9} '
-            f'{"fcl col":>9} {"FK":>6} {"hit %":>6} {"disagree":>8}')
+            f'{"fcl col":>9} {"FK":>6} {"q only":>7} {"kFK":>5} {"q ratio":>7} '
+            f'{"hit %":>6} {"disagree":>8}')
     lines = [head, '-' * len(head)]
     for r in records:
         lines.append(
@@ -328,6 +370,8 @@ def format_table(records: Sequence[dict]) -> str:
             f'{r["coal_all_pairs_collide_us"]:9.1f} {r["ratio_is_free"]:6.2f} '
             f'{r.get("fcl_all_pairs_distance_us", float("nan")):9.1f} '
             f'{r.get("fcl_all_pairs_collide_us", float("nan")):9.1f} {r["fk_only_us"]:6.1f} '
+            f'{r["coal_pairs_distance_only_us"]:7.1f} {r["fk_kernel_us"]:5.1f} '
+            f'{r["ratio_check_queries"]:7.2f} '
             f'{100 * r["colliding_poses"] / r["poses"]:6.1f} '
             f'{r["disagreements_distance"] + r["disagreements_verdict"]:8d}')
     return '\n'.join(lines)
@@ -373,7 +417,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f'Collision check per pose, µs ({count} random poses, seed {SEED}, best of '
           f'{REPEATS}, CPU time); scene: a table and two boxes. check = ours (self + scene, FK, '
           'closest pairs); coal all / fcl all = FK + the library distance on every '
-          'checked pair; col = the yes/no forms; ratio = ours / coal all.')
+          'checked pair; col = the yes/no forms; ratio = ours / coal all; q only = the coal '
+          'distance queries alone on every pair, kFK = the kernel FK the checker uses, q ratio = '
+          'check / (q only + kFK).')
     print(format_table(records))
     plans = args.plans if args.plans is not None else \
         (QUICK_PLANS if args.quick else DEFAULT_PLANS)

@@ -330,6 +330,46 @@ def test_scene_mesh_as_triangles_and_as_hull(ur5: CollisionChecker) -> None:
         scene.remove('part')
 
 
+# A carriage (a 0.1 m cube) sliding along x on a 1 m rail, then a 0.3 m arm turning about z.
+RAIL_URDF = """<?xml version="1.0"?>
+<robot name="rail">
+  <link name="base"/>
+  <link name="carriage">
+    <collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision>
+  </link>
+  <link name="arm">
+    <collision><origin xyz="0.15 0 0.1"/><geometry><box size="0.3 0.04 0.04"/></geometry>
+    </collision>
+  </link>
+  <link name="tip"/>
+  <joint name="slide" type="prismatic"><parent link="base"/><child link="carriage"/>
+    <axis xyz="1 0 0"/><limit lower="0" upper="1" velocity="0.3" effort="1"/></joint>
+  <joint name="turn" type="revolute"><parent link="carriage"/><child link="arm"/>
+    <axis xyz="0 0 1"/><limit lower="-3" upper="3" velocity="1" effort="1"/></joint>
+  <joint name="jt" type="fixed"><parent link="arm"/><child link="tip"/>
+    <origin xyz="0.3 0 0.1"/></joint>
+</robot>
+"""
+
+
+def test_a_prismatic_joint_slides_its_links_into_the_scene() -> None:
+    """The carriage moves along the rail (it does not turn about it): a crate 0.55-0.65 m
+    along x is 5 cm from it at 0.45 m of travel and in contact at 0.6 m."""
+    model = ArmModel.from_urdf(RAIL_URDF, 'base', 'tip')
+    checker = CollisionChecker(model, RAIL_URDF, samples=50)
+    checker.scene.add({'id': 'crate', 'type': 'box', 'size': [0.1, 0.1, 0.1],
+                       'pose': {'xyz': [0.6, 0.0, 0.0]}})
+    report = checker.check([0.45, math.pi])       # the arm turned away from the crate
+    assert not report.collides
+    assert report.closest_scene.a == 'carriage'
+    assert report.closest_scene.distance == pytest.approx(0.05, abs=1e-6)
+    assert not checker.is_free([0.6, math.pi]) and checker.check([0.6, math.pi]).collides
+    assert not checker.check_path([[0.0, math.pi], [0.6, math.pi]], 0.01).free
+    # A slide moves every point by its travel; a turn after it sweeps the 0.3 m arm.
+    assert checker.max_link_motion([0.0, 0.0], [0.3, 0.0]) == pytest.approx(0.3)
+    assert checker.max_link_motion([0.0, 0.0], [0.0, 0.5]) >= 0.5 * 0.3
+
+
 # ---------------------------------------------------------------------- paths
 def test_max_link_motion_bounds_every_shape_point(panda: CollisionChecker) -> None:
     rng = np.random.default_rng(7)

@@ -50,6 +50,15 @@ def solvers(load_arm):
 
 
 # ------------------------------------------------------------------ kernel
+def assert_joint_poses_match_frames(kernel: ChainKernel, model, q: np.ndarray) -> None:
+    """joint_poses: each joint's frame of model.frames as (position, rotation row-major)."""
+    rows = np.reshape(kernel.joint_poses(q.tolist()), (model.dof, 12))
+    frames = model.frames(q)[:model.dof]
+    np.testing.assert_allclose(rows[:, :3], frames[:, :3, 3], rtol=0.0, atol=1e-12)
+    np.testing.assert_allclose(rows[:, 3:].reshape(-1, 3, 3), frames[:, :3, :3], rtol=0.0,
+                               atol=1e-12)
+
+
 @pytest.mark.parametrize('arm', ARMS)
 def test_kernel_matches_model_fk_and_jacobian(load_arm, arm):
     model = load_arm(arm)
@@ -62,6 +71,7 @@ def test_kernel_matches_model_fk_and_jacobian(load_arm, arm):
         np.testing.assert_allclose(np.array(frames)[:, :3], origins, atol=1e-12)
         np.testing.assert_allclose(np.array(frames)[:, 3:], axes, atol=1e-12)
         np.testing.assert_allclose(tip, model_tip, atol=1e-12)
+        assert_joint_poses_match_frames(kernel, model, q)
 
 
 @pytest.mark.parametrize('arm', ARMS)
@@ -129,6 +139,20 @@ def test_kernel_handles_rotated_offsets_and_general_axes():
     for q in model.random_configurations(50, np.random.default_rng(3)):
         np.testing.assert_allclose(kernel.fk(q), model.fk(q), atol=1e-12)
         np.testing.assert_allclose(kernel.jacobian(q), model.jacobian(q), atol=1e-12)
+        assert_joint_poses_match_frames(kernel, model, q)
+
+
+def test_kernel_joint_poses_of_a_chain_with_a_slide():
+    """The rail arm (a prismatic joint first): its slide moves the frames, turns nothing."""
+    from pathlib import Path
+
+    from arm_ik.kinematics.model import ArmModel
+    urdf = (Path(__file__).parent / 'urdf' / 'rail_arm.urdf').read_text(encoding='utf-8')
+    model = ArmModel.from_urdf(urdf, 'world', 'tool0')
+    assert model.prismatic.any()
+    kernel = ChainKernel(model)
+    for q in model.random_configurations(50, np.random.default_rng(5)):
+        assert_joint_poses_match_frames(kernel, model, q)
 
 
 @pytest.mark.parametrize('rows, dof', [(3, 6), (5, 6), (6, 6), (3, 3), (6, 3), (3, 5)])

@@ -86,7 +86,8 @@ def _literal(entry: Entry) -> str:
 
 
 def _kernel_source(model: ArmModel) -> str:
-    """Python source of ``pose``, ``pose_jacobian`` and ``joint_frames`` for ``model``."""
+    """Python source of ``pose``, ``pose_jacobian``, ``joint_frames`` and ``joint_poses`` for
+    ``model``."""
     code = _Code()
     n = model.dof
     rotation: list[list[Entry]] = [[1.0 if i == j else 0.0 for j in range(3)] for i in range(3)]
@@ -94,6 +95,8 @@ def _kernel_source(model: ArmModel) -> str:
 
     origins: list[list[Entry]] = []
     axes: list[list[Entry]] = []
+    # Each joint's frame after its motion, as model.frames: position then rotation row-major.
+    poses: list[Entry] = []
     for index, joint in enumerate(model.joints):
         translation = joint.offset[:3, 3]
         position = [code.value([(position[k], 1.0)]
@@ -113,6 +116,7 @@ def _kernel_source(model: ArmModel) -> str:
             position = [code.value([(position[k], 1.0), (world_axis[k], f'q{index}')])
                         for k in range(3)]
             origins.append(list(position))
+            poses.extend(position + [rotation[i][j] for i in range(3) for j in range(3)])
             continue
         origins.append(list(position))
         cos_name = code.assign(f'cos(q{index})')
@@ -141,6 +145,8 @@ def _kernel_source(model: ArmModel) -> str:
                       for j in range(3)] for i in range(3)]
             rotation = [[code.value([(rotation[r][m], local[m][j]) for m in range(3)])
                          for j in range(3)] for r in range(3)]
+        poses.extend(position + [rotation[i][j] for i in range(3) for j in range(3)])
+    frame_poses = ', '.join(_literal(e) for e in poses)
     tip = model.tip_offset
     position = [code.value([(position[k], 1.0)]
                            + [(rotation[k][j], float(tip[j, 3])) for j in range(3)])
@@ -181,7 +187,8 @@ def _kernel_source(model: ArmModel) -> str:
     source = (function('pose', [], f'({pose})')
               + function('pose_jacobian', jacobian_code.lines, f'({pose}), [{jacobian}]')
               + function('joint_frames', [], f'[{frames}], ({_literal(position[0])}, '
-                                             f'{_literal(position[1])}, {_literal(position[2])})'))
+                                             f'{_literal(position[1])}, {_literal(position[2])})')
+              + function('joint_poses', [], f'({frame_poses},)'))
     return '\n'.join(source)
 
 
@@ -197,6 +204,9 @@ class ChainKernel:
       Jacobian as a row-major list of 6·n floats (rows vx vy vz wx wy wz).
     * ``joint_frames(q)`` → ``(frames, tip)``: per joint ``(ox, oy, oz, ax, ay, az)``, its
       world origin and unit axis, and the tip position.
+    * ``joint_poses(q)`` → 12·n floats: per joint, its frame after its motion (entry i of
+      :meth:`ArmModel.frames`) as position then rotation row-major, ``(px, py, pz, r00,
+      r01, ..., r22)``, joint after joint (the collision checker poses its shapes by them).
 
     Attributes:
         source: the generated Python source (for inspection and debugging).
@@ -215,6 +225,8 @@ class ChainKernel:
         self.joint_frames: Callable[[Sequence[float]], tuple[list[tuple[float, ...]],
                                                              tuple[float, float, float]]] \
             = namespace['joint_frames']
+        self.joint_poses: Callable[[Sequence[float]], tuple[float, ...]] = \
+            namespace['joint_poses']
 
     def fk(self, q: Sequence[float]) -> np.ndarray:
         """Tip transform (4×4, metres) like :meth:`ArmModel.fk`, through the fast kernel."""

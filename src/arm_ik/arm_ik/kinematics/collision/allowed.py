@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from arm_ik.kinematics.collision import backend
-
 if TYPE_CHECKING:
     from arm_ik.kinematics.collision.checker import CollisionChecker
 
@@ -27,16 +25,19 @@ if TYPE_CHECKING:
 def link_contacts(checker: CollisionChecker, q: np.ndarray) -> set[frozenset[str]]:
     """Link pairs (of all pairs of different links) in contact at ``q``."""
     pairs = checker._all_pairs
-    poses = checker.shape_poses(q)
-    centres = checker._centres(poses)
-    bound = np.linalg.norm(centres[pairs.a] - centres[pairs.b], axis=1) - pairs.reach
+    frames = checker._joint_frames(q)
+    bound = checker._all_bounds.of(frames)
+    poser = checker._poser
+    transforms = poser.start(frames)
     found = set()
     for index in np.flatnonzero(bound <= 0.0).tolist():
         names = frozenset(pairs.names[index])
         if names in found:
             continue
-        if pairs.queries[index].collide(backend.transform(poses[pairs.a[index]]),
-                                        backend.transform(poses[pairs.b[index]])):
+        a, b = pairs.a_list[index], pairs.b_list[index]
+        pose_a = transforms[a] if transforms[a] is not None else poser.shape(a)
+        pose_b = transforms[b] if transforms[b] is not None else poser.shape(b)
+        if pairs.queries[index].collide(pose_a, pose_b):
             found.add(names)
     return found
 

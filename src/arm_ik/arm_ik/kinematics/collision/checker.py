@@ -1,20 +1,27 @@
 """One collision checker for an arm: self-collision and the scene, FK included.
 
-Every robot shape is posed by ``ArmModel.frames`` times a constant offset (``links``). A pair
-is first bounded from below by its shapes' bounding spheres (vectorised over all pairs); the
-library's narrow phase then runs only where that bound does not already settle the answer:
-for a yes/no check only pairs whose spheres overlap, for the closest pair a branch and bound in
-order of the bound (stop when the next bound exceeds the best distance found), which gives the
-exact closest pair and every pair in contact.
+Every robot shape is posed by its joint frame (``ArmModel.kernel.joint_poses``, the frames of
+``ArmModel.frames`` in plain floats) times a constant offset (``links``). A pair is first
+bounded from below by its shapes' bounding spheres (link pairs) or a link's sphere against an
+object's box (scene pairs): every bound of a pose comes from one product of a constant matrix
+with the pose's joint frames (the spheres' centres are linear in them) and a few vectorised
+steps. The library's narrow phase then runs only where that bound does not already settle the
+answer: for a yes/no check only pairs whose bounds are within the padding, for the closest pair
+a branch and bound in order of the bound (stop when the next bound exceeds the best distance
+found), which gives the exact closest pair and every pair in contact. The library transforms
+of a pose are built only for the shapes the narrow phase meets (``backend.ShapePoser``).
 
 Units: metres, radians; poses in the base frame.
 """
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Mapping, Sequence
 import copy
 from dataclasses import dataclass
+import functools
+import itertools
 import math
 from pathlib import Path
 
@@ -104,37 +111,96 @@ class PathCheck:
 
 
 # Poses of a path checked in one vectorised broad phase (a blocked path stops at the first
-# blocked block; 32 poses cost about as much FK as 3 one by one).
+# blocked block, so a block is the most a blocked path poses in vain).
 PATH_BLOCK = 32
-# Poses of a joint map judged per vectorised broad phase (bounded memory: M × pairs × 3).
+# Poses of a joint map judged per vectorised broad phase (bounded memory: M × pairs).
 MASK_BLOCK = 512
+# The rotation-free pose of a frame as a row (position, rotation row-major).
+_IDENTITY_ROW = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0])
+# A pair whose relative pose never changes (on one frame, or a base shape and an object) and
+# whose distance is not computed yet.
+_UNKNOWN = object()
+
+
+@functools.lru_cache(maxsize=256)
+def _midpoints_first(count: int) -> np.ndarray:
+    """0 .. count - 1 in bisection order: the middle, then the middles of both halves, ..."""
+    order, spans = [], collections.deque([(0, count - 1)])
+    while spans:
+        low, high = spans.popleft()
+        if low > high:
+            continue
+        middle = (low + high) // 2
+        order.append(middle)
+        spans.extend(((low, middle - 1), (middle + 1, high)))
+    result = np.array(order, dtype=np.intp)
+    result.flags.writeable = False
+    return result
 
 
 class _Pairs:
-    """Index pairs (shape a, shape b) with their queries, checked as one group."""
+    """Index pairs (shape a, shape b) with their queries, checked as one group.
 
-    def __init__(self, a: np.ndarray, b: np.ndarray, queries: list[backend.PairQuery],
-                 names: list[tuple[str, str]]) -> None:
+    Each pair's lower bound is ``|rows · frames − offset|`` beyond the box ``half`` (three rows
+    per pair, see ``_Bounds.of``) minus ``reach``: link pairs, the distance of the two bounding
+    spheres' centres (half 0) minus the radius sum; scene pairs, the distance from the link
+    sphere's centre to the object's box in the box's frame minus the link radius.
+    """
+
+    def __init__(self, a: Sequence[int], b: Sequence[int], queries: list[backend.PairQuery],
+                 names: list[tuple[str, str]], columns: int) -> None:
         self.a = np.asarray(a, dtype=np.intp)
         self.b = np.asarray(b, dtype=np.intp)
         self.a_list, self.b_list = self.a.tolist(), self.b.tolist()   # fast scalar indexing
         self.queries = queries
         self.names = names
-        self.reach = None   # radius sums (self) or link radii (scene), from the checker
-        self.rotation = self.box_centre = self.half = None   # scene: the objects' boxes
-        # Scene: pairs of a shape no joint moves (on the base) and an object, found clear
-        # once per scene; the yes/no checks skip them (their answer cannot change).
-        self.static_clear = np.zeros(len(queries), dtype=bool)
+        self.rows = np.zeros((3 * len(queries), columns))
+        self.offset = np.zeros(3 * len(queries))
+        self.half = np.zeros(3 * len(queries))
+        self.reach = np.zeros(len(queries))
+        # Pairs whose relative pose never changes: their exact distance (None for a pair that
+        # moves, _UNKNOWN until first needed), and which of them are clear: the yes/no checks
+        # skip those (their answer cannot change).
+        self.fixed: list = [None] * len(queries)
+        self.fixed_clear = np.zeros(len(queries), dtype=bool)
 
     def __len__(self) -> int:
         return len(self.queries)
 
 
+class _Bounds:
+    """The link and scene pairs' bound terms stacked: one product per pose (or block of poses)
+    gives every bound, link pairs first."""
+
+    def __init__(self, groups: Sequence[_Pairs]) -> None:
+        self.matrix = np.ascontiguousarray(np.concatenate([g.rows for g in groups]).T)
+        self.offset = np.concatenate([g.offset for g in groups])
+        self.half = np.concatenate([g.half for g in groups])
+        self.reach = np.concatenate([g.reach for g in groups])
+        self.keep = ~np.concatenate([g.fixed_clear for g in groups])
+        self.count = len(self.reach)
+
+    def of(self, frames: np.ndarray) -> np.ndarray:
+        """Lower bounds (..., pairs) of the pairs' distances, m, from joint frames
+        (..., joints, 12)."""
+        values = frames.reshape(*frames.shape[:-2], -1) @ self.matrix
+        values -= self.offset
+        np.abs(values, out=values)
+        values -= self.half
+        np.maximum(values, 0.0, out=values)
+        values *= values
+        squares = np.add.reduce(values.reshape(*values.shape[:-1], self.count, 3), axis=-1)
+        np.sqrt(squares, out=squares)
+        squares -= self.reach
+        return squares
+
+
 class CollisionChecker:
     """Self-collision and scene contact of ``model``'s links, from the URDF's collision shapes.
 
-    One checker serves one thread: the library's request and result objects are reused per
-    pair, so concurrent calls would overwrite each other (build one per thread or process).
+    One checker serves one thread: the library's request and result objects and the pose's
+    transforms are reused, so concurrent calls would overwrite each other (build one per
+    thread or process).
 
     Args:
         model: the chain.
@@ -162,7 +228,6 @@ class CollisionChecker:
                  samples: int = 1000, skip_never: bool = True, seed: int = 0) -> None:
         from arm_ik.kinematics.collision.allowed import compute_allowed_pairs
         self.model = model
-        self._init_kinematics()
         self.config = CollisionConfig.from_mapping(config)
         self.padding = self.config.padding
         paths = [*map(Path, search_paths), *map(Path, self.config.search_paths),
@@ -180,9 +245,12 @@ class CollisionChecker:
                                 ).reshape(-1, 4, 4)
         self._centre = np.array([shape.centre for shape in self._shapes]).reshape(-1, 3)
         self._radius = np.array([shape.radius for shape in self._shapes])
+        self._centre_rows = self._sphere_centre_rows()
+        self._poser = backend.ShapePoser(self._frame, self._offset, model.dof)
         self.home = model.clamp(np.zeros(model.dof)) if home is None else \
             np.asarray(home, dtype=float)
         self._all_pairs = self._self_pairs(set())
+        self._all_bounds = _Bounds([self._all_pairs])
         if self.config.allowed_pairs is not None:
             self.allowed = [list(entry) for entry in self.config.allowed_pairs]
             links = {body.name for body in self.bodies.bodies}
@@ -197,17 +265,11 @@ class CollisionChecker:
                                                  seed=seed)
         self._self = self._self_pairs({frozenset(entry[:2]) for entry in self.allowed})
         self._scene_key = None
-        self._scene_pairs = _Pairs([], [], [], [])
+        self._scene_pairs = _Pairs([], [], [], [], 12 * model.dof)
+        self._bounds = _Bounds([self._self, self._scene_pairs])
+        self._object_transforms: list = []
         self._query_cache: dict[tuple[int, object], backend.PairQuery] = {}
         self._motion_radius = self._joint_reach()
-
-    def _init_kinematics(self) -> None:
-        axes = [joint.axis for joint in self.model.joints]
-        skew = np.zeros((self.model.dof, 4, 4))
-        for index, (x, y, z) in enumerate(axes):
-            skew[index, :3, :3] = [[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]]
-        self._skew, self._skew_sq = skew, skew @ skew
-        self._joint_offsets = np.array([joint.offset for joint in self.model.joints])
 
     # ------------------------------------------------------------------ views
     @property
@@ -221,6 +283,25 @@ class CollisionChecker:
         return sorted({tuple(sorted(names)) for names in self._self.names})
 
     # ------------------------------------------------------------------ setup
+    def _sphere_centre_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """(G, 3, 12 n) and (G, 3): each shape's bounding-sphere centre in the base frame is
+        ``rows[g] @ frames.ravel() + constant[g]`` (frames: the joint frames' rows, position
+        then rotation row-major; a base shape's centre is the constant alone)."""
+        dof = self.model.dof
+        rows = np.zeros((len(self._shapes), 3, 12 * dof))
+        constant = np.zeros((len(self._shapes), 3))
+        local = (self._offset[:, :3, :3] @ self._centre[:, :, None])[:, :, 0] + \
+            self._offset[:, :3, 3]     # the centre in its frame
+        for shape, (frame, point) in enumerate(zip(self._frame.tolist(), local)):
+            if frame == 0:
+                constant[shape] = point
+                continue
+            first = 12 * (frame - 1)
+            for k in range(3):
+                rows[shape, k, first + k] = 1.0
+                rows[shape, k, first + 3 + 3 * k:first + 6 + 3 * k] = point
+        return rows, constant
+
     def _self_pairs(self, allowed: set[frozenset[str]]) -> _Pairs:
         a, b, queries, names = [], [], [], []
         for i in range(len(self._shapes)):
@@ -233,8 +314,18 @@ class CollisionChecker:
                 queries.append(backend.PairQuery(self._shapes[i].geometry,
                                                  self._shapes[j].geometry))
                 names.append((link_a, link_b))
-        pairs = _Pairs(a, b, queries, names)
+        pairs = _Pairs(a, b, queries, names, 12 * self.model.dof)
+        rows, constant = self._centre_rows
+        pairs.rows = (rows[pairs.a] - rows[pairs.b]).reshape(-1, 12 * self.model.dof)
+        pairs.offset = (constant[pairs.b] - constant[pairs.a]).ravel()
         pairs.reach = self._radius[pairs.a] + self._radius[pairs.b]
+        # Two shapes on one frame keep their distance: found once, in that frame.
+        for index, (i, j) in enumerate(zip(a, b)):
+            if self._frame[i] == self._frame[j]:
+                distance = queries[index].distance(backend.transform(self._offset[i]),
+                                                   backend.transform(self._offset[j]))
+                pairs.fixed[index] = distance
+                pairs.fixed_clear[index] = distance > self.padding
         return pairs
 
     def _scene_group(self) -> tuple[_Pairs, list]:
@@ -262,33 +353,40 @@ class CollisionChecker:
                     names.append((self._shape_link[shape], item.id))
             live = {item.shape for item in objects}
             self._query_cache = {k: v for k, v in self._query_cache.items() if k[1] in live}
-            pairs = _Pairs(a, b, queries, names)
+            pairs = _Pairs(a, b, queries, names, 12 * self.model.dof)
+            self._object_transforms = [backend.transform(item.pose) for item in objects]
             if objects:
                 # Objects are static: a shape's bounding sphere against the object's box
                 # (in the object's frame) bounds the pair far tighter than two spheres when
                 # the object is flat or long (a table's sphere would cover the whole arm).
-                pairs.reach = self._radius[pairs.a]
-                rotation = np.array([item.pose[:3, :3].T for item in objects])
+                # The sphere's centre in the box frame is R^T (c - box centre), linear in c.
+                rotation = np.array([item.pose[:3, :3].T for item in objects])[pairs.b]
                 box_centre = np.array([item.pose[:3, :3] @ item.shape.centre +
-                                       item.pose[:3, 3] for item in objects])
-                pairs.rotation = rotation[pairs.b]
-                pairs.box_centre = box_centre[pairs.b]
-                pairs.half = np.array([objects[i].shape.half_extents for i in pairs.b])
-                self._object_transforms = [backend.transform(item.pose) for item in objects]
-                still = self._frame[pairs.a] == 0
-                base = np.eye(4)
-                for index in np.flatnonzero(still).tolist():
-                    pose = base @ self._offset[pairs.a[index]]
-                    pairs.static_clear[index] = not self._touch_posed(
-                        queries[index], backend.transform(pose),
-                        self._object_transforms[pairs.b[index]])
+                                       item.pose[:3, 3] for item in objects])[pairs.b]
+                rows, constant = self._centre_rows
+                pairs.rows = (rotation @ rows[pairs.a]).reshape(-1, 12 * self.model.dof)
+                pairs.offset = np.einsum('pij,pj->pi', rotation,
+                                         box_centre - constant[pairs.a]).ravel()
+                pairs.half = np.array([objects[i].shape.half_extents
+                                       for i in pairs.b]).ravel()
+                pairs.reach = self._radius[pairs.a]
+                # A shape no joint moves (on the base) keeps its distance to an object: found
+                # clear once per scene (the yes/no checks skip it), its distance computed
+                # when a closest-pair check first needs it.
+                for index in np.flatnonzero(self._frame[pairs.a] == 0).tolist():
+                    pairs.fixed[index] = _UNKNOWN
+                    pairs.fixed_clear[index] = not self._touch_posed(
+                        queries[index], self._poser.base_shape(pairs.a_list[index]),
+                        self._object_transforms[pairs.b_list[index]])
             self._scene_pairs = pairs
+            self._bounds = _Bounds([self._self, pairs])
             self._scene_key = key
         return self._scene_pairs, objects
 
     def _joint_reach(self) -> np.ndarray:
-        """Per joint, an upper bound of the distance from its origin to any point of the
-        shapes it moves, m (constant joint-to-joint distances plus the shape's extent)."""
+        """Per joint, an upper bound of how far any point of the shapes it moves travels per
+        unit of its motion, m/rad (revolute: the constant joint-to-joint distances plus the
+        shape's extent) or m/m (prismatic: 1, every point slides with it)."""
         steps = np.array([np.linalg.norm(joint.offset[:3, 3]) for joint in self.model.joints])
         extent = np.linalg.norm(self._offset[:, :3, :3] @ self._centre[:, :, None]
                                 + self._offset[:, :3, 3:], axis=(1, 2)) + self._radius
@@ -297,20 +395,41 @@ class CollisionChecker:
             for frame, size in zip(self._frame, extent):
                 # Shapes on extended frame e are moved by joints 0 .. e - 1.
                 if frame > joint:
-                    reach[joint] = max(reach[joint], steps[joint + 1:frame].sum() + size)
+                    if self.model.joints[joint].prismatic:
+                        reach[joint] = 1.0
+                        break
+                    # Prismatic joints between lengthen the lever by their travel.
+                    travel = sum(max(abs(self.model.lower[k]), abs(self.model.upper[k]))
+                                 for k in range(joint + 1, frame)
+                                 if self.model.joints[k].prismatic)
+                    reach[joint] = max(reach[joint],
+                                       steps[joint + 1:frame].sum() + travel + size)
         return reach
 
     # ------------------------------------------------------------------ posing
+    def _joint_frames(self, q: np.ndarray) -> np.ndarray:
+        """(n, 12): every joint frame of ``model.frames`` at ``q`` as a row (position, then
+        rotation row-major), from the model's plain-float kernel."""
+        dof = self.model.dof
+        values = np.asarray(q, dtype=float).reshape(dof).tolist()
+        return np.array(self.model.kernel.joint_poses(values)).reshape(dof, 12)
+
+    def _joint_frames_batch(self, qs: np.ndarray) -> np.ndarray:
+        """(M, n, 12): ``_joint_frames`` of each of ``qs`` (M, n), the same floats."""
+        poses = self.model.kernel.joint_poses
+        dof = self.model.dof
+        qs = np.asarray(qs, dtype=float).reshape(-1, dof)
+        # One flat iterator: building from a list of tuples takes half as long again.
+        values = itertools.chain.from_iterable(map(poses, qs.tolist()))
+        return np.fromiter(values, float, 12 * dof * len(qs)).reshape(len(qs), dof, 12)
+
     def _extended_frames(self, q: np.ndarray) -> np.ndarray:
-        """(n + 1, 4, 4): the base (identity) and every joint frame of ``model.frames``, with
-        all joint rotations built in one vectorised step (half the cost of frames())."""
-        q = np.asarray(q, dtype=float).reshape(self.model.dof)
-        local = self._joint_offsets @ (np.eye(4) + np.sin(q)[:, None, None] * self._skew
-                                       + (1.0 - np.cos(q))[:, None, None] * self._skew_sq)
-        frames = np.empty((self.model.dof + 1, 4, 4))
-        current = frames[0] = np.eye(4)
-        for index in range(self.model.dof):
-            current = frames[index + 1] = current @ local[index]
+        """(n + 1, 4, 4): the base (identity) and every joint frame of ``model.frames``."""
+        rows = np.concatenate([_IDENTITY_ROW[None], self._joint_frames(q)])
+        frames = np.zeros((len(rows), 4, 4))
+        frames[:, :3, 3] = rows[:, :3]
+        frames[:, :3, :3] = rows[:, 3:].reshape(-1, 3, 3)
+        frames[:, 3, 3] = 1.0
         return frames
 
     def shape_poses(self, q: np.ndarray) -> np.ndarray:
@@ -322,9 +441,6 @@ class CollisionChecker:
         frames = self._extended_frames(q)
         return {body.name: frames[body.frame] @ body.offset for body in self.bodies.bodies}
 
-    def _centres(self, poses: np.ndarray) -> np.ndarray:
-        return (poses[:, :3, :3] @ self._centre[:, :, None])[:, :, 0] + poses[:, :3, 3]
-
     # ------------------------------------------------------------------ checks
     def check(self, q: np.ndarray) -> CollisionReport:
         """Self-collision and scene contact of one pose, with the closest pairs.
@@ -332,56 +448,65 @@ class CollisionChecker:
         Args:
             q: joint positions (n,), rad.
         """
-        poses = self.shape_poses(q)
-        centres = self._centres(poses)
-        transforms: list = [None] * len(poses)
-
-        def robot(index: int):
-            if transforms[index] is None:
-                transforms[index] = backend.transform(poses[index])
-            return transforms[index]
-
-        pairs = self._self
-        bound = np.linalg.norm(centres[pairs.a] - centres[pairs.b], axis=1) - pairs.reach \
-            if len(pairs) else np.zeros(0)
-        self_contacts, closest_self = self._branch(pairs, bound, robot, robot, 'self')
-        scene, objects = self._scene_group()
+        frames = self._joint_frames(q)
+        scene, _ = self._scene_group()
+        bounds = self._bounds.of(frames)
+        transforms = self._poser.start(frames)
+        split = len(self._self)
+        self_contacts, closest_self = self._branch(self._self, bounds[:split], transforms,
+                                                   None, 'self')
         scene_contacts, closest_scene = [], None
         if len(scene):
-            bound = self._scene_bound(scene, centres)
             scene_contacts, closest_scene = self._branch(
-                scene, bound, robot, self._object_transforms.__getitem__, 'scene')
+                scene, bounds[split:], transforms, self._object_transforms, 'scene')
         return CollisionReport(bool(self_contacts or scene_contacts), bool(self_contacts),
                                bool(scene_contacts), tuple(self_contacts + scene_contacts),
                                closest_self, closest_scene)
 
-    @staticmethod
-    def _scene_bound(pairs: _Pairs, centres: np.ndarray) -> np.ndarray:
-        """Lower bounds of the link-object distances, m: from each link shape's bounding
-        sphere to the object's box."""
-        local = np.einsum('pij,pj->pi', pairs.rotation, centres[pairs.a] - pairs.box_centre)
-        outside = np.maximum(np.abs(local) - pairs.half, 0.0)
-        return np.sqrt(np.einsum('pi,pi->p', outside, outside)) - pairs.reach
-
-    def _branch(self, pairs: _Pairs, bound: np.ndarray, pose_a, pose_b,
-                kind: str) -> tuple[list[Contact], Contact | None]:
-        """Exact closest pair and every contact of a group by branch and bound."""
+    def _branch(self, pairs: _Pairs, bound: np.ndarray, transforms: list,
+                objects: list | None, kind: str) -> tuple[list[Contact], Contact | None]:
+        """Exact closest pair and every contact of a group by branch and bound; ``objects``:
+        the scene objects' transforms (None: pair members are both robot shapes)."""
+        if not len(pairs):
+            return [], None
+        padding = self.padding
+        poser = self._poser
+        lower_bounds = bound.tolist()
+        queries, a_list, b_list, fixed = pairs.queries, pairs.a_list, pairs.b_list, pairs.fixed
         best = math.inf
         best_index = -1
         contacts: dict[tuple[str, str], float] = {}
-        for index in np.argsort(bound).tolist():
-            if bound[index] > max(best, self.padding):
+        for index in bound.argsort().tolist():
+            lower = lower_bounds[index]
+            if lower > best and lower > padding:
                 break
-            distance = pairs.queries[index].distance(pose_a(pairs.a[index]),
-                                                     pose_b(pairs.b[index]))
+            distance = fixed[index]
+            if distance is None or distance is _UNKNOWN:
+                a = a_list[index]
+                pose_a = transforms[a]
+                if pose_a is None:
+                    pose_a = poser.shape(a)
+                b = b_list[index]
+                if objects is None:
+                    pose_b = transforms[b]
+                    if pose_b is None:
+                        pose_b = poser.shape(b)
+                else:
+                    pose_b = objects[b]
+                if distance is None:
+                    distance = queries[index].distance(pose_a, pose_b)
+                else:
+                    distance = fixed[index] = queries[index].distance(pose_a, pose_b)
             if distance < best:
                 best, best_index = distance, index
-            if distance <= self.padding:
+            if distance <= padding:
                 names = pairs.names[index]
                 contacts[names] = min(distance, contacts.get(names, math.inf))
         closest = None
         if best_index >= 0:
             closest = Contact(kind, *pairs.names[best_index], best)
+        if not contacts:
+            return [], closest
         found = [Contact(kind, a, b, d) for (a, b), d in sorted(contacts.items(),
                                                                 key=lambda e: e[1])]
         return found, closest
@@ -389,29 +514,17 @@ class CollisionChecker:
     def is_free(self, q: np.ndarray) -> bool:
         """True when no non-allowed link pair and no link-object pair is in contact at ``q``
         (the fast yes/no form of ``check``: stops at the first contact)."""
-        poses = self.shape_poses(q)
-        centres = self._centres(poses)
-        pairs = self._self
-        # Each shape's transform is built once per pose, the objects' once per scene; the
-        # scene's bounds only when the arm is clear of itself.
-        transforms: list = [None] * len(poses)
-        scene, _ = self._scene_group()
-        if len(pairs):
-            bound = np.linalg.norm(centres[pairs.a] - centres[pairs.b], axis=1) - pairs.reach
-            self_index = np.flatnonzero(bound <= self.padding).tolist()
-            if self_index and self._pose_blocked(poses, self_index, (), scene, transforms):
-                return False
-        if len(scene):
-            scene_index = np.flatnonzero((self._scene_bound(scene, centres) <= self.padding)
-                                         & ~scene.static_clear).tolist()
-            if scene_index and self._pose_blocked(poses, (), scene_index, scene, transforms):
-                return False
-        return True
+        frames = self._joint_frames(q)
+        self._scene_group()
+        bounds = self._bounds.of(frames)
+        # ndarray.nonzero: np.flatnonzero's wrapper costs as much again on one pose.
+        near = ((bounds <= self.padding) & self._bounds.keep).nonzero()[0]
+        return not len(near) or not self._pose_blocked(frames, near.tolist())
 
     def max_link_motion(self, q_a: np.ndarray, q_b: np.ndarray) -> float:
         """Upper bound of how far any point of any link shape moves on the straight joint
         path from ``q_a`` to ``q_b``, m: Σ |Δq_i| · (distance bound from joint i to the
-        farthest shape point it moves)."""
+        farthest shape point it moves; 1 for a prismatic joint)."""
         delta = np.abs(np.asarray(q_b, dtype=float) - np.asarray(q_a, dtype=float))
         return float(delta @ self._motion_radius)
 
@@ -446,9 +559,9 @@ class CollisionChecker:
             samples, segments = qs, np.maximum(np.arange(len(qs)) - 1, 0)
         else:
             samples, segments = self.densify(qs, max_step)
-        # In blocks: FK and the bounds of a block are one vectorised step, the narrow phase
-        # runs pose by pose where a bound is not clear, and a blocked path stops at its first
-        # blocked block (the same verdicts as is_free pose by pose).
+        # In blocks: the bounds of a block are one vectorised step, the narrow phase runs
+        # pose by pose where a bound is not clear, and a blocked path stops at its first
+        # blocked block (the same verdicts as is_free pose by pose: the same frames).
         for first in range(0, len(samples), PATH_BLOCK):
             index = self._first_blocked(samples[first:first + PATH_BLOCK])
             if index is not None:
@@ -457,21 +570,27 @@ class CollisionChecker:
                 return PathCheck(False, at + 1, int(segments[at]), q.copy(), self.check(q))
         return PathCheck(True, len(samples))
 
+    def all_free(self, qs: np.ndarray) -> bool:
+        """True when every pose of ``qs`` (M, n) is free: ``is_free`` of each, as one verdict
+        (a planner's motion check). The poses are checked midpoints first (the middle of a
+        motion, then of each half, ...): a motion between two free poses is blocked, if at all,
+        mostly away from its ends, where a check from its start would look last (the order of
+        OMPL's own motion validator). PATH_BLOCK poses of that order at a time share one
+        vectorised broad phase (a blocked motion poses no more than that in vain)."""
+        qs = np.asarray(qs, dtype=float).reshape(-1, self.model.dof)
+        order = _midpoints_first(len(qs))
+        for first in range(0, len(qs), PATH_BLOCK):
+            if self._first_blocked(qs[order[first:first + PATH_BLOCK]]) is not None:
+                return False
+        return True
+
     def _first_blocked(self, qs: np.ndarray) -> int | None:
         """Index of the first pose of ``qs`` (M, n) that ``is_free`` refuses, or None."""
-        poses = self._batch_shape_poses(qs)
-        scene, _ = self._scene_group()
-        self_near, scene_near = self._near(poses, scene)
-        # Only poses with some bound not clear need the narrow phase.
-        near = np.zeros(len(qs), dtype=bool)
-        for mask in (self_near, scene_near):
-            if mask is not None:
-                near |= mask.any(axis=1)
-        for m in np.flatnonzero(near).tolist():
-            self_index = np.flatnonzero(self_near[m]).tolist() if self_near is not None else ()
-            scene_index = np.flatnonzero(scene_near[m]).tolist() if scene_near is not None \
-                else ()
-            if self._pose_blocked(poses[m], self_index, scene_index, scene):
+        frames = self._joint_frames_batch(qs)
+        self._scene_group()
+        near = (self._bounds.of(frames) <= self.padding) & self._bounds.keep
+        for m in near.any(axis=1).nonzero()[0].tolist():
+            if self._pose_blocked(frames[m], near[m].nonzero()[0].tolist()):
                 return m
         return None
 
@@ -490,73 +609,58 @@ class CollisionChecker:
         qs = np.asarray(qs, dtype=float).reshape(-1, self.model.dof)
         self_blocked = np.zeros(len(qs), dtype=bool)
         scene_blocked = np.zeros(len(qs), dtype=bool)
-        scene, _ = self._scene_group()
+        self._scene_group()
+        split = len(self._self)
         for first in range(0, len(qs), MASK_BLOCK):
-            block = qs[first:first + MASK_BLOCK]
-            poses = self._batch_shape_poses(block)
-            self_near, scene_near = self._near(poses, scene)
-            if self_near is not None:
-                for m in np.flatnonzero(self_near.any(axis=1)).tolist():
-                    self_blocked[first + m] = self._pose_blocked(
-                        poses[m], np.flatnonzero(self_near[m]).tolist(), (), scene)
-            if scene_near is not None:
-                for m in np.flatnonzero(scene_near.any(axis=1)).tolist():
-                    scene_blocked[first + m] = self._pose_blocked(
-                        poses[m], (), np.flatnonzero(scene_near[m]).tolist(), scene)
+            frames = self._joint_frames_batch(qs[first:first + MASK_BLOCK])
+            near = (self._bounds.of(frames) <= self.padding) & self._bounds.keep
+            for blocked, part, shift in ((self_blocked, near[:, :split], 0),
+                                         (scene_blocked, near[:, split:], split)):
+                for m in part.any(axis=1).nonzero()[0].tolist():
+                    indices = (part[m].nonzero()[0] + shift).tolist()
+                    blocked[first + m] = self._pose_blocked(frames[m], indices)
         return self_blocked, scene_blocked
-
-    def _near(self, poses: np.ndarray, scene: _Pairs) -> tuple[np.ndarray | None,
-                                                               np.ndarray | None]:
-        """(M, pairs) masks of the self and scene pairs whose bounds do not clear them at the
-        (M, G, 4, 4) shape poses (None: no such pairs)."""
-        centres = np.einsum('mgij,gj->mgi', poses[..., :3, :3], self._centre) + \
-            poses[..., :3, 3]
-        pairs = self._self
-        self_near = scene_near = None
-        if len(pairs):
-            bound = np.linalg.norm(centres[:, pairs.a] - centres[:, pairs.b], axis=2) - \
-                pairs.reach
-            self_near = bound <= self.padding
-        if len(scene):
-            local = np.einsum('pij,mpj->mpi', scene.rotation,
-                              centres[:, scene.a] - scene.box_centre)
-            outside = np.maximum(np.abs(local) - scene.half, 0.0)
-            bound = np.sqrt(np.einsum('mpi,mpi->mp', outside, outside)) - scene.reach
-            scene_near = (bound <= self.padding) & ~scene.static_clear
-        return self_near, scene_near
 
     def twin(self) -> CollisionChecker:
         """A checker of the same arm for another thread: the shapes, allowed pairs and scene
-        are shared (read only), the library's per-pair query objects are its own. Costs
-        no mesh loading and no allowed-pairs sampling."""
+        are shared (read only); the library's per-pair query objects and the pose's
+        transforms are its own. Costs no mesh loading and no allowed-pairs sampling."""
         other = copy.copy(self)
+        other._poser = backend.ShapePoser(self._frame, self._offset, self.model.dof)
         other._self = self._self_pairs({frozenset(entry[:2]) for entry in self.allowed})
         other._scene_key = None
-        other._scene_pairs = _Pairs([], [], [], [])
+        other._scene_pairs = _Pairs([], [], [], [], 12 * self.model.dof)
+        other._bounds = _Bounds([other._self, other._scene_pairs])
+        other._object_transforms = []
         other._query_cache = {}
         return other
 
-    def _pose_blocked(self, poses: np.ndarray, self_index, scene_index, scene: _Pairs,
-                      transforms: list | None = None) -> bool:
-        """The narrow phase of one pose on the pairs (lists of indices) its bounds left
-        open; ``transforms``: the shapes' library transforms built so far (filled in)."""
-        if transforms is None:
-            transforms = [None] * len(poses)
-        pairs = self._self
-        for index in self_index:
-            a, b = pairs.a_list[index], pairs.b_list[index]
-            if transforms[a] is None:
-                transforms[a] = backend.transform(poses[a])
-            if transforms[b] is None:
-                transforms[b] = backend.transform(poses[b])
-            if self._touch_posed(pairs.queries[index], transforms[a], transforms[b]):
-                return True
-        for index in scene_index:
-            a = scene.a_list[index]
-            if transforms[a] is None:
-                transforms[a] = backend.transform(poses[a])
-            if self._touch_posed(scene.queries[index], transforms[a],
-                                 self._object_transforms[scene.b_list[index]]):
+    def _pose_blocked(self, frames: np.ndarray, indices: list[int]) -> bool:
+        """The narrow phase of one pose (joint frames (n, 12)) on the pairs its bounds left
+        open: ``indices`` into the link pairs followed by the scene pairs, ascending."""
+        transforms = self._poser.start(frames)
+        poser = self._poser
+        pairs, scene = self._self, self._scene_pairs
+        split = len(pairs)
+        for index in indices:
+            if index < split:
+                a, b = pairs.a_list[index], pairs.b_list[index]
+                pose_a = transforms[a]
+                if pose_a is None:
+                    pose_a = poser.shape(a)
+                pose_b = transforms[b]
+                if pose_b is None:
+                    pose_b = poser.shape(b)
+                query = pairs.queries[index]
+            else:
+                index -= split
+                a = scene.a_list[index]
+                pose_a = transforms[a]
+                if pose_a is None:
+                    pose_a = poser.shape(a)
+                pose_b = self._object_transforms[scene.b_list[index]]
+                query = scene.queries[index]
+            if self._touch_posed(query, pose_a, pose_b):
                 return True
         return False
 
@@ -564,18 +668,6 @@ class CollisionChecker:
         if self.padding > 0.0:
             return query.distance(a, b) <= self.padding
         return query.collide(a, b)
-
-    def _batch_shape_poses(self, qs: np.ndarray) -> np.ndarray:
-        """(M, G, 4, 4) world poses of every robot shape at each of ``qs`` (M, n)."""
-        qs = np.asarray(qs, dtype=float).reshape(-1, self.model.dof)
-        sin, cos = np.sin(qs)[:, :, None, None], np.cos(qs)[:, :, None, None]
-        local = self._joint_offsets @ (np.eye(4) + sin * self._skew +
-                                       (1.0 - cos) * self._skew_sq)
-        frames = np.empty((len(qs), self.model.dof + 1, 4, 4))
-        frames[:, 0] = np.eye(4)
-        for index in range(self.model.dof):
-            frames[:, index + 1] = frames[:, index] @ local[:, index]
-        return frames[:, self._frame] @ self._offset
 
     def allowed_pairs(self) -> list[list[str]]:
         """The allowed pairs in use as plain data: [[link_a, link_b, reason], ...]."""

@@ -4,11 +4,12 @@
 A motion (two states OMPL connects) is checked by a MotionValidator of ours: poses along
 it no farther apart than ``step`` in ``CollisionChecker.max_link_motion`` (Σ |Δq_i| R_i, R the
 per-joint reach: no link point moves more than ``step`` between two checked poses), all in
-one ``check_path`` (a vectorised broad phase). The planner first runs at ``COARSE × max_step``
-(fewer checks, faster), and every answer is checked on its own by ``check_path`` at
-``max_step`` itself; a segment that fails is planned again at ``max_step`` (a short, local
-problem; at most ``MAX_REPAIRS``), and when that does not mend it the whole path is, in what
-is left of the budget. Only a path that passed the dense check is returned.
+one ``all_free`` (a vectorised broad phase, the narrow phase midpoints first). The planner
+first runs at ``COARSE × max_step`` (fewer checks, faster), and every answer is checked on its
+own by ``check_path`` at ``max_step`` itself; a segment that fails is planned again at
+``max_step`` (a short, local problem; at most ``MAX_REPAIRS``), and when that does not mend it
+the whole path is, in what is left of the budget. Only a path that passed the dense check is
+returned.
 
 RRTConnect: bidirectional, no cost to optimise, the usual first choice for single queries in
 MoveIt's OMPL pipeline; the shortcutting simplifier makes its paths short.
@@ -173,7 +174,7 @@ def _motion_validator(ob: object, info: object, checker: CollisionChecker, step:
             q_a = np.fromiter((a[i] for i in range(dof)), float, dof)
             q_b = np.fromiter((b[i] for i in range(dof)), float, dof)
             samples = checker.densify(np.array([q_a, q_b]), step)[0][1:]
-            if not checker.check_path(samples, None).free:
+            if not checker.all_free(samples):
                 return False
             return state_check is None or all(state_check(q) for q in samples)
 
