@@ -31,10 +31,11 @@ A live target is as safe as a planned move (the planner's rules, no second copy)
   (``follow_guard.RefusalThrottle``).
 
 Measured (benchmarks/bench_follow.py, 30 Hz round a 10 cm circle, p50; six_axis, and the UR5
-and Panda with a box): ``check_move`` adds 0.31-0.51 ms to a 0.11-0.23 ms solve; the tick's
-step check adds 66-122 µs to an exponential tick (30-35 µs bare), 72-218 µs to a speed-cap
-tick (76-89 µs bare). Publish jitter p99 with the stream (bench_motion.py, alternated with
-the code before the checks, load average 1.1-5): 0.40-1.26 ms against 0.43-3.29 ms before.
+and Panda with a box): ``check_move`` adds 0.13-0.33 ms to a 0.08-0.20 ms solve; the tick's
+step check adds 31-61 µs to an exponential tick (22-23 µs bare), 36-100 µs to a speed-cap
+tick (53-65 µs bare). Publish jitter p99 with the stream (bench_motion.py, alternated with
+the code before the checks, load average 0.3-0.7): exponential 0.58 ms against 0.39 ms
+before, speed cap 0.25-0.43 ms against 0.36-0.60 ms.
 """
 
 from __future__ import annotations
