@@ -24,7 +24,7 @@ from arm_ik.kinematics.motion.executor import (
     settings_reason,
     WallClock,
 )
-from arm_ik.kinematics.motion.follow import LiveFollow, target_goal, Verdict
+from arm_ik.kinematics.motion.follow import LiveFollow, target_goal, TargetGoal, Verdict
 from arm_ik.kinematics.motion.planner import MoveGoal, Plan, PlanFailure, preview_of
 from arm_ik.kinematics.motion.planning_pool import PlanningPool
 from arm_ik.kinematics.motion.runner import Mode, Owner
@@ -307,8 +307,8 @@ def test_live_targets_are_solved_one_at_a_time_latest_first(planner):
     for k, target in enumerate(targets):
         assert follow.target(target, '', 0.01 * k).verdict == Verdict.FOLLOWED
     assert len(futures) == 1                   # the others wait; only the latest is kept
-    law = core.runner._follow
-    futures[0][1].set_result(HOME + 0.1)
+    law = core.runner._follow.law          # the law inside its tick guard
+    futures[0][1].set_result(TargetGoal(HOME + 0.1))
     assert np.allclose(law.goal, HOME + 0.1) and len(futures) == 2
     assert np.allclose(futures[1][0][0], targets[-1])
     futures[1][1].set_exception(RuntimeError('the planning process died'))
@@ -320,7 +320,7 @@ def test_live_targets_are_solved_one_at_a_time_latest_first(planner):
 def test_planning_pool_solves_live_targets_in_the_process(spec, planner):
     pool = PlanningPool(spec, planner, in_process=False)
     try:
-        goal = pool.solve_target(planner.model.fk(HOME + 0.1)[:3, 3], HOME, '').result(60)
+        goal = pool.solve_target(planner.model.fk(HOME + 0.1)[:3, 3], HOME, '').result(60).q
         assert np.allclose(planner.model.fk(goal)[:3, 3], planner.model.fk(HOME + 0.1)[:3, 3],
                            atol=1e-4)
     finally:

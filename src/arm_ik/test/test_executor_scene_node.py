@@ -10,7 +10,10 @@ What a user would do, in one process group for the module:
    blocked, plans a collision-free joint path (OMPL RRTConnect), times it and runs it: every
    dense sample of the executed path (the result's ``executed_path``) is clear of the box by
    the same core checker built here, and the goal is reached;
-4. remove the box at run time (``~/scene/remove``): the same move back is straight again.
+4. stream a live target behind the box: the exponential follow refuses it (the way there
+   crosses the box) and the arm stays; the speed cap stops before the box (each step is
+   checked in the control tick); the log says why, once;
+5. remove the box at run time (``~/scene/remove``): the move back is straight again.
 
 The shell equivalent of the scene change is in the README (``ros2 service call
 /ur5/safety_monitor/scene/apply ...``).
@@ -27,6 +30,7 @@ import pytest
 
 from arm_bringup.process_group import ProcessGroup
 from arm_ik.kinematics.arm import load_arm
+from arm_ik.kinematics.motion.runner import Mode
 from arm_testing.motion_harness import MotionClient, wait_until
 from arm_testing.real_arms import REAL_ARMS, robots_dir
 from arm_testing.ros_harness import call_service, DomainClaim, wait_for
@@ -103,6 +107,46 @@ def test_ur5_plans_round_a_box_it_would_otherwise_hit(demo):
     assert dense.free, f'sample {dense.samples}: {dense.report.message}'
     # It did go round: some sample leaves the straight line's base-only motion.
     assert np.max(np.abs(path[:, 1:] - np.array(START)[1:])) > 0.05
+
+
+def _stream(client, point, seconds: float) -> float:
+    """Publish ``point`` as the live target at 30 Hz for ``seconds``; when it began."""
+    began = time.time()
+    while time.time() < began + seconds:
+        client.publish_target(point)
+        time.sleep(1.0 / 30.0)
+    return began
+
+
+def test_a_live_target_behind_the_box_is_not_followed_into_it(demo):
+    """From GOAL (where the first move ended) the tool point of START is behind the box: the
+    exponential follow refuses its IK answer (the way there crosses the box) and the arm
+    stays; the speed cap steps towards it and stops before the box. Either says why, once
+    for a stream of targets."""
+    client, checker, executor = demo['client'], demo['checker'], demo['executor']
+    at = client.pose()
+    behind = checker.model.fk(np.array(START))[:3, 3]
+    began = _stream(client, behind, 1.0)
+    wait_until(lambda: 'the way there collides' in executor.output(), 10.0,
+               'the executor to refuse the target')
+    refusals = [line for line in executor.output().splitlines() if 'not followed' in line]
+    assert len(refusals) == 1 and 'box' in refusals[0], refusals
+    _, positions = client.positions(began)
+    assert len(positions) > 50 and np.all(positions == at)      # it did not move at all
+
+    client.wait_state(int(Mode.HOLDING), 5.0)     # the watchdog ended that follow
+    assert all(r.successful for r in client.set_parameters(follow_law='speed_cap'))
+    try:
+        began = _stream(client, behind, 1.5)
+        wait_until(lambda: 'the next step collides' in executor.output(), 10.0,
+                   'the executor to stop the speed cap before the box')
+        _, positions = client.positions(began)
+        assert np.abs(positions[-1] - at).max() > 0.05            # it went some way
+        dense = checker.check_path(np.vstack([at, positions]), DENSE_STEP)
+        assert dense.free, f'sample {dense.samples}: {dense.report.message}'
+    finally:
+        client.set_parameters(follow_law='exponential')
+        client.wait_state(int(Mode.HOLDING), 5.0)     # no follow left for the next test
 
 
 def test_removing_the_box_at_run_time_makes_the_straight_move_clear_again(demo):

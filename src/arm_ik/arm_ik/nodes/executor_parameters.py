@@ -7,7 +7,7 @@ Cross-field rules are ``kinematics.motion.executor.settings_reason``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 import math
 from typing import Any
@@ -107,13 +107,23 @@ class Outputs:
     feedback_topic: str
 
 
-def outputs_of(values: Mapping[str, Any], model: ArmModel) -> Outputs:
+def outputs_of(values: Mapping[str, Any], model: ArmModel,
+               resolve: Callable[[str], str] = lambda name: name) -> Outputs:
     """The fixed outputs of ``values`` (TABLE's) for ``model``.
 
+    Args:
+        resolve: a topic name as the node resolves it (``Node.resolve_topic_name``).
+
     Raises:
-        ValueError: controller_joints not exactly the arm's joints, or an initial pose
-            outside the limits (the message says which and how to fix it).
+        ValueError: controller_joints not exactly the arm's joints, an initial pose
+            outside the limits, or a feedback topic that is the executor's own joint_states
+            output (the message says which and how to fix it).
     """
+    feedback = values['feedback_topic']
+    if feedback and resolve(feedback) == resolve('joint_states'):
+        raise ValueError(f'feedback_topic "{feedback}" is this executor\'s own joint_states '
+                         "output: name the real arm's topic, or remap the output "
+                         '(-r joint_states:=commanded_joint_states)')
     names = tuple(model.joint_names)
     joints = list(values['controller_joints'])
     order, reason = joint_order(names, joints, 'controller_joints')
@@ -126,5 +136,4 @@ def outputs_of(values: Mapping[str, Any], model: ArmModel) -> Outputs:
         raise ValueError(f'initial_positions: {reason}')
     output = values['output']
     return Outputs(output, values['controller_topic'] or DEFAULT_CONTROLLER_TOPICS.get(output, ''),
-                   joints, [names.index(name) for name in joints], np.array(initial),
-                   values['feedback_topic'])
+                   joints, [names.index(name) for name in joints], np.array(initial), feedback)

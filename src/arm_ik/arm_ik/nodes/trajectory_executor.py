@@ -10,9 +10,9 @@ planned_path (visualization_msgs/MarkerArray, latched, drawn from plan); ~/statu
 Subscribes: emergency_stop (std_msgs/Bool, reliable + transient local: a stop sent before
 this node started still reaches it), target (geometry_msgs/PointStamped, the live target,
 ``follow_target``), <feedback_topic> (sensor_msgs/JointState of the real arm), scene
-(arm_interfaces/Scene, latched, of the safety monitor: every plan is checked against it and
-self-collision, and a blocked joint move is planned round; meshes resolve through
-``mesh_search_paths``).
+(arm_interfaces/Scene, latched, of the safety monitor: every plan, live target and follow
+step is checked against it and self-collision, and a blocked joint move is planned round;
+meshes resolve through ``mesh_search_paths``).
 Services: ~/reset (std_srvs/Trigger), ~/execute_trajectory (arm_interfaces/ExecuteTrajectory).
 Action: ~/move_to_target (arm_interfaces/MoveToTarget). Parameters: executor_parameters.TABLE;
 robot_description is replaceable at run time (same joints, new lengths; not while moving).
@@ -21,10 +21,11 @@ Semantics (the rules: ``kinematics.motion.executor`` and ``.follow``):
 - One goal at a time: a new goal preempts (the running one ends PREEMPTED, the arm holds,
   the new one plans from there). Every goal is accepted; an invalid one is aborted at once
   with its code and message. Cancel holds the current pose without a jump and ends CANCELED.
-- Every move (and the live target's IK) is planned and checked in the planning process
-  (``kinematics.motion.planning_pool``) before its first point is sent: nothing of a failed
-  plan is published. The control tick runs on ``middleware.ControlThread`` (SCHED_FIFO
-  ``realtime_priority``) or, with ``control_loop: timer``, an rclpy timer. Wall clock only.
+- Every move (and the live target's IK answer with the way to it) is planned and checked in
+  the planning process (``kinematics.motion.planning_pool``) before its first point is sent:
+  nothing of a failed plan is published; a follow step is checked again in the tick (a refused
+  target or step: the arm stays, a warning names the contact). The tick runs on a ControlThread
+  (SCHED_FIFO ``realtime_priority``) or, ``control_loop: timer``, an rclpy timer; wall clock.
 - Holding publishes nothing on the controller outputs except one hold point when a motion
   is stopped; ``joint_states`` repeats the held pose at the fixed rate.
 - With ``publish_on_start: false`` nothing is published until a command, which starts from
@@ -133,8 +134,10 @@ class TrajectoryExecutor(Node):
         self.runner = self.core.runner
         self._planning = PlanningPool(spec, planner, not values['planning_process'],
                                       self.get_logger().error)
+        # A refused IK answer or follow step comes later, throttled by the follow itself.
         self.follow = LiveFollow(self.core, self.model, self.model.base_link,
-                                 self._planning.solve_target)
+                                 partial(self._submit, 'solve_target'),
+                                 lambda refused: self.get_logger().warn(refused.message))
         self._output_lock = threading.Lock()
         self._wall = WallClock()
 
@@ -199,16 +202,9 @@ class TrajectoryExecutor(Node):
 
     def _read_fixed_parameters(self, values: dict[str, Any]) -> None:
         try:
-            self.out = outputs_of(values, self.model)
+            self.out = outputs_of(values, self.model, self.resolve_topic_name)
         except ValueError as error:
             raise StartupError(str(error)) from None
-        feedback = self.out.feedback_topic
-        if feedback and self.resolve_topic_name(feedback) == \
-                self.resolve_topic_name('joint_states'):
-            raise StartupError(
-                f'feedback_topic "{feedback}" is this executor\'s own joint_states output: '
-                "name the real arm's topic, or remap the output "
-                '(-r joint_states:=commanded_joint_states)')
 
     def _apply_parameters(self, values: dict[str, Any]) -> None:
         settings = ExecutorSettings.from_values(values)
@@ -230,9 +226,13 @@ class TrajectoryExecutor(Node):
         return spec, worker.build_planner(spec, model)
 
     def _use_scene(self, scene: Scene) -> None:
-        """A new scene from the safety monitor: the next plan is checked against it, and
-        planned with its ball (moved, resized or removed) as the arm's ball."""
+        """A new scene from the safety monitor: the next plan, live target and follow step
+        are checked against it, planned with its ball (moved, resized or removed) as the
+        arm's ball. The live follow's tick check takes it here, the plans in the pool."""
         self._scene_data = SceneData.of(scene)
+        reason = self.follow.set_scene(self._scene_data)
+        if reason:
+            self.get_logger().error(reason)
         safety = self.core.planner.safety
         if safety is not None and not same_ball(obstacle_in(scene),
                                                 configured_ball(safety.geometry)):
@@ -256,7 +256,7 @@ class TrajectoryExecutor(Node):
         self._planning.restart(spec, planner)
 
     def _submit(self, name: str, *args: object) -> Future:
-        """Plan or validate in the planning pool, with the scene's ball now in use."""
+        """Plan, validate or solve a live target in the pool, with the scene's ball in use."""
         if self._planner_stale:
             self._planner_stale = False
             try:

@@ -592,6 +592,27 @@ class MotionPlanner:
             return Validation(MotionError(MotionCode.INTERNAL_ERROR,
                                           f'validation raised {type(error).__name__}: {error}'))
 
+    def check_move(self, start: np.ndarray, goal: np.ndarray) -> str:
+        """'' when the straight joint move ``start`` → ``goal`` (rad) passes the checks every
+        trajectory gets, else why not: the goal pose (the floor, the obstacle when avoided;
+        self-collision and the scene, naming the pairs), then the way there (the floor's
+        2 cm, the collision checker's 1 cm spacing). The live target's check: an
+        exponential follow moves along this segment."""
+        goal = np.asarray(goal, dtype=float)
+        segment = np.array([start, goal], dtype=float)
+        floor, collision = self.safety, self.collision
+        checks = (
+            ('the goal is not safe', floor, lambda: floor.check_pose(goal)),
+            ('the goal is in collision', collision, lambda: collision.check_pose(goal)),
+            ('the way there is not safe', floor, lambda: floor.check_path(segment)),
+            ('the way there collides', collision, lambda: collision.check_segment(segment)),
+        )
+        for what, rules, check in checks:
+            reason = check() if rules is not None else ''
+            if reason:
+                return f'{what}: {reason}'
+        return ''
+
     def _validate(self, trajectory: Trajectory, start: np.ndarray,
                   settings: MotionSettings) -> Validation:
         return validate_trajectory(trajectory, self.model, start, settings.validation,

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
+from functools import partial
 import multiprocessing
 import threading
 
@@ -58,10 +59,12 @@ class PlanningPool:
         return pool
 
     def submit(self, name: str, *args: object) -> Future:
-        """Run ``name`` ('plan' or 'validate') with ``args``; a dead process is replaced
-        (from the latest spec) and the call goes to the new one."""
+        """Run ``name`` ('plan', 'validate' or 'solve_target') with ``args``; a dead process
+        is replaced (from the latest spec) and the call goes to the new one."""
         if self.in_process:
-            return self._pool.submit(getattr(self._planner, name), *args)
+            call = partial(target_goal, self._planner) if name == 'solve_target' else \
+                getattr(self._planner, name)
+            return self._pool.submit(call, *args)
         try:
             return self._pool.submit(getattr(worker, name), *args)
         except BrokenProcessPool:
@@ -70,9 +73,8 @@ class PlanningPool:
             return self._pool.submit(getattr(worker, name), *args)
 
     def solve_target(self, point: np.ndarray, seed: np.ndarray, solver: str) -> Future:
-        """IK of a live target (``follow.target_goal``), off this process's GIL."""
-        if self.in_process:
-            return self._pool.submit(target_goal, self._planner, point, seed, solver)
+        """IK of a live target checked as a move from ``seed`` (``follow.target_goal``: a
+        Future of its ``TargetGoal``), off this process's GIL."""
         return self.submit('solve_target', point, seed, solver)
 
     def set_scene(self, scene: SceneData | None) -> Future:

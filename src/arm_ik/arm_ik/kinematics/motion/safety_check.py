@@ -57,6 +57,14 @@ class SafetyAdapter:
         return PathReport(error, np.asarray(contacts.times, dtype=float),
                           np.asarray(contacts.tips, dtype=float).reshape(-1, 3), result.message)
 
+    def check_path(self, waypoints: np.ndarray) -> str:
+        """'' when the straight joint path through ``waypoints`` (K, n; rad) keeps clear of
+        the floor (and the obstacle when avoided), refined as ``check_trajectory`` refines
+        (no link point moves more than 2 cm between checks), else why not."""
+        result = self._paths.check_path(self.geometry, np.asarray(waypoints, dtype=float), None,
+                                        rate=0.0, obstacle=self.avoid_obstacle)
+        return '' if result.safe else result.message
+
     def check_pose(self, q: np.ndarray) -> str:
         """'' when pose ``q`` (rad) is clear of the floor (and the obstacle when avoided)."""
         check = self.geometry.check_pose(np.asarray(q, dtype=float))
@@ -230,6 +238,30 @@ class CollisionGuard:
         """'' when pose ``q`` (rad) is clear of self-collision and the scene."""
         report = self.checker.check(np.asarray(q, dtype=float))
         return report.message if report.collides else ''
+
+    def check_segment(self, qs: np.ndarray) -> str:
+        """'' when the straight joint path through ``qs`` (K, n; rad) is clear of
+        self-collision and the scene, checked as densely as a trajectory (``max_step``),
+        else the first contact with its pairs."""
+        check = self.checker.check_path(qs, self.max_step)
+        return '' if check.free else check.report.message
+
+    def check_step(self, q: np.ndarray, new: np.ndarray) -> str:
+        """'' when the step from ``q`` (a pose already cleared) to ``new`` (rad) is clear, the
+        poses after ``q`` checked as densely as a trajectory, else the first contact. A step
+        whose links move less than ``max_step`` is its end pose alone (the yes/no check:
+        half the cost of a path check on a control tick's small step)."""
+        checker = self.checker
+        if checker.max_link_motion(q, new) <= self.max_step:
+            return '' if checker.is_free(new) else checker.check(new).message
+        samples, _ = checker.densify(np.array([q, new], dtype=float), self.max_step)
+        check = checker.check_path(samples[1:], None)
+        return '' if check.free else check.report.message
+
+    def twin(self) -> CollisionGuard:
+        """A guard of the same arm, spacing and budget with its own checker, for another
+        thread (a checker serves one); its scene is set on it separately."""
+        return CollisionGuard(self._factory, self.max_step, self.time_budget, self.seed)
 
     def plan(self, start: np.ndarray, goal: np.ndarray,
              pose_ok: Callable[[np.ndarray], bool] | None = None) -> Any:

@@ -15,6 +15,7 @@ import os
 import signal
 import threading
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,6 +33,9 @@ from arm_ik.kinematics.motion.trajectory import Trajectory
 from arm_ik.kinematics.motion.validation import Validation
 from arm_ik.kinematics.safety.scene_rules import geometry_in
 from arm_ik.kinematics.solvers.base import SolveOptions
+
+if TYPE_CHECKING:
+    from arm_ik.kinematics.motion.follow import TargetGoal
 
 
 @dataclass(frozen=True)
@@ -163,8 +167,9 @@ def ready() -> bool:
     return _planner is not None
 
 
-def solve_target(point: np.ndarray, seed: np.ndarray, solver: str) -> np.ndarray | None:
-    """IK of a live target in the planning process (``follow.target_goal``)."""
+def solve_target(point: np.ndarray, seed: np.ndarray, solver: str) -> TargetGoal:
+    """IK of a live target in the planning process, checked as a move from ``seed``:
+    ``follow.target_goal``'s ``TargetGoal``."""
     from arm_ik.kinematics.motion.follow import target_goal
     if _planner is None:
         raise RuntimeError('the planning process was not initialised')
