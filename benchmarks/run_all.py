@@ -16,7 +16,8 @@ HERE = Path(__file__).resolve().parent
 # safety geometry and the collision checker, then the ROS services over DDS, then path
 # and batch IK (core lines, then ~/ik/batch against ~/solve_ik over DDS).
 SCRIPTS = ('bench_ik.py', 'bench_urdf_arms.py', 'bench_families.py', 'bench_safety.py',
-           'bench_collision.py', 'bench_services.py', 'bench_motion.py', 'bench_paths.py')
+           'bench_collision.py', 'bench_services.py', 'bench_motion.py', 'bench_paths.py',
+           'bench_follow.py')
 
 
 def main(argv: list[str] | None = None) -> int:
