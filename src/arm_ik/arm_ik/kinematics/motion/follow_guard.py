@@ -38,15 +38,17 @@ class StepGuard:
     """
 
     def __init__(self, collision: CollisionGuard | None, scene: Any = None) -> None:
-        self._guard = None if collision is None else collision.twin()
+        self._checks = collision is not None
+        self._guard = None
         self._broken = ''
-        if self._guard is not None:
+        if collision is not None:
             try:
+                self._guard = collision.twin()
                 self._guard.warm()
+                self._guard.set_scene(scene)
             except Exception as error:  # noqa: BLE001 - any builder error: refuse, not crash
                 self._broken = (f'the collision checker cannot be built: '
                                 f'{type(error).__name__}: {error}')
-            self._guard.set_scene(scene)
 
     def set_scene(self, scene: Any) -> None:
         """Check against ``scene`` (a ``kinematics.collision.Scene``, None: empty) from the
@@ -57,7 +59,7 @@ class StepGuard:
     def reason(self, q: np.ndarray, new: np.ndarray) -> str:
         """'' when the arm may go from ``q`` (the pose commanded last, cleared by the tick
         before) to ``new`` (rad), else the first contact."""
-        if self._guard is None or np.array_equal(q, new):
+        if not self._checks or np.array_equal(q, new):
             return ''
         return self._broken or self._guard.check_step(q, new)
 

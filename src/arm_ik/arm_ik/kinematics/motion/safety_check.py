@@ -260,8 +260,14 @@ class CollisionGuard:
 
     def twin(self) -> CollisionGuard:
         """A guard of the same arm, spacing and budget with its own checker, for another
-        thread (a checker serves one); its scene is set on it separately."""
-        return CollisionGuard(self._factory, self.max_step, self.time_budget, self.seed)
+        thread (a checker serves one); its scene is set on it separately. Its checker is a
+        twin of this guard's (built here if it was not yet): the shapes and allowed pairs
+        are shared, so the arm's meshes are loaded and its pairs sampled once.
+
+        Raises:
+            whatever this guard's checker factory raises.
+        """
+        return CollisionGuard(self.checker.twin, self.max_step, self.time_budget, self.seed)
 
     def plan(self, start: np.ndarray, goal: np.ndarray,
              pose_ok: Callable[[np.ndarray], bool] | None = None) -> Any:
