@@ -60,14 +60,6 @@ ARMS = {
     'panda': ('panda_description/urdf/panda.urdf', 'panda_link0', 'panda_hand_tcp'),
     'ur5': ('ur_description/urdf/ur5_robot.urdf', 'base_link', 'tool0'),
 }
-# A table under the arm and two boxes in its reach, base frame, m.
-SCENE = [
-    {'id': 'table', 'type': 'box', 'size': [1.6, 1.6, 0.04], 'pose': {'xyz': [0, 0, -0.03]}},
-    {'id': 'box_left', 'type': 'box', 'size': [0.2, 0.2, 0.4],
-     'pose': {'xyz': [0.5, 0.35, 0.2]}},
-    {'id': 'box_right', 'type': 'box', 'size': [0.15, 0.3, 0.3],
-     'pose': {'xyz': [0.45, -0.4, 0.5], 'rpy': [0.0, 0.0, 0.4]}},
-]
 
 try:
     import arm_ik  # noqa: F401
@@ -81,6 +73,10 @@ from arm_ik.kinematics.collision.planner import path_length, plan_joint_path  # 
 from arm_ik.kinematics.collision.shapes import convex_hull, parse_origin  # noqa: E402
 from arm_ik.kinematics.config_writer import default_search_paths, resolve_mesh  # noqa: E402
 from arm_ik.kinematics.model import ArmModel  # noqa: E402
+from arm_testing.real_arms import TABLE_AND_TWO_BOXES  # noqa: E402
+
+# A table under the arm and two boxes in its reach (base frame, m).
+SCENE = [dict(item) for item in TABLE_AND_TWO_BOXES]
 
 
 def robots_dir() -> Path:

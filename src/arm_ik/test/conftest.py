@@ -50,3 +50,12 @@ def urdf_of():
     """Factory: ``urdf_of('pointer3')`` → expanded URDF text."""
     from arm_ik.kinematics.description import expand_xacro
     return lambda arm, **mappings: expand_xacro(arm, dict(mappings) or None)
+
+
+@pytest.fixture
+def viser_server():
+    """A viser server on a free loopback port (the lab's 3D scene), stopped afterwards."""
+    viser = pytest.importorskip('viser')
+    server = viser.ViserServer(host='127.0.0.1', port=0, verbose=False)
+    yield server
+    server.stop()

@@ -17,19 +17,13 @@ import pytest
 
 from arm_ik.kinematics.collision import backend, CollisionChecker, CollisionReport
 from arm_ik.kinematics.model import ArmModel
-from arm_testing.real_arms import REAL_ARMS
+from arm_testing.real_arms import REAL_ARMS, TABLE_AND_TWO_BOXES
 
 POSES = 2000
 # GJK's tolerance: two runs from poses equal to the last bits may stop a step apart.
 DISTANCE_TOLERANCE = 1e-6
-# A table under the arm and two boxes in its reach (the benchmark's scene), base frame, m.
-SCENE = [
-    {'id': 'table', 'type': 'box', 'size': [1.6, 1.6, 0.04], 'pose': {'xyz': [0, 0, -0.03]}},
-    {'id': 'box_left', 'type': 'box', 'size': [0.2, 0.2, 0.4],
-     'pose': {'xyz': [0.5, 0.35, 0.2]}},
-    {'id': 'box_right', 'type': 'box', 'size': [0.15, 0.3, 0.3],
-     'pose': {'xyz': [0.45, -0.4, 0.5], 'rpy': [0.0, 0.0, 0.4]}},
-]
+# A table under the arm and two boxes in its reach (base frame, m).
+SCENE = [dict(item) for item in TABLE_AND_TWO_BOXES]
 
 
 def exhaustive(checker: CollisionChecker, q: np.ndarray) -> tuple[list, list]:

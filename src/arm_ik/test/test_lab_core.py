@@ -94,14 +94,6 @@ def test_joint_map_image():
         grid_from_arrays(0.0, 0.1, 4, 0.0, 0.1, 5, bytes(19))
 
 
-@pytest.fixture
-def viser_server():
-    viser = pytest.importorskip('viser')
-    server = viser.ViserServer(host='127.0.0.1', port=0, verbose=False)
-    yield server
-    server.stop()
-
-
 def _capsules_of(model):
     from arm_ik.kinematics.arm import default_safety_section
     from arm_ik.kinematics.safety.config import parse_safety_config

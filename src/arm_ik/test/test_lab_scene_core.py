@@ -114,14 +114,6 @@ def test_objects_with_a_rule_are_left_to_the_floor_and_ball_code_and_ids_are_uni
     assert warnings == ['scene object "crate" is given twice; the second is not drawn']
 
 
-@pytest.fixture
-def viser_server():
-    viser = pytest.importorskip('viser')
-    server = viser.ViserServer(host='127.0.0.1', port=0, verbose=False)
-    yield server
-    server.stop()
-
-
 def test_the_view_adds_moves_redraws_and_removes_objects(viser_server, stl: Path):
     from arm_ik.lab.object_view import OBJECT, OBJECT_TOUCHING, ObjectView
     view = ObjectView(viser_server.scene)

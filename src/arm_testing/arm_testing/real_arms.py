@@ -48,3 +48,14 @@ def robots_dir() -> Path:
         pytest.skip('example-robot-data is not installed (pip install --no-deps -r '
                     'requirements/dev.txt)')
     return folder
+
+
+# A table under the arm and two boxes in its reach, base frame, m: the scene the collision
+# benchmark plans round and the exhaustive collision test checks against.
+TABLE_AND_TWO_BOXES = (
+    {'id': 'table', 'type': 'box', 'size': [1.6, 1.6, 0.04], 'pose': {'xyz': [0, 0, -0.03]}},
+    {'id': 'box_left', 'type': 'box', 'size': [0.2, 0.2, 0.4],
+     'pose': {'xyz': [0.5, 0.35, 0.2]}},
+    {'id': 'box_right', 'type': 'box', 'size': [0.15, 0.3, 0.3],
+     'pose': {'xyz': [0.45, -0.4, 0.5], 'rpy': [0.0, 0.0, 0.4]}},
+)

@@ -42,9 +42,7 @@ class LabScene:
         self._obstacle = None
         self._touching = False
         if obstacle is not None:
-            self._obstacle = self.scene.add_icosphere(
-                '/obstacle', radius=float(obstacle[1]), color=OBSTACLE_FREE, opacity=0.75,
-                subdivisions=3, position=tuple(float(v) for v in obstacle[0]))
+            self.place_obstacle(obstacle)
         self.target = self.scene.add_transform_controls(
             '/target', scale=float(max(0.2, 0.25 * max_reach)), position=tuple(target),
             disable_rotations=True, depth_test=False)
