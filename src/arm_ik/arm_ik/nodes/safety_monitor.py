@@ -65,6 +65,7 @@ from arm_ik.kinematics.safety.planning import (
     PlanCode,
 )
 from arm_ik.kinematics.safety.scene_rules import (
+    floor_spec,
     geometry_in,
     obstacle_in,
     resized_ball,
@@ -207,9 +208,8 @@ class SafetyMonitor(Node):
         self._map_checker = self.checker.twin()
         self.model = self._config_geometry.model
         # New lengths move the floor (it lies below the shoulder): the scene's floor follows.
-        floor = SceneRules(self._config_geometry).floor
-        if floor is not None:
-            self.scenes.put(floor)
+        if self._config_geometry.floor_enabled:
+            self.scenes.put(floor_spec(self._config_geometry))
         self.settings = self._settings(self._config_geometry, PARAMETERS.values(self))
         # The next joint_states is judged, logged and drawn with the new links at once.
         self.watch.forget_verdict()

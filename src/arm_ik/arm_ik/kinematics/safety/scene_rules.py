@@ -58,10 +58,10 @@ def obstacle_spec(center: object, radius: float) -> dict:
 def obstacle_in(scene: Scene | SceneData) -> tuple[np.ndarray, float] | None:
     """(centre, radius) of the scene's ball, or None when it has none (removed: the ball is
     off). ``scene``: a Scene or its plain data (``motion.safety_check.SceneData``)."""
-    for item in scene.objects:
-        if isinstance(item, SceneObject) and item.rule == 'obstacle':
-            return item.pose[:3, 3].copy(), float(item.spec['radius'])
-    return ball_of(item for item in scene.objects if not isinstance(item, SceneObject))
+    if scene.objects and isinstance(scene.objects[0], SceneObject):
+        ball = next((item for item in scene.objects if item.rule == 'obstacle'), None)
+        return None if ball is None else (ball.pose[:3, 3].copy(), float(ball.spec['radius']))
+    return ball_of(scene.objects)
 
 
 def ball_of(specs: Iterable[Mapping]) -> tuple[np.ndarray, float] | None:
@@ -135,12 +135,6 @@ class SceneRules:
             self._seed.append(obstacle_spec(geometry.config.obstacle.center,
                                             geometry.config.obstacle.radius))
         self.rules = {spec['id']: spec['rule'] for spec in self._seed}
-
-    @property
-    def floor(self) -> dict | None:
-        """The floor's spec (None: the configuration has the floor off)."""
-        return next((copy.deepcopy(spec) for spec in self._seed if spec['id'] == FLOOR_ID),
-                    None)
 
     def seed(self, scene: Scene) -> None:
         """Put the floor and the ball in ``scene`` (before any file's objects)."""
