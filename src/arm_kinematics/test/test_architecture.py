@@ -148,13 +148,7 @@ def test_core_imports_nothing_of_ros(name):
     assert not [i for i in imported if i.split('.')[0] in FORBIDDEN]
 
 
-# Still generating and running code: their replacement is chosen by measurement (issue 30).
-GENERATED_YET = {'arm_kinematics.model.kernel', 'arm_kinematics.ik.solvers.dls'}
-
-
-@pytest.mark.parametrize('name', [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason='generated kernel'))
-    if name in GENERATED_YET else name for name in CORE_MODULES])
+@pytest.mark.parametrize('name', CORE_MODULES)
 def test_no_generated_code_is_executed(name):
     calls = [node.func.id for node in ast.walk(ast.parse(MODULES[name].read_text()))
              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
