@@ -232,8 +232,10 @@ class DLSSolver(Solver):
     SEED_TABLE_SIZE = 512
     # Random seeds drawn (and handed to one compiled call) at a time.
     RESTART_BLOCK = 32
-    # Iterations per compiled call between two looks at the clock (about 0.1–0.3 ms).
+    # Iterations per compiled call between two looks at the clock (about 0.1–0.3 ms), fewer
+    # when less time is left; the time of one iteration is guessed, then measured.
     CLOCK_EVERY = 300
+    FIRST_GUESS = 2e-6
 
     def __init__(self, model: ArmModel, workspace: Workspace) -> None:
         super().__init__(model, workspace)
@@ -360,20 +362,33 @@ class DLSSolver(Solver):
         attempts = 0
         iterations = 0
         timed_out = False
+        per_iteration = self.FIRST_GUESS     # s, refined from every call
         while True:
+            now = time.perf_counter()
+            if now >= deadline:
+                timed_out = True
+                if not math.isfinite(best[BEST_POSITION]):
+                    # Out of time before the first step: the seed's own errors.
+                    run_attempts(self._chain, lower, upper, wraps, int(goal), goal_target,
+                                 seeds[:1], options.tolerance, options.orientation_tolerance,
+                                 0, 0, 0, options.damping, options.max_step, best_q, best,
+                                 resume)
+                break
+            # No more iterations per call than the time left allows (the clock is read
+            # between calls only).
+            budget = int(min(self.CLOCK_EVERY, max(1.0, (deadline - now) / per_iteration)))
             outcome, used, spent, done = run_attempts(
                 self._chain, lower, upper, wraps, int(goal), goal_target, seeds,
                 options.tolerance, options.orientation_tolerance, limit,
-                options.max_iterations, self.CLOCK_EVERY, options.damping, options.max_step,
+                options.max_iterations, budget, options.damping, options.max_step,
                 best_q, best, resume)
+            if spent:
+                per_iteration = max((time.perf_counter() - now) / spent, 1e-8)
             iterations += spent
             attempts += used - int(resuming and used > 0)
             if outcome == CONVERGED:
                 return self._result(ErrorCode.OK, 'converged', best_q, best, goal,
                                     iterations)
-            if time.perf_counter() >= deadline:
-                timed_out = True
-                break
             resuming = outcome != SEEDS_USED and done > 0
             if resuming:
                 # The call's budget cut an attempt short: go on from where it stood.
