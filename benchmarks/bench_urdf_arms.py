@@ -13,7 +13,8 @@ and orientation, 5 ms timeout, every solve seeded at the middle of the joint ran
 Modes: full pose (arms with 6 or more joints) and position only (every arm).
 
 One check decides for every solver: a solve counts when the solver reports a solution,
-the joints are finite and inside the URDF limits (endless joints taken modulo 2π), and our FK of them is within 1.8e-5 m of
+the joints are finite and inside the URDF limits (endless joints taken modulo 2π), and our
+FK of them is within 1.8e-5 m of
 the target (TRAC-IK's tolerance is per axis: √3 · 1e-5 = 1.73e-5 m) and, for a full pose,
 within 1e-4 rad.
 

@@ -234,17 +234,24 @@ def test_every_returned_solution_reaches_the_pose(arm):
             assert _pose_error(model, solution.q, pose) < FK_TOLERANCE
 
 
-def test_full_turn_joints_list_every_copy_inside_the_limits():
+def test_every_distinct_solution_is_listed_once_as_the_copy_nearest_the_seed():
     solver = _solver('ur5')
     model = _model('ur5')
     q0 = np.array([0.3, -1.1, 1.2, -0.4, 0.9, 0.2])
     pose = model.fk(q0)
     result = solver.solve(pose[:3, 3], pose[:3, :3], GoalType.FULL_POSE, q0, ALL)
+    # One entry per branch (8 distinct solutions here), each the whole-turn copy nearest
+    # the seed: a client listing them shows every distinct solution, and no 256 copies.
+    labels = [s.label for s in result.solutions]
+    assert len(labels) == len(set(labels)) == 8
+    distinct = {tuple(np.round(np.remainder(s.q, 2 * math.pi), 6)) for s in result.solutions}
+    assert len(distinct) == 8
     own = [s.q for s in result.solutions if s.label == result.branch]
-    # Five joints of ±2π (two copies each) and the elbow of ±π (one): 32 copies.
-    assert len(own) == 32
-    assert all(_angle_gap(q, q0) < 1e-9 for q in own)
-    assert len({tuple(np.round(q, 9)) for q in own}) == 32
+    np.testing.assert_allclose(own[0], q0, atol=1e-9)
+    # Five joints of ±2π (two copies each) and the elbow of ±π (one): 32 copies in all.
+    copies = solver.turn_copies(own[0])
+    assert len(copies) == 32 and all(_angle_gap(np.array(q), q0) < 1e-9 for q in copies)
+    assert len({tuple(np.round(q, 9)) for q in copies}) == 32
     # A seed a whole turn away picks the copy a whole turn away.
     shifted = q0 + np.array([-2 * math.pi, 0, 0, 2 * math.pi, 0, 0])
     again = solver.solve(pose[:3, 3], pose[:3, :3], GoalType.FULL_POSE, shifted)

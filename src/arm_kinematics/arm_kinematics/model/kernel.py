@@ -170,6 +170,20 @@ def _pose_out(q, chain):
 
 
 @compiled
+def _transform_out(q, chain):
+    n = q.shape[0]
+    pose = np.empty(12)
+    chain_walk(q, chain, np.empty((n, 12)), np.empty((n, 3)), pose)
+    transform = np.zeros((4, 4))
+    for r in range(3):
+        transform[r, 3] = pose[r]
+        for c in range(3):
+            transform[r, c] = pose[3 + 3 * r + c]
+    transform[3, 3] = 1.0
+    return transform
+
+
+@compiled
 def _pose_jacobian_out(q, chain):
     n = q.shape[0]
     out = np.empty(12 + 6 * n)
@@ -267,11 +281,7 @@ class ChainKernel:
 
     def fk(self, q: Sequence[float] | np.ndarray) -> np.ndarray:
         """Tip transform (4×4, metres)."""
-        pose = _pose_out(_vector(q, self.dof), self.chain)
-        transform = np.eye(4)
-        transform[:3, 3] = pose[:3]
-        transform[:3, :3] = pose[3:].reshape(3, 3)
-        return transform
+        return _transform_out(_vector(q, self.dof), self.chain)
 
     def jacobian(self, q: Sequence[float] | np.ndarray) -> np.ndarray:
         """Geometric Jacobian (6, n)."""

@@ -50,10 +50,12 @@ from arm_kinematics.ik.closed_form.analytic import (
     TWO_PI,
     wrap_into_array,
 )
+from arm_kinematics.ik.closed_form.family_kernel import (
+    constants_array,
+    family_solve,
+    nearest_copies,
+)
 from arm_kinematics.ik.closed_form.spherical_wrist import (
-    _mat_mul,
-    _mat_vec,
-    _rotation,
     BRANCHES,
     parse_orientation,
     rotation_angle,
@@ -720,15 +722,6 @@ def _turn(w: Sequence[float], angle: float, v: Sequence[float]) -> Vec:
             v[2] * c + x[2] * s + w[2] * k)
 
 
-def _mat_t_vec(m: Sequence[float], v: Sequence[float]) -> Vec:
-    return (m[0] * v[0] + m[3] * v[1] + m[6] * v[2], m[1] * v[0] + m[4] * v[1] + m[7] * v[2],
-            m[2] * v[0] + m[5] * v[1] + m[8] * v[2])
-
-
-def _transpose(m: Sequence[float]) -> tuple[float, ...]:
-    return (m[0], m[3], m[6], m[1], m[4], m[7], m[2], m[5], m[8])
-
-
 def _angle_one(w: Sequence[float], p: Sequence[float], q: Sequence[float]
                ) -> tuple[float, float]:
     """``_angle_between`` for one pair of vectors: (angle, length of p across w)."""
@@ -771,25 +764,16 @@ class ScalarEngine:
         self.r0t_w6 = t(e.r0.T @ e.w[5])
         if self.ur:
             self.lever, self.n_perp = t(e.lever), t(e.n_perp)
-
-    def _yaw(self, point: Vec, seed: float) -> tuple[list[float], bool, int, Vec]:
-        w1, o1 = self.w[0], self.o[0]
-        v = (point[0] - o1[0], point[1] - o1[1], point[2] - o1[2])
-        along = _dot(v, w1)
-        a = _dot(v, self.n) - self.k1 * along
-        b = _dot(v, self.w1xn)
-        centre, half, solvable, _ = _cosine_one(a, b, self.d - self.k1 * along)
-        flag = 0
-        if math.hypot(a, b) < SINGULAR:
-            # On the axis any yaw does: the seed's, and the seed's + π (centre ± half).
-            centre, half, solvable, flag = seed + 0.5 * math.pi, 0.5 * math.pi, True, \
-                SHOULDER_SINGULAR
-        q1 = [centre + half, centre - half]
-        vf, vg = _dot(v, self.forward), _dot(v, self.side)
-        if math.cos(q1[1]) * vf + math.sin(q1[1]) * vg > math.cos(q1[0]) * vf + \
-                math.sin(q1[0]) * vg:
-            q1.reverse()
-        return q1, solvable, flag, v
+        self.table = constants_array({
+            **{f'w{i + 1}': e.w[i] for i in range(6)},
+            **{f'o{i + 1}': e.o[i] for i in range(3)},
+            'n': e.n, 'point_tool': e.point_tool, 'up': e.up, 'forward': e.forward,
+            'side': self.side, 'w1xn': e.w1xn, 'link_a': e.link_a, 'link_b': e.link_b,
+            'w6_perp': e.w6_perp, 'r0t_w6': self.r0t_w6,
+            'lever': getattr(e, 'lever', (0.0, 0.0, 0.0)) if self.ur else (0.0, 0.0, 0.0),
+            'n_perp': e.n_perp if self.ur else (0.0, 0.0, 0.0),
+            'signs': e.signs, 'd': e.d, 'k1': e.k1, 'delta': e.delta, 'r0t': e.r0.T,
+            'q5': e.q5_coeffs, 'tri': e.tri})
 
     def _triangle(self, x: Vec) -> tuple[list[tuple[float, float]], bool, bool, int]:
         n, o2 = self.n, self.o[1]
@@ -813,6 +797,16 @@ class ScalarEngine:
         return ([(q2, q3) for _, q2, q3 in out], solvable, reach_sq < squares,
                 STRETCHED if edge else 0)
 
+    def solve_arrays(self, position: Sequence[float], rotation: Sequence[float],
+                     seed: Sequence[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(q (8, 6) rad, reachable (8,), flags (8,)) in BRANCHES order, compiled
+        (``family_kernel.family_solve``)."""
+        q, ok, flags = np.empty((8, 6)), np.empty(8, dtype=np.bool_), np.empty(8, np.int64)
+        self.near_all = bool(family_solve(
+            self.table, self.ur, np.asarray(position, dtype=float),
+            np.asarray(rotation, dtype=float), np.asarray(seed, dtype=float), q, ok, flags))
+        return q, ok, flags
+
     def solve(self, position: Sequence[float], rotation: Sequence[float],
               seed: Sequence[float]) -> tuple[list[tuple[tuple, bool, int]], bool]:
         """([(q, reachable, flags)] × 8 in BRANCHES order, every branch too near).
@@ -820,70 +814,9 @@ class ScalarEngine:
         Args:
             position: tip position, m. rotation: row-major 9 floats. seed: 6 joints, rad.
         """
-        point = _mat_vec(rotation, self.point_tool)
-        point = (point[0] + position[0], point[1] + position[1], point[2] + position[2])
-        q1s, solvable, flag1, v = self._yaw(point, seed[0])
-        out: list = [None] * 8
-        near_all = True
-        w, o = self.w, self.o
-        flip = (0.0, math.pi)
-        a5, b5, c5 = self.q5
-        r5 = math.hypot(a5, b5)
-        goal_r0t = _mat_mul(rotation, self.r0t)
-        for i, q1 in enumerate(q1s):
-            r1 = _rotation(w[0], q1)
-            undone = _turn(w[0], -q1, v)
-            if self.ur:
-                n1 = _turn(w[0], q1, self.n)
-                axis6 = _mat_vec(rotation, self.r0t_w6)
-                ratio = (_dot(n1, axis6) - c5) / r5
-                half = math.acos(1.0 if ratio > 1.0 else -1.0 if ratio < -1.0 else ratio)
-                wrist_singular = abs(math.sin(half)) < SINGULAR
-                m = _mat_t_vec(self.r0t, _mat_t_vec(rotation, n1))
-                base = _mat_mul(_transpose(r1), goal_r0t)
-                for j, q5 in enumerate((self.delta + half, self.delta - half)):
-                    q6, across = _angle_one(w[5], m, _turn(w[4], -q5, self.n))
-                    free = wrist_singular or across < SINGULAR
-                    if free:
-                        q6 = seed[5] + flip[j]
-                    # R234 = base·R6ᵀ·R5ᵀ, applied to two vectors only.
-                    u = _mat_vec(base, _turn(w[5], -q6, _turn(w[4], -q5, self.n_perp)))
-                    theta = math.atan2(_dot(_vcross(self.n_perp, u), self.n),
-                                       _dot(u, self.n_perp))
-                    lever = _mat_vec(base, _turn(w[5], -q6, _turn(w[4], -q5, self.lever)))
-                    x = (undone[0] + o[0][0] - lever[0], undone[1] + o[0][1] - lever[1],
-                         undone[2] + o[0][2] - lever[2])
-                    pairs, ok3, near, flag3 = self._triangle(x)
-                    near_all &= near
-                    flags = flag1 | flag3 | (WRIST_SINGULAR if free else 0)
-                    for k, (q2, q3) in enumerate(pairs):
-                        q4 = self.s[3] * (theta - self.s[1] * q2 - self.s[2] * q3)
-                        out[i * 4 + k * 2 + j] = ((q1, q2, q3, q4, q5, q6),
-                                                  solvable and ok3, flags)
-                continue
-            x = (undone[0] + o[0][0], undone[1] + o[0][1], undone[2] + o[0][2])
-            pairs, ok3, near, flag3 = self._triangle(x)
-            near_all &= near
-            for k, (q2, q3) in enumerate(pairs):
-                # Axes 2 and 3 are parallel: R2·R3 is one turn about n.
-                r123 = _mat_mul(r1, _rotation(self.n, self.s[1] * q2 + self.s[2] * q3))
-                r456 = _mat_mul(_transpose(r123), goal_r0t)
-                axis6 = _mat_vec(r456, w[5])
-                ratio = (_dot(w[3], axis6) - c5) / r5
-                half = math.acos(1.0 if ratio > 1.0 else -1.0 if ratio < -1.0 else ratio)
-                wrist_singular = abs(math.sin(half)) < SINGULAR
-                for j, q5 in enumerate((self.delta + half, self.delta - half)):
-                    q4, across = _angle_one(w[3], _turn(w[4], q5, w[5]), axis6)
-                    free = wrist_singular or across < SINGULAR
-                    if free:
-                        q4 = seed[3] + flip[j]
-                    # R6 = R5ᵀ·R4ᵀ·R456, applied to one vector across axis 6.
-                    u = _turn(w[4], -q5, _turn(w[3], -q4, _mat_vec(r456, self.w6_perp)))
-                    q6 = math.atan2(_dot(_vcross(self.w6_perp, u), w[5]),
-                                    _dot(u, self.w6_perp))
-                    out[i * 4 + k * 2 + j] = ((q1, q2, q3, q4, q5, q6), solvable and ok3,
-                                              flag1 | flag3 | (WRIST_SINGULAR if free else 0))
-        return out, near_all
+        q, ok, flags = self.solve_arrays(position, rotation, seed)
+        return (list(zip(map(tuple, q.tolist()), ok.tolist(), flags.tolist(), strict=True)),
+                self.near_all)
 
 
 # ---------------------------------------------------------------------- solvers
@@ -917,8 +850,10 @@ class FamilySolver(ClosedFormBase):
     ``{front|back}_{up|down}_{noflip|flip}``: front has the solved point (UR: where axes 5
     and 6 cross; OPW: the wrist centre) ahead of the arm, up the elbow above the line from
     the shoulder to it, noflip the wrist bend (q5) on the positive side of its straight
-    value. Joints whose range spans more than a full turn give every whole-turn copy inside
-    the limits, with the same label (the links are where they were).
+    value. ``return_all`` lists each distinct solution once, as the whole-turn copy nearest
+    the seed (joints whose range spans more than a full turn reach a pose at several
+    angles, with the links where they were: ``turn_copies`` lists them). One pose is
+    solved compiled (``family_kernel``), every branch and the nearest copies included.
 
     Goals:
         FULL_POSE: position and orientation (quaternion x, y, z, w or 3×3 matrix).
@@ -956,6 +891,7 @@ class FamilySolver(ClosedFormBase):
             home = model.clamp(np.zeros(model.dof))
         self.home = tuple(float(v) for v in home)
         self._dls: Solver | None = None
+        self._lower, self._upper = model.lower.astype(float), model.upper.astype(float)
 
     # ------------------------------------------------------------------ batches
     def solve_poses(self, positions: np.ndarray, rotations: np.ndarray,
@@ -1111,6 +1047,10 @@ class FamilySolver(ClosedFormBase):
         rotation, reason = self._goal_rotation(goal, orientation, reference)
         if rotation is None:
             return self._failure(start, ErrorCode.INVALID_INPUT, reason)
+        fast = self._fast_choice(start, target, rotation, goal, reference, branch,
+                                 options.return_all)
+        if fast is not None:
+            return fast
         found, outside, code, reason = self.all_solutions(target, rotation, reference)
         if code == ErrorCode.OK:
             result = self._choose(start, target, rotation, goal, reference, found, outside,
@@ -1121,6 +1061,32 @@ class FamilySolver(ClosedFormBase):
         if goal == GoalType.POSITION:
             return self._position_by_dls(start, target, reference, options, reason)
         return self._failure(start, code, reason)
+
+    def _fast_choice(self, start: float, target: Sequence[float], rotation: Sequence[float],
+                     goal: int, reference: Sequence[float], branch: str,
+                     return_all: bool) -> IKResult | None:
+        """The answer when the wanted branch lies inside the limits, all compiled: every
+        branch, each as its whole-turn copy nearest the seed, the nearest one chosen (or
+        the named one). None leaves the other cases (none inside, a named branch outside)
+        to ``all_solutions``, which says why."""
+        raw, ok, flags = self.scalar.solve_arrays(target, rotation, reference)
+        seed = np.asarray(reference, dtype=float)
+        q, inside, steps = np.empty((8, 6)), np.empty(8, dtype=np.bool_), np.empty(8)
+        nearest_copies(raw, ok, self._lower, self._upper, seed, LIMIT_TOLERANCE, q, inside,
+                       steps)
+        if branch in NEAREST:
+            index = int(np.argmin(steps))
+        else:
+            index = BRANCHES.index(branch)
+        if not inside[index]:
+            return None
+        reason = f'solved in closed form ({self.family.name} family)'
+        if flags[index]:
+            reason += f'; {flag_words(int(flags[index]))}'
+        solutions = [Solution(BRANCHES[b], q[b]) for b in np.flatnonzero(inside)] \
+            if return_all else []
+        return solved(self.model, start, target, goal, rotation, BRANCHES[index],
+                      tuple(q[index].tolist()), float(steps[index]), reason, solutions)
 
     def _position_by_dls(self, start: float, target: Sequence[float],
                          reference: Sequence[float], options: SolveOptions,
