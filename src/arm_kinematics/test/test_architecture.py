@@ -156,6 +156,12 @@ def test_no_generated_code_is_executed(name):
     assert not calls
 
 
+def test_the_configs_objectives_are_the_solvers_objectives():
+    from arm_kinematics.description.arm_config import OBJECTIVE_NAMES
+    from arm_kinematics.ik.objectives import OBJECTIVES
+    assert OBJECTIVE_NAMES == OBJECTIVES
+
+
 def test_the_configs_solver_names_are_the_registered_solvers():
     from arm_kinematics.description.arm_config import SOLVER_NAMES
     from arm_kinematics.ik.solvers import SOLVERS

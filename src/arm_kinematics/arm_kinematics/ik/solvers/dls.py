@@ -18,6 +18,8 @@ import time
 import numpy as np
 
 from arm_kinematics.common.transforms import quaternion_to_matrix
+from arm_kinematics.ik import objectives
+from arm_kinematics.ik.objectives import FIRST
 from arm_kinematics.ik.result import check_vector, ErrorCode, GoalType, IKResult
 from arm_kinematics.ik.solvers.base import SolveOptions, Solver, Workspace
 from arm_kinematics.ik.solvers.bounded_lm import (
@@ -236,6 +238,11 @@ class DLSSolver(Solver):
     # when less time is left; the time of one iteration is guessed, then measured.
     CLOCK_EVERY = 300
     FIRST_GUESS = 2e-6
+    # An objective other than `first` keeps the best of this many solutions, gathered from
+    # the seed and then random seeds for at most GATHER_TIME after the first (or until the
+    # timeout, if sooner).
+    CANDIDATES = 8
+    GATHER_TIME = 0.004
 
     def __init__(self, model: ArmModel, workspace: Workspace) -> None:
         super().__init__(model, workspace)
@@ -363,6 +370,7 @@ class DLSSolver(Solver):
         iterations = 0
         timed_out = False
         per_iteration = self.FIRST_GUESS     # s, refined from every call
+        found: list[tuple[np.ndarray, np.ndarray]] = []   # solutions, for an objective
         while True:
             now = time.perf_counter()
             if now >= deadline:
@@ -387,8 +395,19 @@ class DLSSolver(Solver):
             iterations += spent
             attempts += used - int(resuming and used > 0)
             if outcome == CONVERGED:
-                return self._result(ErrorCode.OK, 'converged', best_q, best, goal,
-                                    iterations)
+                if options.objective == FIRST:
+                    return self._result(ErrorCode.OK, 'converged', best_q, best, goal,
+                                        iterations)
+                # Another objective: gather solutions from the next seeds, keep the best.
+                found.append((best_q.copy(), best.copy()))
+                if len(found) == 1:
+                    deadline = min(deadline, now + self.GATHER_TIME)
+                if len(found) >= self.CANDIDATES:
+                    break
+                best[:BEST_STEP] = math.inf
+                resuming, seeds, limit = False, seeds[used:], options.max_iterations
+                if len(seeds):
+                    continue
             resuming = outcome != SEEDS_USED and done > 0
             if resuming:
                 # The call's budget cut an attempt short: go on from where it stood.
@@ -406,6 +425,12 @@ class DLSSolver(Solver):
                 rng = np.random.default_rng(options.random_seed)
             seeds = rng.uniform(self.model.lower, self.model.upper,
                                 size=(min(self.RESTART_BLOCK, remaining), n))
+        if found:
+            index = objectives.best(options.objective, self.model, [q for q, _ in found],
+                                    start_q)
+            q, figures = found[index]
+            return self._result(ErrorCode.OK, f'converged; the {options.objective} of '
+                                f'{len(found)} solutions', q, figures, goal, iterations)
         restarts = max(attempts - 1, 0)
         what = f'position error {best[BEST_POSITION]:.3g} m'
         if goal != GoalType.POSITION:
