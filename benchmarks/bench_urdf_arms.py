@@ -111,6 +111,7 @@ from results_file import merge_section  # noqa: E402
 from arm_kinematics.arm import load_arm as load_arm_value  # noqa: E402
 from arm_kinematics.common.transforms import matrix_to_quaternion, rotation_error  # noqa: E402
 from arm_kinematics.description.bundled import expand_xacro  # noqa: E402
+from arm_kinematics.ik import objectives  # noqa: E402
 from arm_kinematics.ik.request import PreparedRequest  # noqa: E402
 from arm_kinematics.ik.result import ErrorCode, GoalType  # noqa: E402
 from arm_kinematics.ik.solvers.base import SolveOptions, workspace_from_model  # noqa: E402
@@ -120,7 +121,8 @@ from arm_kinematics.model.arm_model import ArmModel, FULL_TURN  # noqa: E402
 DLS_OPTIONS = SolveOptions(tolerance=TOLERANCE, orientation_tolerance=TOLERANCE,
                            timeout=TIMEOUT, restarts=DLS_RESTARTS)
 MODES = {'full_pose': GoalType.FULL_POSE, 'position': GoalType.POSITION}
-OURS = ('default', 'dls')     # our rows, whose misses are explained
+# Our rows, whose misses are explained.
+OURS = ('default', 'dls', 'default:closest', 'default:manipulability', 'default:centred')
 
 
 @dataclass(frozen=True)
@@ -229,6 +231,7 @@ class Default:
 
     name = 'default'
     full_pose_only = False
+    objective = 'first'
 
     def __init__(self, model: ArmModel, urdf: str, arm: ArmSpec) -> None:
         value = load_arm_value(urdf, None, arm.base, arm.tip)
@@ -236,6 +239,7 @@ class Default:
         self.solver = value.default_solver
         self.reason = value.solver_reason
         self.seed = 0.5 * (model.lower + model.upper)
+        self.options = DLS_OPTIONS.with_changes(objective=self.objective)
         self.last = None
 
     def solve(self, position: list[float], quaternion: tuple, transform: np.ndarray,
@@ -243,10 +247,20 @@ class Default:
         full = goal == GoalType.FULL_POSE
         request = PreparedRequest(self.solver, np.array(position),
                                   transform[:3, :3] if full else None, goal, self.seed,
-                                  DLS_OPTIONS)
+                                  self.options)
         result = self.dispatcher.run(request).result
         self.last = result
         return result.q if result.success else None
+
+
+def objective_row(objective: str) -> type:
+    """The Default row with another objective (named default:<objective>)."""
+    return type(f'Default_{objective}', (Default,),
+                {'name': f'default:{objective}', 'objective': objective})
+
+
+OBJECTIVE_ROWS = {f'default:{o}': objective_row(o)
+                  for o in ('closest', 'manipulability', 'centred')}
 
 
 class TracIk:
@@ -391,14 +405,16 @@ def dls_failures(model: ArmModel, failures: Sequence[tuple[int, object]],
 
 # ------------------------------------------------------------------ one arm
 def bench_arm(arm: ArmSpec, count: int, peers: Sequence[str],
-              log: Callable[[str], None]) -> dict[str, object]:
+              log: Callable[[str], None],
+              objective_rows: Sequence[str] = ()) -> dict[str, object]:
     """Every row of one arm: {'records': [...], 'notes': {...}}."""
     urdf = load_urdf(arm)
     model = ArmModel.from_urdf(urdf, arm.base, arm.tip)
     modes = [mode for mode in MODES if mode != 'full_pose' or model.dof >= 6]
-    classes = {'default': Default, 'dls': Dls, 'trac_ik': TracIk, 'rtb_ik_LM': RtbLm}
+    classes = {'default': Default, 'dls': Dls, 'trac_ik': TracIk, 'rtb_ik_LM': RtbLm,
+               **OBJECTIVE_ROWS}
     solvers = {name: make_solver(classes[name], model, urdf, arm)
-               for name in ('default', 'dls', *peers)}
+               for name in ('default', 'dls', *peers, *objective_rows)}
     notes: dict[str, object] = {'dof': model.dof, 'joints': list(model.joint_names)}
     if isinstance(solvers['default'], Default):
         notes['default_solver'] = solvers['default'].solver
@@ -475,6 +491,13 @@ def bench_arm(arm: ArmSpec, count: int, peers: Sequence[str],
                           if not ok]
                 trac_solved = {i for i, ok in enumerate(passed.get('trac_ik', ())) if ok}
                 record['failures'] = dls_failures(model, failed, trac_solved)
+            if name.startswith('default'):
+                solved = [q for q, ok in zip(answers[name, mode], passed[name], strict=True)
+                          if ok]
+                middle = 0.5 * (model.lower + model.upper)
+                record['measures'] = {objective: float(np.mean([
+                    objectives.value(objective, model, q, middle) for q in solved]))
+                    for objective in ('closest', 'manipulability', 'centred')} if solved else {}
             records.append(record)
     for name, solver in solvers.items():
         if isinstance(solver, str):
@@ -531,6 +554,21 @@ def format_failures(records: Sequence[dict]) -> str:
                      f'{failures["iterations_median"]:g}')
         lines.append(line + f'; solved by TRAC-IK {failures["solved_by_trac_ik"]}')
     return '\n'.join(lines)
+
+
+def format_measures(records: Sequence[dict]) -> str:
+    """Per arm and goal, each default row's mean measures over its solved targets: every
+    objective should win its own column against `first` (the default row)."""
+    lines = [f'{"arm":<8}{"mode":<11}{"objective":<24}{"displacement rad":>18}'
+             f'{"manipulability":>16}{"centring":>10}']
+    for record in records:
+        measures = record.get('measures')
+        if measures:
+            lines.append(f'{record["arm"]:<8}{record["mode"]:<11}{record["solver"]:<24}'
+                         f'{measures["closest"]:>18.4f}{measures["manipulability"]:>16.5f}'
+                         f'{measures["centred"]:>10.4f}')
+    return 'Mean measures of the default answers (seed: the middle of the ranges):\n' + \
+        '\n'.join(lines)
 
 
 ARM_TITLES = {'ur5': 'UR5', 'panda': 'Panda', 'so101': 'SO-101', 'xarm7': 'xArm7',
@@ -591,6 +629,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument('--peers', nargs='*', default=['trac_ik', 'rtb_ik_LM'],
                         choices=['trac_ik', 'rtb_ik_LM'], help='peers to compare')
     parser.add_argument('--output', type=Path, default=REPO / 'bench_results.json')
+    parser.add_argument('--objectives', nargs='*', default=list(OBJECTIVE_ROWS),
+                        choices=list(OBJECTIVE_ROWS),
+                        help='rows of the default answer with another objective')
     parser.add_argument('--markdown', action='store_true',
                         help="also print the table as the README's markdown")
     args = parser.parse_args(argv)
@@ -607,7 +648,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if spec.label not in args.arms:
             continue
         try:
-            part = bench_arm(spec, count, args.peers, log)
+            part = bench_arm(spec, count, args.peers, log, args.objectives)
         except FileNotFoundError as error:
             log(f'  {spec.label}: skipped: {error}')
             notes[spec.label] = {'skipped': str(error)}
@@ -626,6 +667,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if failures:
         print('Ours, the targets missed:')
         print(failures)
+    print(format_measures(records))
     if args.markdown:
         print(format_markdown(records))
     for label, note in notes.items():

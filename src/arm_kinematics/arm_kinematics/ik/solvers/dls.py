@@ -379,7 +379,7 @@ class DLSSolver(Solver):
                     # Out of time before the first step: the seed's own errors.
                     run_attempts(self._chain, lower, upper, wraps, int(goal), goal_target,
                                  seeds[:1], options.tolerance, options.orientation_tolerance,
-                                 0, 0, 0, options.damping, options.max_step, best_q, best,
+                                 0, 0, 1, options.damping, options.max_step, best_q, best,
                                  resume)
                 break
             # No more iterations per call than the time left allows (the clock is read
@@ -406,16 +406,14 @@ class DLSSolver(Solver):
                     break
                 best[:BEST_STEP] = math.inf
                 resuming, seeds, limit = False, seeds[used:], options.max_iterations
-                if len(seeds):
-                    continue
-            resuming = outcome != SEEDS_USED and done > 0
-            if resuming:
+            elif outcome != SEEDS_USED and done > 0:
                 # The call's budget cut an attempt short: go on from where it stood.
+                resuming = True
                 seeds = np.vstack([resume, seeds[used:]])
                 limit = options.max_iterations - done
                 continue
-            seeds = seeds[used:]
-            limit = options.max_iterations
+            else:
+                resuming, seeds, limit = False, seeds[used:], options.max_iterations
             if len(seeds):
                 continue
             remaining = options.restarts + 1 - attempts
