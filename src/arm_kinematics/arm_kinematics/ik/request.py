@@ -355,24 +355,26 @@ class IKDispatcher:
             return IKAnswer(result, name, branch_switched=True, shortfall=shortfall,
                             target=position)
         result = solver.solve(position, orientation, goal, seed, options)
-        if not result.success or result.q is None:
+        if not result.success or result.q is None or not self.safety.floor_enabled:
             return IKAnswer(result, name, target=position)
         # Numeric solvers give one answer per seed: one through the floor is retried from
         # other seeds (drawn from clear poses, seeded so the answer stays deterministic).
         deadline = time.perf_counter() + options.timeout
-        rng = np.random.default_rng(options.random_seed)
+        rng = None
         seeds = 1
+        clearance, link = self._floor_clearance(result.q)
         for _ in range(FLOOR_RETRIES):
-            clearance, link = self._floor_clearance(result.q)
             if clearance >= 0.0 or time.perf_counter() >= deadline:
                 break
+            if rng is None:
+                rng = np.random.default_rng(options.random_seed)
             seeds += 1
             retry = solver.solve(position, orientation, goal, self._clear_seed(rng),
                                  options.with_changes(
                                      timeout=max(1e-3, deadline - time.perf_counter())))
             if retry.success:
                 result = retry
-        clearance, link = self._floor_clearance(result.q)
+                clearance, link = self._floor_clearance(result.q)
         if clearance < 0.0:
             found = (f'the {name} solutions found from {seeds} seed{"s" * (seeds != 1)} put '
                      f'{link} {-clearance:.3f} m below the floor')
