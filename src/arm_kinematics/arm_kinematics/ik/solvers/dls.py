@@ -382,9 +382,10 @@ class DLSSolver(Solver):
                                  0, 0, 1, options.damping, options.max_step, best_q, best,
                                  resume)
                 break
-            # No more iterations per call than the time left allows (the clock is read
-            # between calls only).
-            budget = int(min(self.CLOCK_EVERY, max(1.0, (deadline - now) / per_iteration)))
+            # No more iterations per call than half the time left allows (the clock is read
+            # between calls only): the timeout is overshot by a few iterations at most.
+            budget = int(min(self.CLOCK_EVERY,
+                             max(1.0, 0.5 * (deadline - now) / per_iteration)))
             outcome, used, spent, done = run_attempts(
                 self._chain, lower, upper, wraps, int(goal), goal_target, seeds,
                 options.tolerance, options.orientation_tolerance, limit,
