@@ -257,6 +257,13 @@ class ChainKernel:
         self.model = model
         self.dof = model.dof
         self.chain = chain_array(model)
+        # Every compiled function once, with the argument types of later calls: a cold numba
+        # cache is compiled here, never inside a timed solve or a control tick.
+        q = np.zeros(self.dof)
+        for function in (_pose_out, _pose_jacobian_out, _frames_out, _joint_poses_out,
+                         _transform_out):
+            function(q, self.chain)
+        batch_poses(np.zeros((1, self.dof)), self.chain, np.empty((1, 12)))
 
     def pose(self, q: Sequence[float] | np.ndarray) -> tuple[float, ...]:
         """Tip position and rotation (row-major), 12 floats."""

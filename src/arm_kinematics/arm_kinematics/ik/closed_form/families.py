@@ -774,6 +774,12 @@ class ScalarEngine:
             'n_perp': e.n_perp if self.ur else (0.0, 0.0, 0.0),
             'signs': e.signs, 'd': e.d, 'k1': e.k1, 'delta': e.delta, 'r0t': e.r0.T,
             'q5': e.q5_coeffs, 'tri': e.tri})
+        # Compiled once here with the solve's argument types (a cold numba cache is compiled
+        # now, not inside a request).
+        raw, ok, _ = self.solve_arrays(np.zeros(3), np.eye(3).ravel(), np.zeros(6))
+        nearest_copies(raw, ok, np.full(6, -math.pi), np.full(6, math.pi), np.zeros(6),
+                       LIMIT_TOLERANCE, np.empty((8, 6)), np.empty(8, dtype=np.bool_),
+                       np.empty(8))
 
     def _triangle(self, x: Vec) -> tuple[list[tuple[float, float]], bool, bool, int]:
         n, o2 = self.n, self.o[1]
@@ -803,8 +809,9 @@ class ScalarEngine:
         (``family_kernel.family_solve``)."""
         q, ok, flags = np.empty((8, 6)), np.empty(8, dtype=np.bool_), np.empty(8, np.int64)
         self.near_all = bool(family_solve(
-            self.table, self.ur, np.asarray(position, dtype=float),
-            np.asarray(rotation, dtype=float), np.asarray(seed, dtype=float), q, ok, flags))
+            self.table, self.ur, np.ascontiguousarray(position, dtype=float),
+            np.ascontiguousarray(rotation, dtype=float).reshape(9),
+            np.ascontiguousarray(seed, dtype=float), q, ok, flags))
         return q, ok, flags
 
     def solve(self, position: Sequence[float], rotation: Sequence[float],
