@@ -64,6 +64,8 @@ class ArmModel:
         self.urdf = ''      # the URDF text the model was built from ('' when built by hand)
         # What loading assumed or set aside, one line each (URDF leniency, locked joints).
         self.notes: tuple[str, ...] = ()
+        # Speed limit given to joints whose URDF has none (a reloaded URDF gets the same).
+        self.default_speed = DEFAULT_JOINT_SPEED
         # Rodrigues terms per motion as 4×4 (R = I + sin q·K + (1 − cos q)·K²), built once
         # for frames() and frames_batch(): building them per call costs as much as the
         # products. A prismatic joint moves by q·slide (a translation along its axis).
@@ -105,6 +107,7 @@ class ArmModel:
         model = cls(name, base_link, tip_link, joints, tip_offset, motions)
         model.urdf = urdf_xml
         model.notes = notes
+        model.default_speed = default_speed
         return model
 
     # ------------------------------------------------------------------ kinematics

@@ -71,7 +71,7 @@ def rest_position(joint: JointSpec) -> float:
     return min(max(0.0, joint.lower), joint.upper)
 
 
-def _motion_matrix(joint: JointSpec, value: float) -> np.ndarray:
+def motion_matrix(joint: JointSpec | Joint, value: float) -> np.ndarray:
     """The 4×4 motion of ``joint`` at position ``value`` (rad or m)."""
     matrix = np.eye(4)
     if joint.kind == 'prismatic':
@@ -125,7 +125,7 @@ def build_chain(urdf: str, base: str, tip: str, default_speed: float
         if joint.locked:
             notes.append(f'joint "{joint.name}" is locked (lower == upper = {joint.lower:g}): '
                          'fixed at that value')
-            pending = pending @ joint.origin @ _motion_matrix(joint, joint.lower)
+            pending = pending @ joint.origin @ motion_matrix(joint, joint.lower)
             continue
         if joint.mimic is None:
             motions.append((joint, pending @ joint.origin, index_of[joint.name], 1.0, 0.0,
@@ -137,7 +137,7 @@ def build_chain(urdf: str, base: str, tip: str, default_speed: float
             value = multiplier * rest_position(tree.joints[leader]) + offset
             notes.append(f'mimic joint "{joint.name}" follows "{leader}", outside the chain: '
                          f'fixed at {value:g}')
-            pending = pending @ joint.origin @ _motion_matrix(joint, value)
+            pending = pending @ joint.origin @ motion_matrix(joint, value)
             continue
         notes.append(f'mimic joint "{joint.name}" follows "{leader}" (x{multiplier:g} '
                      f'{offset:+g}): not a variable of IK')
