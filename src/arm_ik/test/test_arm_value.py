@@ -30,7 +30,6 @@ from arm_kinematics.ik.request import IKRequest
 from arm_kinematics.ik.result import GoalType
 from arm_kinematics.ik.solvers.base import SolveOptions
 from arm_kinematics.ik.solvers.dls import DLSSolver
-from arm_kinematics.model.arm_model import ArmModel
 from arm_kinematics.motion import worker
 from arm_testing.real_arms import REAL_ARMS
 
@@ -132,10 +131,9 @@ def test_full_pose_targets_of_six_and_seven_joint_arms(name, real_arm):
 
 def test_default_frames_of_real_urdfs():
     assert default_frames(REAL_ARMS['ur5'].urdf()) == ('world', 'tool0')
-    base, tip = default_frames(REAL_ARMS['so101'].urdf())
-    assert base == 'base_link' and tip  # the leaf at the end of the most joints
-    model = ArmModel.from_urdf(REAL_ARMS['so101'].urdf(), base, tip)
-    assert model.dof == 6  # the jaw is the deepest leaf: users name gripper_frame_link
+    # The tool frame the gripper's jaw hangs from, never the jaw: the arm's own five joints.
+    assert default_frames(REAL_ARMS['so101'].urdf()) == ('base_link', 'gripper_frame_link')
+    assert default_frames(REAL_ARMS['panda'].urdf()) == ('panda_link0', 'panda_hand')
 
 
 @pytest.mark.parametrize('arm', ARMS)

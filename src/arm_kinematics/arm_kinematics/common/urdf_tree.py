@@ -307,7 +307,7 @@ def _read_axis(element: ElementTree.Element | None, where: str) -> np.ndarray:
         return np.array([1.0, 0.0, 0.0])
     text = element.get('xyz', '1 0 0')
     try:
-        axis = np.array(numbers(text, 3, f'{where}: <axis> xyz'))
+        axis = np.array(numbers(text, 3, '<axis> xyz'))
     except DescriptionError as error:
         raise DescriptionError(f'{where} has a degenerate axis: {error}') from None
     norm = float(np.linalg.norm(axis))

@@ -3,9 +3,10 @@ same words (RELIABILITY case 24).
 
 ``load_chain`` is the only way from URDF text to a usable model: the frames (given, else
 the defaults of ``frames.choose_frames``), the model as urdfdom would read it
-(``ArmModel.from_urdf``), then the checks parsing alone does not make. There is one: two
-joints at one point turning about the same axis (a link of zero length between them) — one
-of them moves nothing, and the closed forms divide by that length. A tool frame on the last
+(``ArmModel.from_urdf``), then the checks parsing alone does not make: two joints at one
+point turning about the same axis (a link of zero length between them: one of them moves
+nothing, and the closed forms divide by that length), and a chain whose every joint turns
+about an axis through the tip (it cannot move the tip at all). A tool frame on the last
 joint's origin is normal (a vendor's flange or ``link_eef``) and accepted.
 """
 
@@ -32,7 +33,11 @@ def zero_length_reason(model: ArmModel) -> str:
     parallel axes the link between them has zero length. The tip may sit on the last
     joint's origin (a tool frame there is the usual way vendors add one).
     """
-    origins, axes, _ = model.joint_origins_and_axes(np.zeros(model.dof))
+    origins, axes, tip = model.joint_origins_and_axes(np.zeros(model.dof))
+    if all(float(np.linalg.norm(point - tip)) < MIN_LINK_LENGTH for point in origins):
+        return (f'no joint between "{model.base_link}" and "{model.tip_link}" moves the tip: '
+                'every joint turns about an axis through it (a rotor or a wrist alone); name '
+                'a tip further out with tip_frame')
     for k in range(model.dof - 1):
         gap = float(np.linalg.norm(origins[k + 1] - origins[k]))
         parallel = abs(float(np.dot(axes[k], axes[k + 1]))) > PARALLEL_COS

@@ -6,7 +6,7 @@ usual tool-frame name (``tool0``, ``flange``, ``ee_link``, ``*_hand``, ``*_eef``
 ``end_effector``, ``*_link_ee``, ...), else the link a gripper's fingers hang from (the
 Panda's ``panda_hand``), else the leaf at the end of the most movable joints — never a finger.
 A finger is a link below a finger joint: one named like a finger (finger, jaw, thumb,
-gripper, ...) or a mimic joint (or the leader of one) with nothing but finger joints below.
+gripper, ...) or one of a mimic pair hanging from the same link.
 The choice, its reason and the other candidates are reported so a user sees how to change it.
 """
 
@@ -94,20 +94,22 @@ def choose_frames(tree: RobotTree, base: str = '') -> DefaultFrames:
                                f'({", ".join(roots[:6]) or "none"}); expected one')
     base = base or roots[0]
     children = tree.children()
-    leaders = {joint.mimic.leader for joint in tree.joints.values() if joint.mimic}
+    # A gripper's mimic pair hangs from one link (the Panda's fingers from panda_hand); a
+    # mimic joint further down the leader's own branch is a linkage of the arm itself.
+    paired = set()
+    for joint in tree.joints.values():
+        leader = tree.joints.get(joint.mimic.leader) if joint.mimic else None
+        if leader is not None and leader.parent == joint.parent:
+            paired.update((joint.name, leader.name))
     finger_joint: dict[str, bool] = {}
 
     def finger(joint_name: str) -> bool:
-        # Bottom-up: a mimic (or a mimic's leader) is a finger joint only when every movable
-        # joint below it is one too (a linkage in the arm itself is not a gripper).
-        if joint_name in finger_joint:
-            return finger_joint[joint_name]
-        joint = tree.joints[joint_name]
-        below = [finger(child.name) for child in _movable_below(joint.child, children, tree)]
-        words = _words(joint.name)
-        named = bool(words & FINGER_WORDS) or ('hand' in words and bool(words & HAND_FINGER_WORDS))
-        mimicking = joint.mimic is not None or joint.name in leaders
-        finger_joint[joint_name] = joint.moves and (named or (mimicking and all(below)))
+        if joint_name not in finger_joint:
+            joint = tree.joints[joint_name]
+            words = _words(joint.name)
+            named = bool(words & FINGER_WORDS) or ('hand' in words and
+                                                   bool(words & HAND_FINGER_WORDS))
+            finger_joint[joint_name] = joint.moves and (named or joint_name in paired)
         return finger_joint[joint_name]
 
     # Walk the tree: (movable joints above, depth, in a finger) per link.
@@ -133,7 +135,9 @@ def choose_frames(tree: RobotTree, base: str = '') -> DefaultFrames:
         candidates = {link: (max(value[0], 1), value[1], False)
                       for link, value in candidates.items()}
     if not candidates:
-        raise DescriptionError(f'no movable joint below the root link "{base}": name the '
+        locked = [joint.name for joint in tree.joints.values() if joint.locked]
+        why = f' ({", ".join(locked[:6])}: lower == upper, locked)' if locked else ''
+        raise DescriptionError(f'no movable joint below the root link "{base}"{why}: name the '
                                'chain with base_frame and tip_frame')
     named = {link: _tool_rank(link) for link in candidates}
     named = {link: rank for link, rank in named.items() if rank is not None}
@@ -155,18 +159,6 @@ def choose_frames(tree: RobotTree, base: str = '') -> DefaultFrames:
         others = ranked[1:]
     reason += f', {candidates[tip][0]} movable joints from the root'
     return DefaultFrames(base, tip, reason, tuple(others[:OTHER_CANDIDATES]))
-
-
-def _movable_below(link: str, children: dict, tree: RobotTree) -> list:
-    out, stack = [], [link]
-    while stack:
-        current = stack.pop()
-        for joint in children.get(current, ()):
-            if joint.moves:
-                out.append(joint)
-            else:
-                stack.append(joint.child)
-    return out
 
 
 def default_frames(urdf: str) -> tuple[str, str]:
