@@ -119,3 +119,13 @@ def test_every_urdf_loads_and_solves_or_is_refused_in_one_line(relative):
             assert np.linalg.norm(reached[:3, 3] - pose[:3, 3]) < POSITION_TOLERANCE * 1.01
             if goal == GoalType.FULL_POSE:
                 assert _rotation_error(reached, pose) < ORIENTATION_TOLERANCE * 1.01
+
+
+def test_the_readme_table_is_these_refusals():
+    readme = (Path(__file__).resolve().parents[3] / 'README.md').read_text(encoding='utf-8')
+    section = readme.split('<!-- robot-data:begin -->')[1].split('<!-- robot-data:end -->')[0]
+    files = {line.split('`')[1] for line in section.strip().splitlines()[2:]}
+    assert files == set(REFUSED)
+    loaded = 69 - len(REFUSED)
+    assert '(69 files)' in readme and f'{loaded}\nload and solve; {len(REFUSED)} are refused' \
+        in readme

@@ -34,10 +34,6 @@ def zero_length_reason(model: ArmModel) -> str:
     joint's origin (a tool frame there is the usual way vendors add one).
     """
     origins, axes, tip = model.joint_origins_and_axes(np.zeros(model.dof))
-    if all(float(np.linalg.norm(point - tip)) < MIN_LINK_LENGTH for point in origins):
-        return (f'no joint between "{model.base_link}" and "{model.tip_link}" moves the tip: '
-                'every joint turns about an axis through it (a rotor or a wrist alone); name '
-                'a tip further out with tip_frame')
     for k in range(model.dof - 1):
         gap = float(np.linalg.norm(origins[k + 1] - origins[k]))
         parallel = abs(float(np.dot(axes[k], axes[k + 1]))) > PARALLEL_COS
@@ -45,6 +41,11 @@ def zero_length_reason(model: ArmModel) -> str:
             return (f'the link from joint "{model.joint_names[k]}" to joint '
                     f'"{model.joint_names[k + 1]}" has zero length ({gap:.3g} m) and both '
                     'turn about the same axis: check the joint origins')
+    if not model.prismatic.any() and \
+            all(float(np.linalg.norm(point - tip)) < MIN_LINK_LENGTH for point in origins):
+        return (f'no joint between "{model.base_link}" and "{model.tip_link}" moves the tip: '
+                'every joint turns about an axis through it (a rotor or a wrist alone); name '
+                'a tip further out with tip_frame')
     return ''
 
 
