@@ -284,3 +284,18 @@ def test_two_joints_on_one_axis_through_one_point_are_still_refused():
     urdf = arm().replace('<origin xyz="0.3 0 0" rpy="0.2 0 0"/>', '<origin xyz="0 0 0"/>')
     with pytest.raises(DescriptionError, match='from joint "j2" to joint "j3" has zero length'):
         load_chain(urdf)
+
+
+def test_the_safety_motion_bound_covers_what_a_mimic_joint_moves():
+    # The floor and obstacle checks step along a path by this bound: a leader also turns
+    # its follower (times its multiplier), which moves the links after it.
+    urdf = arm(joint3=MIMIC.replace('multiplier="-0.5"', 'multiplier="2"').replace(
+        'lower="-0.5" upper="1.5"', 'lower="-5" upper="5"'))
+    loaded = load_arm(urdf)
+    model, safety = loaded.model, loaded.safety
+    rng = np.random.default_rng(9)
+    for q in model.random_configurations(200, rng):
+        step = q + [0.0, rng.choice([-0.01, 0.01])]       # the leader alone
+        moved = np.linalg.norm(model.frames(step)[:, :3, 3] - model.frames(q)[:, :3, 3],
+                               axis=1).max()
+        assert moved <= safety.max_point_motion(q, step) + 1e-12

@@ -19,37 +19,11 @@ from __future__ import annotations
 import numpy as np
 
 from arm_kinematics.model.arm_model import ArmModel
-from arm_kinematics.model.chain import Motion, motion_matrix
+from arm_kinematics.model.chain import motion_matrix
 
 # Closer than this (m) to an axis counts as on it: vendor URDFs round to about a micrometre,
 # and the sphere grows by the distance anyway when the point is taken as off the axis.
 ON_AXIS = 1e-9
-
-
-def _segment_bounds(model: ArmModel) -> list[float]:
-    """Upper bound of |P_j − P_(j−1)| per moving joint (P_(−1) the base origin), then the
-    tip's distance from the last joint."""
-    bounds = []
-    for motion in model.motions:
-        joint = motion.joint
-        translation = joint.offset[:3, 3]
-        if joint.prismatic:
-            axis = joint.offset[:3, :3] @ joint.axis
-            low, high = _travel(model, motion)
-            bounds.append(max(float(np.linalg.norm(translation + axis * low)),
-                              float(np.linalg.norm(translation + axis * high))))
-        else:
-            bounds.append(float(np.linalg.norm(translation)))
-    bounds.append(float(np.linalg.norm(model.tip_offset[:3, 3])))
-    return bounds
-
-
-def _travel(model: ArmModel, motion: Motion) -> tuple[float, float]:
-    if motion.follower:
-        low = motion.multiplier * model.lower[motion.source] + motion.offset
-        high = motion.multiplier * model.upper[motion.source] + motion.offset
-        return min(low, high), max(low, high)
-    return float(model.lower[motion.source]), float(model.upper[motion.source])
 
 
 def _zero_pose_points(model: ArmModel) -> tuple[np.ndarray, np.ndarray]:
@@ -75,7 +49,7 @@ def _on_axis(point: np.ndarray, origin: np.ndarray, axis: np.ndarray) -> float:
 def reach_spheres(model: ArmModel) -> list[tuple[np.ndarray, float, str]]:
     """Every sphere (centre, radius, why) the rules above prove; the base origin's first."""
     origins, axes = _zero_pose_points(model)
-    bounds = _segment_bounds(model)
+    bounds = model.segment_bounds()
     spheres = [(np.zeros(3), float(sum(bounds)), 'from the base origin')]
     slides = [motion.joint.prismatic for motion in model.motions]
     for k in range(len(origins)):

@@ -264,6 +264,26 @@ class ArmModel:
                 columns[:, :, index] = np.cross(axis, tip - frames[:, index, :3, 3])
         return columns
 
+    def segment_bounds(self) -> list[float]:
+        """Upper bound of the distance between consecutive moving-joint origins, base origin
+        first, then of the tip from the last one, m: whatever q is (a turning joint keeps its
+        offset's length; a slide adds at most its travel; a mimic joint its own range).
+        The reach bounds and the safety geometry's motion bounds are sums of these."""
+        bounds = []
+        for motion in self.motions:
+            joint = motion.joint
+            translation = joint.offset[:3, 3]
+            if joint.prismatic:
+                axis = joint.offset[:3, :3] @ joint.axis
+                ends = (self.lower[motion.source], self.upper[motion.source])
+                travel = [motion.multiplier * end + motion.offset for end in ends]
+                bounds.append(max(float(np.linalg.norm(translation + axis * value))
+                                  for value in travel))
+            else:
+                bounds.append(float(np.linalg.norm(translation)))
+        bounds.append(float(np.linalg.norm(self.tip_offset[:3, 3])))
+        return bounds
+
     def shoulder_position(self) -> np.ndarray:
         """World position of the first joint whose axis is not vertical at q = 0 (the shoulder).
 
