@@ -299,3 +299,24 @@ def test_the_safety_motion_bound_covers_what_a_mimic_joint_moves():
         moved = np.linalg.norm(model.frames(step)[:, :3, 3] - model.frames(q)[:, :3, 3],
                                axis=1).max()
         assert moved <= safety.max_point_motion(q, step) + 1e-12
+
+
+def test_collision_shapes_ride_along_a_mimic_joint():
+    box = '<collision><geometry><box size="0.05 0.05 0.2"/></geometry></collision>'
+    urdf = arm(joint3=MIMIC).replace('<link name="b"/><link name="c"/>',
+                                     f'<link name="b">{box}</link><link name="c">{box}</link>')
+    loaded = load_arm(urdf)
+    model = loaded.model
+    checker = loaded.collision_checker()
+    import yourdfpy
+    robot = yourdfpy.URDF.load(io.StringIO(urdf), load_meshes=False,
+                               build_collision_scene_graph=False)
+    rng = np.random.default_rng(12)
+    for q in model.random_configurations(5, rng):
+        robot.update_cfg({'j1': q[0], 'j2': q[1]})
+        poses = checker.link_poses(q)
+        assert {'b', 'c'} <= set(poses)
+        for link in ('b', 'c'):
+            np.testing.assert_allclose(poses[link], robot.get_transform(link, 'base_link'),
+                                       atol=1e-12)
+        checker.check(q)                                # poses every shape without error

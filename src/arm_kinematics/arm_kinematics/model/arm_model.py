@@ -55,6 +55,8 @@ class ArmModel:
         self.motions = tuple(motions) if motions is not None else \
             tuple(Motion(joint, index) for index, joint in enumerate(joints))
         self.followers = tuple(m.joint.name for m in self.motions if m.follower)
+        # Frames of every moving joint (a mimic joint's too): what collision shapes hang on.
+        self.frame_count = len(self.motions)
         self.lower = np.array([j.lower for j in joints])
         self.upper = np.array([j.upper for j in joints])
         self.velocity_limits = np.array([j.velocity for j in joints])
@@ -159,8 +161,9 @@ class ArmModel:
         frames[:, self.dof] = current @ self.tip_offset
         return frames
 
-    def _frames_one(self, q: np.ndarray) -> np.ndarray:
-        frames = np.empty((self.dof + 1, 4, 4))
+    def _frames_one(self, q: np.ndarray, every: bool = False) -> np.ndarray:
+        """Frames of the variables (or of ``every`` moving joint) and the tip, one pose."""
+        frames = np.empty(((self.frame_count if every else self.dof) + 1, 4, 4))
         current = np.eye(4)
         identity = np.eye(4)
         variable = 0
@@ -172,11 +175,17 @@ class ArmModel:
                 moved = (identity + math.sin(value) * self._skew[index]
                          + (1.0 - math.cos(value)) * self._skew_sq[index])
             current = current @ motion.joint.offset @ moved
-            if not motion.follower:
+            if every or not motion.follower:
                 frames[variable] = current
                 variable += 1
-        frames[self.dof] = current @ self.tip_offset
+        frames[variable] = current @ self.tip_offset
         return frames
+
+    def motion_frames(self, q: np.ndarray) -> np.ndarray:
+        """World frames of every moving joint, a mimic joint's too, and of the tip for one
+        configuration, (frame_count + 1, 4, 4): the frames collision shapes hang on (the
+        same as ``frames`` when the chain has no mimic joint)."""
+        return self._frames_one(np.asarray(q, dtype=float).reshape(self.dof), every=True)
 
     def fk_batch(self, q: np.ndarray) -> np.ndarray:
         """Tip transforms for N configurations, shape (N, 4, 4)."""

@@ -135,8 +135,7 @@ def _kernel_source(model: ArmModel) -> str:
             position = [code.value([(position[k], 1.0), (world_axis[k], value)])
                         for k in range(3)]
             origins.append(list(position))
-            if not motion.follower:
-                poses.extend(position + [rotation[i][j] for i in range(3) for j in range(3)])
+            poses.extend(position + [rotation[i][j] for i in range(3) for j in range(3)])
             continue
         origins.append(list(position))
         cos_name = code.assign(f'cos({_literal(value)})')
@@ -165,8 +164,7 @@ def _kernel_source(model: ArmModel) -> str:
                       for j in range(3)] for i in range(3)]
             rotation = [[code.value([(rotation[r][m], local[m][j]) for m in range(3)])
                          for j in range(3)] for r in range(3)]
-        if not motion.follower:
-            poses.extend(position + [rotation[i][j] for i in range(3) for j in range(3)])
+        poses.extend(position + [rotation[i][j] for i in range(3) for j in range(3)])
     frame_poses = ', '.join(_literal(e) for e in poses)
     tip = model.tip_offset
     position = [code.value([(position[k], 1.0)]
@@ -231,9 +229,10 @@ class ChainKernel:
       Jacobian as a row-major list of 6·n floats (rows vx vy vz wx wy wz).
     * ``joint_frames(q)`` → ``(frames, tip)``: per joint ``(ox, oy, oz, ax, ay, az)``, its
       world origin and unit axis, and the tip position.
-    * ``joint_poses(q)`` → 12·n floats: per joint, its frame after its motion (entry i of
-      :meth:`ArmModel.frames`) as position then rotation row-major, ``(px, py, pz, r00,
-      r01, ..., r22)``, joint after joint (the collision checker poses its shapes by them).
+    * ``joint_poses(q)`` → 12·m floats: per moving joint, a mimic joint's too (entry i of
+      :meth:`ArmModel.motion_frames`, m = ``frame_count``), its frame after its motion as
+      position then rotation row-major, ``(px, py, pz, r00, r01, ..., r22)``, joint after
+      joint (the collision checker poses its shapes by them).
 
     Attributes:
         source: the generated Python source (for inspection and debugging).

@@ -21,7 +21,6 @@ import numpy as np
 
 from arm_kinematics.common.transforms import make_transform
 from arm_kinematics.common.urdf_tree import (
-    DescriptionError,
     JointSpec,
     MOVING_TYPES,
     parse_robot_xml,
@@ -152,8 +151,8 @@ class LinkTree:
 
     def link_poses(self, model: ArmModel, q: np.ndarray) -> dict[str, np.ndarray]:
         """{link: 4×4 pose in the base frame} of every attached link at ``q`` (rad)."""
-        frames = model.frames(q)
-        extended = [np.eye(4), *frames[:model.dof]]
+        frames = model.motion_frames(q)
+        extended = [np.eye(4), *frames[:model.frame_count]]
         return {link: extended[index] @ offset for link, (index, offset) in self.attach.items()}
 
 
@@ -163,8 +162,7 @@ def link_tree(model: ArmModel, urdf: str) -> LinkTree:
     leader puts it).
 
     Raises:
-        DescriptionError: the URDF does not read or does not hold the model's chain, or a
-            mimic joint inside the chain (its links move with its leader: not posed here yet).
+        DescriptionError: the URDF does not read or does not hold the model's chain.
     """
     tree = read_tree(urdf)
     root = parse_robot_xml(urdf)
@@ -172,17 +170,15 @@ def link_tree(model: ArmModel, urdf: str) -> LinkTree:
     parent = {joint.child: joint.parent for joint in tree.joints.values()}
     children = tree.children()
     chain = tree.chain(model.base_link, model.tip_link)
-    if model.followers:
-        raise DescriptionError(f'mimic joint "{model.followers[0]}" is inside the chain: '
-                               'collision shapes are not posed along mimic joints yet (choose '
-                               'a tip above it)')
-    # (frame index, offset) of every chain link: a variable joint starts a new frame.
+    moving = {*model.joint_names, *model.followers}
+    # (frame index, offset) of every chain link: a moving joint (a variable or a mimic
+    # joint) starts a new frame of ``model.motion_frames``.
     attach: dict[str, tuple[int, np.ndarray]] = {model.base_link: (0, np.eye(4))}
     frame, offset = 0, np.eye(4)
     chain_joints = set()
     for joint in chain:
         chain_joints.add(joint.name)
-        if joint.name in model.joint_names:
+        if joint.name in moving:
             frame, offset = frame + 1, np.eye(4)
         else:
             offset = offset @ joint.origin @ _joint_motion(tree, joint)
@@ -242,5 +238,5 @@ def robot_bodies(model: ArmModel, urdf: str, search_paths: Sequence[str | Path] 
 def _next_joint(model: ArmModel, index: int, pose: np.ndarray) -> np.ndarray:
     """The next movable joint's origin (or the tip) in the frame of a link at ``pose`` of
     extended frame ``index``."""
-    step = model.joints[index].offset if index < model.dof else model.tip_offset
+    step = model.motions[index].joint.offset if index < model.frame_count else model.tip_offset
     return (np.linalg.inv(pose) @ step[:, 3])[:3]
