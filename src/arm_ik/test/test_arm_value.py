@@ -191,6 +191,18 @@ def test_arm_config_command_writes_a_file_that_checks(tmp_path, capsys):
     assert 'no_such_link' in capsys.readouterr().err
 
 
+def test_arm_config_says_which_frames_it_chose_and_why(capsys):
+    # No --base, --tip: the defaults, their reason and the other candidates on stderr (the
+    # YAML on stdout carries them in info).
+    assert arm_config_command.main([str(REAL_ARMS['panda'].path)]) == 0
+    captured = capsys.readouterr()
+    assert 'arm_config: frames panda_link0 -> panda_hand (tool-frame name *_hand' in \
+        captured.err and 'other candidates: panda_hand_tcp' in captured.err
+    data = yaml.safe_load(captured.out)
+    assert data['frames'] == {'base': 'panda_link0', 'tip': 'panda_hand'}
+    assert data['info']['frames'].startswith('frames panda_link0 -> panda_hand')
+
+
 @pytest.mark.parametrize(('data', 'words'), [
     ([1, 2], 'must be a mapping'),
     ({'sefety': {}}, 'unknown key(s) sefety'),
