@@ -14,7 +14,7 @@ import pytest
 
 from arm_kinematics.arm import ArmConfig, load_arm, load_config_chain
 from arm_kinematics.common.transforms import matrix_to_quaternion
-from arm_kinematics.common.urdf_tree import read_tree
+from arm_kinematics.common.urdf_tree import lenient_text, read_tree
 from arm_kinematics.description.chain_rules import load_chain
 from arm_kinematics.description.frames import choose_frames, default_frames
 from arm_kinematics.description.passive_joints import PassiveJoints
@@ -114,6 +114,11 @@ def test_vendor_prefixes_and_a_blank_line_before_the_declaration_are_accepted():
     urdf = arm(head='\n\n<?xml version="1.0"?>\n', extra=' drake:declaration="none"')
     urdf = urdf.replace('<joint name="j1"', '<joint drake:rotor_inertia="1e-4" name="j1"')
     assert ArmModel.from_urdf(urdf).joint_names == ('j1', 'j2', 'j3')
+    # The same text for other readers (the lab's yourdfpy, which lxml would refuse).
+    import yourdfpy
+    robot = yourdfpy.URDF.load(io.BytesIO(lenient_text(urdf).encode('utf-8')),
+                               load_meshes=False, build_collision_scene_graph=False)
+    assert robot.actuated_joint_names == ['j1', 'j2', 'j3']
 
 
 @pytest.mark.parametrize(('old', 'new', 'words'), [

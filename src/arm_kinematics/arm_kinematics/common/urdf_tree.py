@@ -149,32 +149,28 @@ def parse_robot_xml(text: str) -> ElementTree.Element:
     """
     if not isinstance(text, str) or not text.strip():
         raise DescriptionError('robot_description is empty')
-    text = text.lstrip('\ufeff \t\r\n')
     try:
-        root = ElementTree.fromstring(text)
+        root = ElementTree.fromstring(lenient_text(text))
     except ElementTree.ParseError as error:
-        if 'unbound prefix' not in str(error):
-            raise DescriptionError(f'robot_description is not valid XML: {error}') from None
-        root = _with_prefixes_declared(text, error)
+        raise DescriptionError(f'robot_description is not valid XML: {error}') from None
     if root.tag != 'robot':
         raise DescriptionError(f'root element is <{root.tag}>, expected <robot>')
     return root
 
 
-def _with_prefixes_declared(text: str, error: ElementTree.ParseError) -> ElementTree.Element:
-    """Parse again with every undeclared prefix declared on the root (vendor extensions
-    such as ``drake:`` attributes, which urdfdom ignores)."""
+def lenient_text(text: str) -> str:
+    """URDF text a strict XML parser reads as urdfdom reads the original: leading blank lines
+    (before the XML declaration) dropped, and every namespace prefix the file uses without
+    declaring it (vendor extensions such as ``drake:`` attributes, which urdfdom ignores)
+    declared on ``<robot>``. For other readers too (yourdfpy in the lab)."""
+    text = text.lstrip('\ufeff \t\r\n')
     declared = set(_DECLARED.findall(text)) | {'xml', 'xmlns'}
     used = {prefix for prefix in _PREFIX.findall(text) if prefix not in declared}
     match = re.search(r'<robot\b', text)
     if not used or match is None:
-        raise DescriptionError(f'robot_description is not valid XML: {error}') from None
+        return text
     names = ' '.join(f'xmlns:{prefix}="urn:undeclared:{prefix}"' for prefix in sorted(used))
-    patched = f'{text[:match.end()]} {names}{text[match.end():]}'
-    try:
-        return ElementTree.fromstring(patched)
-    except ElementTree.ParseError:
-        raise DescriptionError(f'robot_description is not valid XML: {error}') from None
+    return f'{text[:match.end()]} {names}{text[match.end():]}'
 
 
 def read_tree(text: str) -> RobotTree:
