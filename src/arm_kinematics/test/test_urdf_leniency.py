@@ -325,3 +325,12 @@ def test_collision_shapes_ride_along_a_mimic_joint():
             np.testing.assert_allclose(poses[link], robot.get_transform(link, 'base_link'),
                                        atol=1e-12)
         checker.check(q)                                # poses every shape without error
+
+
+def test_a_floating_base_joint_puts_the_default_base_on_the_body_it_carries():
+    urdf = arm().replace('<link name="base_link"/>', '<link name="world"/><link name="base_link"/>'
+                         '<joint name="float" type="floating"><parent link="world"/>'
+                         '<child link="base_link"/></joint>')
+    loaded = load_chain(urdf)
+    assert (loaded.model.base_link, loaded.model.tip_link) == ('base_link', 'tool0')
+    assert 'base below the floating joint "float"' in loaded.report()[0]

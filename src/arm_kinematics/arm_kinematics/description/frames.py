@@ -92,6 +92,7 @@ def choose_frames(tree: RobotTree, base: str = '') -> DefaultFrames:
     if not base and len(roots) != 1:
         raise DescriptionError(f'the description has {len(roots)} root links '
                                f'({", ".join(roots[:6]) or "none"}); expected one')
+    given_base = bool(base)
     base = base or roots[0]
     children = tree.children()
     # A gripper's mimic pair hangs from one link (the Panda's fingers from panda_hand); a
@@ -158,6 +159,12 @@ def choose_frames(tree: RobotTree, base: str = '') -> DefaultFrames:
                   'the leaf link at the end of the most movable joints')
         others = ranked[1:]
     reason += f', {candidates[tip][0]} movable joints from the root'
+    free = [joint for joint in tree.chain(base, tip) if joint.kind in ('floating', 'planar')]
+    if free and not given_base:
+        # A floating base (a humanoid's or a mobile robot's world joint): the chain starts
+        # on the body it carries, as pinocchio's root joint does.
+        base = free[-1].child
+        reason += f'; base below the {free[-1].kind} joint "{free[-1].name}"'
     return DefaultFrames(base, tip, reason, tuple(others[:OTHER_CANDIDATES]))
 
 
