@@ -13,6 +13,7 @@ line naming the joint or link and the attribute.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import functools
 import math
 import re
 from xml.etree import ElementTree
@@ -149,10 +150,16 @@ def parse_robot_xml(text: str) -> ElementTree.Element:
     """
     if not isinstance(text, str) or not text.strip():
         raise DescriptionError('robot_description is empty')
+    text = text.lstrip('\ufeff \t\r\n')
     try:
-        root = ElementTree.fromstring(lenient_text(text))
+        root = ElementTree.fromstring(text)
     except ElementTree.ParseError as error:
-        raise DescriptionError(f'robot_description is not valid XML: {error}') from None
+        if 'unbound prefix' not in str(error):
+            raise DescriptionError(f'robot_description is not valid XML: {error}') from None
+        try:
+            root = ElementTree.fromstring(lenient_text(text))
+        except ElementTree.ParseError:
+            raise DescriptionError(f'robot_description is not valid XML: {error}') from None
     if root.tag != 'robot':
         raise DescriptionError(f'root element is <{root.tag}>, expected <robot>')
     return root
@@ -173,8 +180,11 @@ def lenient_text(text: str) -> str:
     return f'{text[:match.end()]} {names}{text[match.end():]}'
 
 
+@functools.lru_cache(maxsize=4)
 def read_tree(text: str) -> RobotTree:
-    """Read and check every link and joint of a URDF.
+    """Read and check every link and joint of a URDF (the last few texts are kept: a node
+    reads its URDF for the frames, the chain, the passive joints and the collision links;
+    the result is shared, not to be changed).
 
     Raises:
         DescriptionError: in one line naming the joint or link and the attribute.
