@@ -13,7 +13,7 @@ from arm_kinematics.ik.request import IKRequest
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.motion import worker
 from arm_kinematics.motion.errors import MotionCode
-from arm_kinematics.motion.path_ik import PathCode
+from arm_kinematics.motion.path_request import PathCode
 from arm_kinematics.motion.planner import (
     MotionSettings,
     MoveGoal,
