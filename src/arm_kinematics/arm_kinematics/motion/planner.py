@@ -50,14 +50,18 @@ from arm_kinematics.motion.path_ik import (
     PathRequest,
     ToolPose,
 )
+from arm_kinematics.motion.planning import (
+    default_path_planner,
+    GRID,
+    JointPathPlanner,
+    path_planner,
+    PATH_PLANNERS,
+    SAMPLING,
+)
 from arm_kinematics.motion.safety_check import (
     COLLIDES,
     CollisionGuard,
-    default_path_planner,
-    GRID,
-    PATH_PLANNERS,
     SafetyAdapter,
-    SAMPLING,
     SceneData,
 )
 from arm_kinematics.motion.trajectory import concatenate, Trajectory
@@ -648,15 +652,17 @@ class MotionPlanner:
             choice = GRID
         elif self.safety is None:
             choice = SAMPLING
-        if choice == SAMPLING:
-            return self._sampling_detour(law, start, q_goal, target, validation, settings)
-        planned = self._grid_detour(law, start, q_goal, target, validation, settings)
+        planner = path_planner(choice, self.safety, self.collision)
+        planned = self._planned_detour(planner, law, start, q_goal, target, validation,
+                                       settings)
         # The grid sees the floor and the obstacle only: a move that collides (itself or
         # its grid detour) with the arm or the scene goes to the sampling planner.
-        if isinstance(planned, PlanFailure) and self.collision is not None and \
+        if isinstance(planned, PlanFailure) and not planner.avoids_collisions and \
+                self.collision is not None and \
                 (validation.error.message.startswith(COLLIDES) or
                  planned.error.message.startswith(COLLIDES)):
-            return self._sampling_detour(law, start, q_goal, target, validation, settings)
+            return self._planned_detour(path_planner(SAMPLING, self.safety, self.collision),
+                                        law, start, q_goal, target, validation, settings)
         return planned
 
     def _waypoint_trajectory(self, law: str, waypoints: np.ndarray,
@@ -667,48 +673,40 @@ class MotionPlanner:
                  for a, b in zip(waypoints[:-1], waypoints[1:]) if not np.array_equal(a, b)]
         return replace(concatenate(parts), law=law) if parts else None
 
-    def _grid_detour(self, law: str, start: np.ndarray, q_goal: np.ndarray,
-                     target: np.ndarray, validation: Validation,
-                     settings: MotionSettings) -> Plan | PlanFailure:
-        blocked = validation.error.message
-        waypoints, message = self.safety.detour(start, q_goal)
-        if waypoints is None:
-            return _fail(MotionCode.UNSAFE_PATH, f'{blocked}; no detour: {message}')
-        trajectory = self._waypoint_trajectory(law, waypoints, settings)
-        if trajectory is None:
-            return PlanFailure(validation.error)
-        checked = self._validate(trajectory, start, settings)
-        return self._finish(trajectory, law, target, q_goal, checked,
-                            f'{law} replaced by a detour of {len(waypoints)} waypoints '
-                            f'({trajectory.duration:.2f} s, min-jerk segments): {message}',
-                            detoured=True)
+    def _planned_detour(self, planner: JointPathPlanner, law: str, start: np.ndarray,
+                        q_goal: np.ndarray, target: np.ndarray, validation: Validation,
+                        settings: MotionSettings) -> Plan | PlanFailure:
+        """The planner's path, timed as min-jerk segments and validated again as the
+        trajectory that will run.
 
-    def _sampling_detour(self, law: str, start: np.ndarray, q_goal: np.ndarray,
-                         target: np.ndarray, validation: Validation,
-                         settings: MotionSettings) -> Plan | PlanFailure:
-        """OMPL's path (validated densely by the collision checker and the floor rule), timed
-        as min-jerk segments and validated again as the trajectory that will run."""
+        A planner that sees collisions (the sampling one) answers NO_PATH for a move that
+        self-collision or the scene blocks, and a path refused once timed is its failure; a
+        move the floor (or the obstacle) blocks stays UNSAFE_PATH with either planner.
+        """
         blocked = validation.error.message
-        # A move the floor (or obstacle) blocks stays UNSAFE_PATH, as with the grid; NO_PATH
-        # is for moves blocked by self-collision or the scene.
-        code = MotionCode.NO_PATH if blocked.startswith(COLLIDES) else MotionCode.UNSAFE_PATH
-        rule = self.safety.pose_rule(start, q_goal) if self.safety is not None else None
-        result = self.collision.plan(start, q_goal, rule)
-        if not result.ok:
-            return _fail(code, f'{blocked}; no collision-free path: {result.reason}')
-        trajectory = self._waypoint_trajectory(law, result.path, settings)
+        if planner.avoids_collisions:
+            code = MotionCode.NO_PATH if blocked.startswith(COLLIDES) else \
+                MotionCode.UNSAFE_PATH
+            none, found = 'no collision-free path', 'a collision-free detour'
+        else:
+            code, none, found = MotionCode.UNSAFE_PATH, 'no detour', 'a detour'
+        plan = planner.plan(start, q_goal)
+        if not plan.success:
+            return _fail(code, f'{blocked}; {none}: {plan.reason}')
+        trajectory = self._waypoint_trajectory(law, plan.path, settings)
         if trajectory is None:
             return PlanFailure(validation.error)
         checked = self._validate(trajectory, start, settings)
-        if checked.error is not None and checked.error.code == MotionCode.UNSAFE_PATH:
+        if planner.avoids_collisions and checked.error is not None and \
+                checked.error.code == MotionCode.UNSAFE_PATH:
             return _fail(code, f'{blocked}; the planned path was refused when timed: '
                          f'{checked.error.message}')
+        timing = f', planned in {plan.planning_time * 1000:.0f} ms' \
+            if planner.avoids_collisions else ''
         return self._finish(trajectory, law, target, q_goal, checked,
-                            f'{law} replaced by a collision-free detour of '
-                            f'{len(result.path)} waypoints ({trajectory.duration:.2f} s, '
-                            f'min-jerk segments, planned in '
-                            f'{result.planning_time * 1000:.0f} ms): {result.reason}',
-                            detoured=True)
+                            f'{law} replaced by {found} of {len(plan.path)} waypoints '
+                            f'({trajectory.duration:.2f} s, min-jerk segments{timing}): '
+                            f'{plan.reason}', detoured=True)
 
     def _finish(self, trajectory: Trajectory, law: str, target: np.ndarray,
                 goal_q: np.ndarray | None, validation: Validation, message: str,
