@@ -90,9 +90,9 @@ _REEXPORTS = {
     'collision': {
         'compute_allowed_pairs': 'arm_kinematics.scene.allowed',
         'CollisionChecker': 'arm_kinematics.scene.checker',
-        'CollisionReport': 'arm_kinematics.scene.checker',
-        'Contact': 'arm_kinematics.scene.checker',
-        'PathCheck': 'arm_kinematics.scene.checker',
+        'CollisionReport': 'arm_kinematics.scene.collision_report',
+        'Contact': 'arm_kinematics.scene.collision_report',
+        'PathCheck': 'arm_kinematics.scene.collision_report',
         'CollisionConfig': 'arm_kinematics.description.collision_config',
         'CollisionConfigError': 'arm_kinematics.description.collision_config',
         'NO_PATH': 'arm_kinematics.motion.planning.sampling',

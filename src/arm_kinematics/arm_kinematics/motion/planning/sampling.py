@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from arm_kinematics.motion.planning.base import JointPathPlan, SAMPLING
-from arm_kinematics.scene.checker import CollisionChecker, PathCheck
+from arm_kinematics.scene.checker import CollisionChecker
+from arm_kinematics.scene.collision_report import PathCheck
 
 SUCCESS = 'SUCCESS'
 NO_PATH = 'NO_PATH'
