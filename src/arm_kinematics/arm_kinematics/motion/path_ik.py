@@ -222,12 +222,7 @@ class PathIK:
     # ------------------------------------------------------------------ batch IK
     def batch(self, requests: Sequence[IKRequest], defaults: SolveOptions,
               fallback_seed: np.ndarray) -> list[IKAnswer]:
-        """Answer many IK requests: one IKAnswer per request, equal to one-by-one answers.
-
-        Each request is validated by ``IKDispatcher.prepare`` (as a single request).
-        Position requests to the analytic solver on an arm without floor rules are solved
-        together by ``AnalyticSolver.solve_batch`` (a call per branch, the nearest chosen
-        as the scalar solver does); any row it cannot answer alone goes the single way.
+        """One IKAnswer per request, equal to one-by-one answers (see ``BatchIK.answer``).
 
         Raises:
             BatchTooLargeError: more than MAX_BATCH requests.
