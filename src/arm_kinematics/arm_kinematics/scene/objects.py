@@ -20,7 +20,7 @@ Object mapping (YAML or service):
     rule: obstacle                 # set by the safety monitor only (see below)
 
 A *rule object* (``rule: floor`` a box, ``rule: obstacle`` a sphere) is an arm's floor or
-ball from its safety section (``kinematics.safety.scene_rules``): it is in the scene so every
+ball from its safety section (``scene.scene_rules``): it is in the scene so every
 node sees, draws and moves it like any object, but it is judged by the arm's own safety rules
 (capsules against the floor plane and the ball), never by the collision shapes, so those
 rules stay exactly as they were. ``checked_objects`` leaves rule objects out.

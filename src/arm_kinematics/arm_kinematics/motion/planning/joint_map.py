@@ -104,7 +104,7 @@ def joint_map(geometry: SafetyGeometry, base_q: object, resolution: float = DEFA
         waypoints, times: an optional path (K, n) rad and (K,) s (None: velocity limits).
         rate: path sampling rate, Hz (contacts are measured at these samples).
         search_joints: the two mapped joints (default shoulder, elbow).
-        checker: a collision checker of the same arm (kinematics.collision), with the scene
+        checker: a collision checker of the same arm (scene.checker), with the scene
             to judge against: the cells in self-collision and in scene contact are marked
             too (15-27 ms more for a 4° map of a bundled arm, bench_safety; None: not judged).
 
