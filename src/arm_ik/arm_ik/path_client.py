@@ -28,7 +28,7 @@ from arm_ik.client import GOALS, SERVICE_QOS
 from arm_ik.nodes.conversions import duration, seconds_of
 from arm_interfaces.srv import CartesianPath, SolveIKBatch
 from arm_kinematics.ik.result import ErrorCode
-from arm_kinematics.motion.path_ik import PathCode
+from arm_kinematics.motion.path_request import PathCode
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -18,7 +18,8 @@ from arm_kinematics.arm import load_arm
 from arm_kinematics.description.bundled import expand_xacro, load_arm_config
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.ik.solvers.base import SolveOptions
-from arm_kinematics.motion.path_ik import PathIK, PathRequest, ToolPose
+from arm_kinematics.motion.path_ik import PathIK
+from arm_kinematics.motion.path_request import PathRequest, ToolPose
 from arm_testing.ik_graph import IKGraph, service
 from arm_testing.ros_harness import call_service
 

@@ -25,7 +25,7 @@ from arm_interfaces.srv import ApplySceneObject, GetJointMap, RemoveSceneObject,
 from arm_kinematics.arm import ArmConfig, load_arm
 from arm_kinematics.common.transforms import matrix_to_quaternion
 from arm_kinematics.description.bundled import expand_xacro
-from arm_kinematics.motion.detour_planner import joint_map
+from arm_kinematics.motion.planning.joint_map import joint_map
 from arm_kinematics.scene.objects import Scene
 from arm_testing.real_arms import REAL_ARMS, robots_dir
 from arm_testing.ros_harness import call_service, config_file, DomainClaim, wait_for

@@ -17,13 +17,9 @@ from arm_kinematics.arm import load_arm
 from arm_kinematics.description.bundled import load_arm_config
 from arm_kinematics.motion import worker
 from arm_kinematics.motion.errors import MotionCode
-from arm_kinematics.motion.planner import MotionSettings, MoveGoal, Plan, PlanFailure
-from arm_kinematics.motion.safety_check import (
-    default_path_planner,
-    GRID,
-    SAMPLING,
-    SceneData,
-)
+from arm_kinematics.motion.move_types import MotionSettings, MoveGoal, Plan, PlanFailure
+from arm_kinematics.motion.planning import default_path_planner, GRID, SAMPLING
+from arm_kinematics.motion.safety_check import SceneData
 from arm_kinematics.motion.trajectory import Trajectory
 from arm_testing.real_arms import REAL_ARMS, robots_dir
 

@@ -9,12 +9,8 @@ import numpy as np
 import pytest
 
 from arm_kinematics.description.bundled import load_safety_config
-from arm_kinematics.motion.detour_planner import (
-    DEFAULT_RESOLUTION,
-    joint_map,
-    plan_detour,
-    PlanCode,
-)
+from arm_kinematics.motion.planning.grid import DEFAULT_RESOLUTION, plan_detour, PlanCode
+from arm_kinematics.motion.planning.joint_map import joint_map
 from arm_kinematics.motion.safety_paths import (
     check_path,
     sample_contacts,

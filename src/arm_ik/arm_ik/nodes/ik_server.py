@@ -61,7 +61,8 @@ from arm_kinematics.ik.solvers.base import (
     Workspace,
 )
 from arm_kinematics.model.arm_model import ArmModel
-from arm_kinematics.motion.path_ik import PathCode, PathIK, PathResult
+from arm_kinematics.motion.path_ik import PathIK
+from arm_kinematics.motion.path_request import PathCode, PathResult
 from arm_kinematics.scene.geometry import SafetyGeometry
 from arm_kinematics.scene.scene_rules import geometry_in
 

@@ -86,7 +86,7 @@ from arm_kinematics.common.joint_state import positions_by_name
 from arm_kinematics.description.bundled import home_from_config
 from arm_kinematics.ik.solvers.base import workspace_from_model
 from arm_kinematics.model.arm_model import ArmModel
-from arm_kinematics.motion.detour_planner import default_search_joints
+from arm_kinematics.motion.planning.grid_search import default_search_joints
 from arm_kinematics.scene.geometry import SafetyGeometry
 from arm_kinematics.visual.arm_visual import pose_metrics
 

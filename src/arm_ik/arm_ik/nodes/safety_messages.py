@@ -15,9 +15,10 @@ from arm_interfaces.msg import SafetyStatus
 from arm_interfaces.srv import CheckPath, PlanDetour
 from arm_kinematics.common.joint_state import joint_order
 from arm_kinematics.model.arm_model import ArmModel
-from arm_kinematics.motion.detour_planner import DetourPlan, JointMap, PlanCode
+from arm_kinematics.motion.planning.grid import DetourPlan, PlanCode
+from arm_kinematics.motion.planning.joint_map import JointMap
 from arm_kinematics.motion.safety_paths import PathCheck
-from arm_kinematics.scene.checker import CollisionReport
+from arm_kinematics.scene.collision_report import CollisionReport
 from arm_kinematics.scene.geometry import PoseCheck, SafetyGeometry, Verdict
 from arm_kinematics.scene.monitor import map_samples_reason, path_samples_reason
 
