@@ -57,7 +57,7 @@ from bench_urdf_arms import ArmSpec, load_urdf, RTB_TOL, RtbLm  # noqa: E402
 from results_file import merge_section  # noqa: E402
 
 from arm_kinematics.description.bundled import description_dir, expand_xacro_file  # noqa: E402
-from arm_kinematics.ik.closed_form.families import ClosedFormSolver  # noqa: E402
+from arm_kinematics.ik.closed_form.dispatch import ClosedFormSolver  # noqa: E402
 from arm_kinematics.ik.result import GoalType  # noqa: E402
 from arm_kinematics.ik.solvers.base import SolveOptions, workspace_from_model  # noqa: E402
 from arm_kinematics.model.arm_model import ArmModel  # noqa: E402

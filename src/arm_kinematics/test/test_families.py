@@ -16,12 +16,9 @@ import pytest
 from arm_kinematics.arm import ArmConfig, choose_solver, load_arm
 from arm_kinematics.common.transforms import matrix_to_quaternion
 from arm_kinematics.description.bundled import description_dir, expand_xacro_file, load_model
-from arm_kinematics.ik.closed_form.families import (
-    ClosedFormSolver,
-    FamilySolver,
-    opw_forward,
-    recognise,
-)
+from arm_kinematics.ik.closed_form.dispatch import ClosedFormSolver, recognise
+from arm_kinematics.ik.closed_form.opw import opw_forward
+from arm_kinematics.ik.closed_form.six_joint import FamilySolver
 from arm_kinematics.ik.closed_form.spherical_wrist import BRANCHES, SphericalWristSolver
 from arm_kinematics.ik.request import IKRequest
 from arm_kinematics.ik.result import ErrorCode, GoalType
@@ -404,3 +401,23 @@ def test_vectorised_equals_one_by_one(arm):
             assert one.success == bool(valid[index, branch_index]), (index, label, one.reason)
             if one.success:
                 np.testing.assert_allclose(batch[index, branch_index], one.q, atol=1e-12)
+
+
+def test_the_old_module_paths_still_export_the_same_objects():
+    """analytic, families and planar were split into one module per family; code that
+    imports the old paths gets the same classes and functions."""
+    from arm_kinematics.ik.closed_form import (
+        analytic,
+        dispatch,
+        families,
+        planar,
+        yaw_three_pitch_solver,
+        yaw_two_pitch,
+    )
+    assert analytic.AnalyticSolver is yaw_two_pitch.AnalyticSolver
+    assert families.ClosedFormSolver is dispatch.ClosedFormSolver is ClosedFormSolver
+    assert families.recognise is recognise and families.FamilySolver is FamilySolver
+    assert planar.PlanarAnalyticSolver is dispatch.PlanarAnalyticSolver
+    assert planar.PlanarFamilySolver is yaw_three_pitch_solver.PlanarFamilySolver
+    assert solver_class('closed_form') is ClosedFormSolver
+    assert solver_class('analytic') is dispatch.PlanarAnalyticSolver

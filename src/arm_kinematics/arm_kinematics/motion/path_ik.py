@@ -52,11 +52,10 @@ import numpy as np
 
 from arm_kinematics.common.transforms import matrix_to_quaternion, quaternion_to_matrix
 from arm_kinematics.ik import metrics
-from arm_kinematics.ik.closed_form.analytic import BRANCHES as ANALYTIC_BRANCHES
-from arm_kinematics.ik.closed_form.analytic import NEAREST
+from arm_kinematics.ik.closed_form.yaw_two_pitch import BRANCHES as ANALYTIC_BRANCHES
 from arm_kinematics.ik.request import IKAnswer, IKDispatcher, IKRequest, PreparedRequest
 from arm_kinematics.ik.result import ErrorCode, GoalType, IKResult
-from arm_kinematics.ik.solvers.base import SolveOptions, Solver
+from arm_kinematics.ik.solvers.base import NEAREST, SolveOptions, Solver
 from arm_kinematics.motion.laws import min_jerk, MIN_JERK_PEAK_SPEED
 from arm_kinematics.motion.trajectory import Interpolation, Trajectory
 from arm_kinematics.scene.geometry import SafetyGeometry, Verdict
