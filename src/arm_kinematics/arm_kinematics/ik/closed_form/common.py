@@ -30,7 +30,7 @@ from arm_kinematics.ik.result import (
     IKResult,
     Solution,
 )
-from arm_kinematics.ik.solvers.base import NEAREST, Workspace
+from arm_kinematics.ik.solvers.base import ClosedFormBase, NEAREST, Workspace
 from arm_kinematics.model.arm_model import ArmModel
 
 TWO_PI = 2.0 * math.pi
@@ -424,3 +424,24 @@ def fk_check(model: ArmModel, solve: Callable[[np.ndarray, np.ndarray], tuple],
                 f'({drift} within the recognition tolerance; the check needs '
                 f'{CHECK_TOLERANCE:g})')
     return ''
+
+
+def goal_orientation(orientation: object) -> tuple[Matrix | None, str]:
+    """The rotation of a FULL_POSE goal (row-major 9 floats), or (None, reason)."""
+    if orientation is None:
+        return None, 'a FULL_POSE goal needs a target orientation'
+    return parse_orientation(orientation)
+
+
+def target_and_seed(solver: ClosedFormBase, start: float, position: object, seed: object
+                    ) -> tuple[tuple[float, float, float] | None, tuple[float, ...] | None,
+                               IKResult | None]:
+    """(target, reference, None) through the solver's position gate and seed check, or
+    (None, None, the failure to answer with)."""
+    target, failure = solver._target(start, position)
+    if failure is not None:
+        return None, None, failure
+    reference, failure = solver._reference(start, seed, solver.model.dof)
+    if failure is not None:
+        return None, None, failure
+    return target, reference, None

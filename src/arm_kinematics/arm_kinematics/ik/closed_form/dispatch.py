@@ -79,7 +79,21 @@ def recognise(model: ArmModel) -> tuple[Family | None, dict[str, str]]:
     return found, reasons
 
 
-class ClosedFormSolver(Solver):
+class _Dispatcher(Solver):
+    """A registered solver that hands each request to the family solver it built
+    (``_delegate``, None when no family fits); the family solver's attributes are
+    reachable on it."""
+
+    _delegate: Solver | None = None
+
+    def __getattr__(self, name: str) -> object:
+        delegate = self.__dict__.get('_delegate')
+        if delegate is None:
+            raise AttributeError(name)
+        return getattr(delegate, name)
+
+
+class ClosedFormSolver(_Dispatcher):
     """The ``closed_form`` solver: the closed form of the family ``recognise`` finds.
 
     A spherical-wrist six-axis arm (six_axis) is served by ``SphericalWristSolver``
@@ -120,12 +134,6 @@ class ClosedFormSolver(Solver):
         return '' if family is None or family.name not in SIX_JOINT_FAMILIES else \
             family.describe()
 
-    def __getattr__(self, name: str) -> object:
-        delegate = self.__dict__.get('_delegate')
-        if delegate is None:
-            raise AttributeError(name)
-        return getattr(delegate, name)
-
     def solve(self, position: object, orientation: object = None,
               goal: GoalType = GoalType.POSITION, seed: object = None,
               options: SolveOptions = _DEFAULT_OPTIONS) -> IKResult:
@@ -134,7 +142,7 @@ class ClosedFormSolver(Solver):
             return IKResult(ErrorCode.SOLVER_NOT_APPLICABLE, self._not_applicable)
         return self._delegate.solve(position, orientation, goal, seed, options)
 
-class PlanarAnalyticSolver(Solver):
+class PlanarAnalyticSolver(_Dispatcher):
     """The ``analytic`` solver: yaw + two pitch (``AnalyticSolver``, unchanged) or yaw +
     three pitch with an optional roll (``PlanarFamilySolver``), by recognition.
 
@@ -174,12 +182,6 @@ class PlanarAnalyticSolver(Solver):
             return ''
         family = planar_family(model)
         return family.describe() if isinstance(family, PlanarFamily) else ''
-
-    def __getattr__(self, name: str) -> object:
-        delegate = self.__dict__.get('_delegate')
-        if delegate is None:
-            raise AttributeError(name)
-        return getattr(delegate, name)
 
     def solve(self, position: object, orientation: object = None,
               goal: GoalType = GoalType.POSITION, seed: object = None,

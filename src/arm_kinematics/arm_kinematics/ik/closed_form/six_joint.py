@@ -26,17 +26,18 @@ from arm_kinematics.ik.closed_form.common import (
     ANGLE_TOLERANCE,
     fk_check,
     flag_words,
+    goal_orientation,
     LIMIT_TOLERANCE,
     LINE_TOLERANCE,
     nearest,
     nearest_copy,
     outside_limits,
-    parse_orientation,
     prepared_limits,
     SHOULDER_SINGULAR,
     SINGULAR,
     solved,
     STRETCHED,
+    target_and_seed,
     tool_down_rotation,
     turns,
     TWO_PI,
@@ -400,9 +401,7 @@ class FamilySolver(ClosedFormBase):
                        ) -> tuple[tuple[float, ...] | None, str]:
         """The goal's tool rotation (row-major 9 floats), or (None, reason)."""
         if goal == GoalType.FULL_POSE:
-            if orientation is None:
-                return None, 'a FULL_POSE goal needs a target orientation'
-            return parse_orientation(orientation)
+            return goal_orientation(orientation)
         seed_rotation = self.model.fk(np.asarray(reference))[:3, :3]
         if goal == GoalType.POSITION:
             return tuple(seed_rotation.reshape(-1).tolist()), ''
@@ -431,10 +430,7 @@ class FamilySolver(ClosedFormBase):
         branch = options.branch
         if goal not in (GoalType.FULL_POSE, GoalType.TOOL_DOWN, GoalType.POSITION):
             return self._failure(start, ErrorCode.INVALID_INPUT, f'unknown goal type {goal!r}')
-        target, failure = self._target(start, position)
-        if failure is not None:
-            return failure
-        reference, failure = self._reference(start, seed, 6)
+        target, reference, failure = target_and_seed(self, start, position, seed)
         if failure is not None:
             return failure
         rotation, reason = self._goal_rotation(goal, orientation, reference)

@@ -23,14 +23,18 @@ import numpy as np
 
 from arm_kinematics.ik.closed_form.common import (
     GEOMETRY_TOLERANCE,
+    goal_orientation,
     nearest,
-    parse_orientation,
     PI,
     prepared_limits,
+    target_and_seed,
     tool_down_rotation,
     TWO_PI,
     wrap_into,
     wrap_one,
+)
+from arm_kinematics.ik.closed_form.common import (
+    parse_orientation as parse_orientation,  # its old home: code imports it from here
 )
 from arm_kinematics.ik.closed_form.geometry import (
     mat_mul,
@@ -429,18 +433,12 @@ class SphericalWristSolver(ClosedFormBase):
         branch = options.branch
         if goal not in (GoalType.FULL_POSE, GoalType.TOOL_DOWN, GoalType.POSITION):
             return self._failure(start, ErrorCode.INVALID_INPUT, f'unknown goal type {goal!r}')
-        target, failure = self._target(start, position)
-        if failure is not None:
-            return failure
-        reference, failure = self._reference(start, seed, 6)
+        target, reference, failure = target_and_seed(self, start, position, seed)
         if failure is not None:
             return failure
         goal_rotation = None
         if goal == GoalType.FULL_POSE:
-            if orientation is None:
-                return self._failure(start, ErrorCode.INVALID_INPUT,
-                                     'a FULL_POSE goal needs a target orientation')
-            goal_rotation, reason = parse_orientation(orientation)
+            goal_rotation, reason = goal_orientation(orientation)
             if goal_rotation is None:
                 return self._failure(start, ErrorCode.INVALID_INPUT, reason)
         first_failure = None

@@ -19,12 +19,13 @@ import numpy as np
 from arm_kinematics.ik.closed_form.common import (
     check_batch_arguments,
     flag_words,
+    goal_orientation,
     nearest,
     nearest_copy,
     outside_limits,
-    parse_orientation,
     prepared_limits,
     solved,
+    target_and_seed,
     turns,
     TWO_PI,
     wrap_rows,
@@ -245,10 +246,7 @@ class PlanarFamilySolver(ClosedFormBase):
             if approach_pitch is not None:
                 return self._failure(start, ErrorCode.INVALID_INPUT,
                                      'a FULL_POSE goal sets the approach pitch itself')
-            if orientation is None:
-                return self._failure(start, ErrorCode.INVALID_INPUT,
-                                     'a FULL_POSE goal needs a target orientation')
-            rotation, reason = parse_orientation(orientation)
+            rotation, reason = goal_orientation(orientation)
             if rotation is None:
                 return self._failure(start, ErrorCode.INVALID_INPUT, reason)
         elif goal not in (GoalType.POSITION, GoalType.TOOL_DOWN):
@@ -262,11 +260,7 @@ class PlanarFamilySolver(ClosedFormBase):
                 return self._failure(start, ErrorCode.INVALID_INPUT,
                                      f'approach_pitch must be a finite angle, got '
                                      f'{approach_pitch!r}')
-        target, failure = self._target(start, position)
-        if failure is not None:
-            return failure
-        dof = self.model.dof
-        reference, failure = self._reference(start, seed, dof)
+        target, reference, failure = target_and_seed(self, start, position, seed)
         if failure is not None:
             return failure
         pitch = -0.5 * math.pi if goal == GoalType.TOOL_DOWN else approach_pitch

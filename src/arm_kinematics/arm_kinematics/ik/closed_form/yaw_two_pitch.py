@@ -25,6 +25,7 @@ from arm_kinematics.ik.closed_form.common import (
     GEOMETRY_TOLERANCE,
     PI,
     prepared_limits,
+    target_and_seed,
     TWO_PI,
     wrap_into_array,
 )
@@ -294,10 +295,7 @@ class AnalyticSolver(ClosedFormBase):
         if failure is not None:
             return failure
         branch = options.branch
-        target, failure = self._target(start, position)
-        if failure is not None:
-            return failure
-        reference, failure = self._reference(start, seed, 3)
+        target, reference, failure = target_and_seed(self, start, position, seed)
         if failure is not None:
             return failure
         candidates = self.candidates(target, reference[0])
