@@ -445,3 +445,22 @@ def target_and_seed(solver: ClosedFormBase, start: float, position: object, seed
     if failure is not None:
         return None, None, failure
     return target, reference, None
+
+
+def distinct_solutions(solutions: Sequence[Solution], reference: Sequence[float]
+                       ) -> list[Solution]:
+    """One solution per label: the whole-turn copy nearest ``reference`` (largest joint
+    move), in the order the labels first appear.
+
+    A closed form's ``return_all`` lists every whole-turn copy inside the limits (a UR5's
+    ±2π joints give 32 per branch, 256 in all), which path IK needs; a caller asking for
+    the alternatives of one pose wants each distinct solution once, and the copy the arm
+    reaches with least motion, not whichever copy came last.
+    """
+    best: dict[str, tuple[float, Solution]] = {}
+    for solution in solutions:
+        step = largest_move(solution.q, reference)
+        kept = best.get(solution.label)
+        if kept is None or step < kept[0]:
+            best[solution.label] = (step, solution)
+    return [solution for _, solution in best.values()]

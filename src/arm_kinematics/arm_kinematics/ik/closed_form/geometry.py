@@ -84,6 +84,14 @@ def turn(w: Sequence[float], angle: float, v: Sequence[float]) -> Vector:
             v[2] * c + x[2] * s + w[2] * k)
 
 
+def turn_cs(w: Sequence[float], c: float, s: float, v: Sequence[float]) -> Vector:
+    """``turn`` by the angle whose cosine and sine are c and s (shared by several turns)."""
+    k = (1.0 - c) * (w[0] * v[0] + w[1] * v[1] + w[2] * v[2])
+    x0, x1, x2 = w[1] * v[2] - w[2] * v[1], w[2] * v[0] - w[0] * v[2], w[0] * v[1] - w[1] * v[0]
+    return (v[0] * c + x0 * s + w[0] * k, v[1] * c + x1 * s + w[1] * k,
+            v[2] * c + x2 * s + w[2] * k)
+
+
 def angle_one(w: Sequence[float], p: Sequence[float], q: Sequence[float]
               ) -> tuple[float, float]:
     """``angle_between`` for one pair of vectors: (angle, length of p across w)."""
@@ -240,9 +248,18 @@ class PitchTriangle:
         self.tri = (float(self.link_a @ self.link_b),
                     float(self.link_a @ np.cross(w3, self.link_b)),
                     float(self.link_a @ self.link_a + self.link_b @ self.link_b))
-        t = _floats
-        self._n, self._o2, self._w2, self._w3 = t(n), t(o2), t(w2), t(w3)
-        self._up, self._a, self._b = t(up), t(self.link_a), t(self.link_b)
+        # The scalar form works in the plane across n, on (e1, e2) with e1 × e2 = n: a turn
+        # about w2 = s2·n by q is a planar turn by s2·q.
+        e1 = unit(np.cross(n, [1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else
+                  np.cross(n, [0.0, 1.0, 0.0]))
+        e2 = np.cross(n, e1)
+        self._e = tuple(float(v) for v in (*e1, *e2))
+        self._o2 = _floats(o2)
+        self._s2 = 1.0 if float(np.dot(w2, n)) > 0.0 else -1.0
+        self._s3 = 1.0 if float(np.dot(w3, n)) > 0.0 else -1.0
+        self._a = (float(self.link_a @ e1), float(self.link_a @ e2))
+        self._b = (float(self.link_b @ e1), float(self.link_b @ e2))
+        self._up = (float(up @ e1), float(up @ e2))
 
     def solve(self, x: np.ndarray) -> tuple[np.ndarray, ...]:
         """The pitch axes carry the point to ``x`` (M, 3), in the yaw-undone frame.
@@ -274,27 +291,35 @@ class PitchTriangle:
                                                       bool]:
         """``solve`` for one point in plain floats: ([(q2, q3)] × 2 elbow up first,
         solvable, too near, at the edge)."""
-        n, o2 = self._n, self._o2
-        y = (x[0] - o2[0], x[1] - o2[1], x[2] - o2[2])
-        k = dot(y, n)
-        y = (y[0] - k * n[0], y[1] - k * n[1], y[2] - k * n[2])
-        reach_sq = dot(y, y)
+        e10, e11, e12, e20, e21, e22 = self._e
+        o2 = self._o2
+        d0, d1, d2 = x[0] - o2[0], x[1] - o2[1], x[2] - o2[2]
+        y1 = d0 * e10 + d1 * e11 + d2 * e12          # the point across n, in (e1, e2)
+        y2 = d0 * e20 + d1 * e21 + d2 * e22
+        reach_sq = y1 * y1 + y2 * y2
         a3, b3, squares = self.tri
         centre, half, solvable, edge = cosine_one(a3, b3, 0.5 * (reach_sq - squares))
-        perp = vcross(n, y)
-        if dot(perp, self._up) < 0.0:
-            perp = (-perp[0], -perp[1], -perp[2])
-        link_a = self._a
+        # n × y, turned to the base's up side: the side an "up" elbow lies on.
+        p1, p2 = -y2, y1
+        if p1 * self._up[0] + p2 * self._up[1] < 0.0:
+            p1, p2 = y2, -y1
+        a1, a2 = self._a
+        b1, b2 = self._b
+        s2, s3 = self._s2, self._s3
         out = []
         for q3 in (centre + half, centre - half):
-            b = turn(self._w3, q3, self._b)
-            reach = (link_a[0] + b[0], link_a[1] + b[1], link_a[2] + b[2])
-            q2, _ = angle_one(self._w2, reach, y)
-            out.append((dot(turn(self._w2, q2, link_a), perp), q2, q3))
+            c, s = math.cos(q3), s3 * math.sin(q3)
+            r1 = a1 + b1 * c - b2 * s                  # a + (b turned by q3)
+            r2 = a2 + b1 * s + b2 * c
+            along, across = r1 * y1 + r2 * y2, r1 * y2 - r2 * y1
+            turned = math.atan2(across, along)         # turns reach onto y in the plane
+            norm = math.hypot(along, across) or 1.0
+            cq, sq = along / norm, across / norm
+            score = (a1 * cq - a2 * sq) * p1 + (a1 * sq + a2 * cq) * p2
+            out.append((score, s2 * turned, q3))
         if out[1][0] > out[0][0]:
             out.reverse()
         return [(q2, q3) for _, q2, q3 in out], solvable, reach_sq < squares, edge
-
 
 def _floats(v: np.ndarray) -> tuple[float, ...]:
     return tuple(float(x) for x in np.ravel(v))

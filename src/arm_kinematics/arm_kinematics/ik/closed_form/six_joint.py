@@ -313,6 +313,13 @@ class FamilySolver(ClosedFormBase):
             for shift, base, top, lo, hi in zip(r.shift, r.base, r.top, r.lower, r.upper,
                                                 strict=True))
         self._dls: Solver | None = None
+        # solve_all's wrapping as arrays: shift, base, top, lower, upper (as JointRanges)
+        # and 2π on the multi-turn joints (None when there are none).
+        multi = np.zeros(6)
+        multi[list(r.multi_turn)] = TWO_PI
+        self._wrap_arrays = (np.array(r.shift), np.array(r.base), np.array(r.top),
+                             np.array(r.lower), np.array(r.upper),
+                             multi if r.multi_turn else None)
 
     # ------------------------------------------------------------------ batches
     def solve_poses(self, positions: np.ndarray, rotations: np.ndarray,
@@ -335,6 +342,41 @@ class FamilySolver(ClosedFormBase):
         seeds = np.asarray(self.home if seeds is None else seeds, dtype=float)
         raw, ok, flags = self.engine.solve_raw(positions, rotations, seeds)
         return (*wrap_rows(raw, ok, self.ranges, seeds), flags)
+
+    def solve_all(self, position: Sequence[float], rotation: Sequence[float],
+                  seed: Sequence[float] | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every distinct solution of one pose: the 8 branches, each as the whole-turn copy
+        nearest the seed (the peers' all-solutions call, with the joint limits applied).
+
+        Args:
+            position: tip position, m (3 floats). rotation: tip rotation, row-major 9
+                floats (or a 3×3 array). seed: reference joints, rad; home when None.
+
+        Returns:
+            (q (8, 6) rad in BRANCHES order, valid (8,), flags (8,)) as one row of
+            ``solve_poses``; invalid rows hold finite unwrapped angles.
+        """
+        reference = self.home if seed is None else tuple(float(v) for v in seed)
+        if isinstance(rotation, np.ndarray):
+            rotation = rotation.reshape(-1).tolist()
+        raw, _ = self.scalar.solve(position, rotation, reference)
+        q = np.array([row for row, _, _ in raw])
+        valid = np.array([good for _, good, _ in raw])
+        flags = np.array([flag for _, _, flag in raw])
+        # wrap_rows on one pose, as whole-array operations on the (8, 6) table.
+        shift, base, top, lower, upper, multi = self._wrap_arrays
+        wrapped = np.mod(q + shift, TWO_PI) + base
+        inside = (wrapped <= top).all(axis=1)
+        wrapped = np.minimum(np.maximum(wrapped, lower), upper)
+        if multi is not None:
+            room = np.floor((upper - wrapped) / TWO_PI)
+            whole = np.minimum(np.maximum(np.round((np.asarray(reference) - wrapped) / TWO_PI),
+                                          0.0), room)
+            wrapped += whole * multi
+        valid &= inside
+        q[valid] = wrapped[valid]
+        return q, valid, flags
 
     def turn_copies(self, q: Sequence[float]) -> list[tuple[float, ...]]:
         """Every whole-turn copy of ``q`` (rad) inside the limits (q itself included)."""

@@ -42,6 +42,7 @@ from arm_kinematics.ik.closed_form.geometry import (
     rotations,
     transpose,
     turn,
+    turn_cs,
     unit,
     vcross,
 )
@@ -108,6 +109,12 @@ class ScalarUREngine(ScalarEngine):
         super().__init__(engine)
         t = _floats
         self.lever, self.n_perp = t(engine.lever), t(engine.n_perp)
+        # n, n_perp and the lever turned about axis 5 in every branch: their parts along
+        # it, across it and w5 × v, so a turn is three products and no trig call of its own.
+        w5 = engine.w[4]
+        self._about5 = tuple(
+            t(np.concatenate([np.dot(w5, v) * w5, v - np.dot(w5, v) * w5, np.cross(w5, v)]))
+            for v in (engine.n, engine.n_perp, engine.lever))
 
     def solve(self, position: Sequence[float], rotation_goal: Sequence[float],
               seed: Sequence[float]) -> tuple[list[tuple[tuple, bool, int]], bool]:
@@ -127,14 +134,17 @@ class ScalarUREngine(ScalarEngine):
             m = mat_t_vec(self.r0t, mat_t_vec(rotation_goal, n1))
             base = mat_mul(transpose(rotation(w[0], q1)), goal_r0t)
             for j, q5 in enumerate((self.delta + half, self.delta - half)):
-                q6, across = angle_one(w[5], m, turn(w[4], -q5, n))
+                c5, s5 = math.cos(q5), -math.sin(q5)          # turns by −q5 about axis 5
+                n5, perp5, lever5 = (_turned(pre, c5, s5) for pre in self._about5)
+                q6, across = angle_one(w[5], m, n5)
                 free = wrist_singular or across < SINGULAR
                 if free:
                     q6 = seed[5] + flip[j]
+                c6, s6 = math.cos(q6), -math.sin(q6)
                 # R234 = base·R6ᵀ·R5ᵀ, applied to two vectors only.
-                u = mat_vec(base, turn(w[5], -q6, turn(w[4], -q5, self.n_perp)))
+                u = mat_vec(base, turn_cs(w[5], c6, s6, perp5))
                 theta = math.atan2(dot(vcross(self.n_perp, u), n), dot(u, self.n_perp))
-                lever = mat_vec(base, turn(w[5], -q6, turn(w[4], -q5, self.lever)))
+                lever = mat_vec(base, turn_cs(w[5], c6, s6, lever5))
                 x = (undone[0] + o[0][0] - lever[0], undone[1] + o[0][1] - lever[1],
                      undone[2] + o[0][2] - lever[2])
                 pairs, ok3, near, flag3 = self._triangle(x)
@@ -221,6 +231,13 @@ class UREngine(FamilyEngine):
         self.last_too_near = np.repeat(near, 2).reshape(count, 2, 2, 2).transpose(
             *order).reshape(count, 8)
         return np.nan_to_num(q), ok, flags
+
+
+def _turned(pre: Sequence[float], c: float, s: float) -> tuple[float, float, float]:
+    """A fixed vector turned about a fixed axis: along + across·c + (w × v)·s, from its
+    precomputed parts (along0..2, across0..2, w×v 0..2)."""
+    return (pre[0] + pre[3] * c + pre[6] * s, pre[1] + pre[4] * c + pre[7] * s,
+            pre[2] + pre[5] * c + pre[8] * s)
 
 
 def _floats(v: np.ndarray) -> tuple[float, ...]:
