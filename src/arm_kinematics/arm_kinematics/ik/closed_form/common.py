@@ -194,20 +194,18 @@ def wrap_rows(raw: np.ndarray, ok: np.ndarray, ranges: JointRanges, seeds: np.nd
     """Raw solutions (N, B, n) wrapped into the limits: (q, valid). A multi-turn joint
     holds the whole-turn copy nearest the seed (seeds (N, n) or (n,)); rows that do not
     fit keep finite wrapped angles with valid False."""
-    count, branches, dof = raw.shape
-    q = np.empty_like(raw)
-    valid = ok.copy()
-    for j in range(dof):
-        q[:, :, j], inside = wrap_into_array(raw[:, :, j], ranges.lower[j], ranges.upper[j])
-        valid &= inside
+    # The expressions of wrap_into_array on the whole (N, B, n) table at once.
+    lower, upper = np.asarray(ranges.lower), np.asarray(ranges.upper)
+    wrapped = np.mod(raw + np.asarray(ranges.shift), TWO_PI) + np.asarray(ranges.base)
+    valid = ok & (wrapped <= np.asarray(ranges.top)).all(axis=2)
+    q = np.minimum(np.maximum(wrapped, lower), upper)
     if ranges.multi_turn:
-        reference = np.repeat(np.broadcast_to(seeds, (count, dof)), branches, axis=0)
-        flat = q.reshape(-1, dof)
-        for j in ranges.multi_turn:
-            room = np.floor((ranges.upper[j] - flat[:, j]) / TWO_PI)
-            whole = np.clip(np.round((reference[:, j] - flat[:, j]) / TWO_PI), 0.0, room)
-            flat[:, j] += whole * TWO_PI
-        q = flat.reshape(count, branches, dof)
+        multi = list(ranges.multi_turn)
+        reference = np.broadcast_to(seeds, (raw.shape[0], raw.shape[2]))[:, None, multi]
+        part = q[:, :, multi]
+        room = np.floor((upper[multi] - part) / TWO_PI)
+        part += np.clip(np.round((reference - part) / TWO_PI), 0.0, room) * TWO_PI
+        q[:, :, multi] = part
     return q, valid
 
 

@@ -161,9 +161,8 @@ def rotate(axis: np.ndarray, angles: np.ndarray, v: np.ndarray) -> np.ndarray:
         a, b, d = v
         k = np.array([y * d - z * b, z * a - x * d, x * b - y * a])
         return v * c + k * s + (1.0 - c) * (float(v @ axis) * axis)
-    a, b, d = v[:, 0], v[:, 1], v[:, 2]
-    k = np.stack([y * d - z * b, z * a - x * d, x * b - y * a], axis=1)
-    return v * c + k * s + (1.0 - c) * ((v @ axis)[:, None] * axis)
+    # axis × v as one (M, 3) @ (3, 3) product: contiguous, unlike three column slices.
+    return v * c + (v @ skew(axis).T) * s + ((1.0 - c) * (v @ axis)[:, None]) * axis
 
 
 def angle_between(axis: np.ndarray, p: np.ndarray, q: np.ndarray
@@ -254,6 +253,7 @@ class PitchTriangle:
                   np.cross(n, [0.0, 1.0, 0.0]))
         e2 = np.cross(n, e1)
         self._e = tuple(float(v) for v in (*e1, *e2))
+        self._plane = np.column_stack([e1, e2])
         self._o2 = _floats(o2)
         self._s2 = 1.0 if float(np.dot(w2, n)) > 0.0 else -1.0
         self._s3 = 1.0 if float(np.dot(w3, n)) > 0.0 else -1.0
@@ -264,24 +264,31 @@ class PitchTriangle:
     def solve(self, x: np.ndarray) -> tuple[np.ndarray, ...]:
         """The pitch axes carry the point to ``x`` (M, 3), in the yaw-undone frame.
 
+        The same planar steps as ``solve_one``, on columns.
+
         Returns:
             q2, q3 (M, 2), elbow up first; solvable, too near, at the edge (M,).
         """
-        n = self.n
-        y = x - self.o2
-        y = y - np.outer(y @ n, n)
-        reach_sq = dots(y, y)
+        y = (x - self.o2) @ self._plane                  # (M, 2): the point across n
+        y1, y2 = y[:, 0], y[:, 1]
+        reach_sq = y1 * y1 + y2 * y2
         a3, b3, squares = self.tri
         centre, half, solvable, edge = cosine_equation(a3, b3, 0.5 * (reach_sq - squares))
         q3 = np.stack([centre + half, centre - half], axis=1)
-        q2 = np.empty_like(q3)
-        score = np.empty_like(q3)
-        perp = cross(np.broadcast_to(n, y.shape), y)
-        perp *= np.where(perp @ self.up < 0.0, -1.0, 1.0)[:, None]
-        for k in range(2):
-            reach = self.link_a + rotate(self.w3, q3[:, k], self.link_b)
-            q2[:, k], _ = angle_between(self.w2, reach, y)
-            score[:, k] = dots(rotate(self.w2, q2[:, k], self.link_a), perp)
+        # n × y, turned to the base's up side.
+        sense = np.where(-y2 * self._up[0] + y1 * self._up[1] < 0.0, -1.0, 1.0)
+        p1, p2 = -y2 * sense, y1 * sense
+        (a1, a2), (b1, b2) = self._a, self._b
+        c, s = np.cos(q3), self._s3 * np.sin(q3)
+        r1 = a1 + b1 * c - b2 * s
+        r2 = a2 + b1 * s + b2 * c
+        along = r1 * y1[:, None] + r2 * y2[:, None]
+        across = r1 * y2[:, None] - r2 * y1[:, None]
+        q2 = self._s2 * np.arctan2(across, along)
+        norm = np.hypot(along, across)
+        norm[norm == 0.0] = 1.0
+        cq, sq = along / norm, across / norm
+        score = (a1 * cq - a2 * sq) * p1[:, None] + (a1 * sq + a2 * cq) * p2[:, None]
         swap = score[:, 1] > score[:, 0]
         q2 = np.where(swap[:, None], q2[:, ::-1], q2)
         q3 = np.where(swap[:, None], q3[:, ::-1], q3)

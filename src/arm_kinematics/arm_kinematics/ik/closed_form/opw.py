@@ -41,7 +41,6 @@ from arm_kinematics.ik.closed_form.geometry import (
     perpendicular,
     rotate,
     rotation,
-    rotations,
     transpose,
     turn,
     unit,
@@ -246,22 +245,26 @@ class OPWEngine(FamilyEngine):
         q2, q3, ok3, near, flag3 = self._triangle(x)
         q1 = np.repeat(q1, 2)                                   # rows (pose, sh., elbow)
         q2, q3 = q2.reshape(-1), q3.reshape(-1)
-        rot = np.repeat(rotations_goal, 4, axis=0)
         seed = np.repeat(seeds, 4, axis=0)
-        r123 = rotations(w[0], q1) @ rotations(w[1], q2) @ rotations(w[2], q3)
-        r456 = r123.transpose(0, 2, 1) @ rot @ self.r0.T
-        axis6 = r456 @ w[5]
+        # R456 = R3ᵀ·R2ᵀ·R1ᵀ·R·R0ᵀ applied to axis 6 and a vector across it only (axes 2 and
+        # 3 are parallel: R2·R3 is one turn about n): turns of two vectors cost less than
+        # products of (4N, 3, 3) stacks.
+        goal = rotations_goal @ self.r0.T                          # R·R0ᵀ per pose
+        both = np.concatenate([goal @ w[5], goal @ self.w6_perp]).reshape(2, count, 3)
+        both = both.repeat(4, axis=1).reshape(-1, 3)
+        pitch = self.signs[1] * q2 + self.signs[2] * q3
+        both = rotate(self.n, -np.tile(pitch, 2), rotate(w[0], -np.tile(q1, 2), both))
+        axis6, across6 = both[:len(q1)], both[len(q1):]
         q5, singular = self._bend(axis6 @ w[3])
         q5 = q5.reshape(-1)                                     # rows (pose, sh., el., wrist)
         singular = np.repeat(singular, 2)
         axis6 = np.repeat(axis6, 2, axis=0)
-        r456 = np.repeat(r456, 2, axis=0)
+        across6 = np.repeat(across6, 2, axis=0)
         seed = np.repeat(seed, 2, axis=0)
         q4, across = angle_between(w[3], rotate(w[4], q5, w[5]), axis6)
         free = singular | (across < SINGULAR)
         q4 = np.where(free, seed[:, 3] + np.tile([0.0, math.pi], 4 * count), q4)
-        r6 = rotations(w[4], -q5) @ rotations(w[3], -q4) @ r456
-        u = r6 @ self.w6_perp
+        u = rotate(w[4], -q5, rotate(w[3], -q4, across6))
         q6 = np.arctan2(cross(self.w6_perp, u) @ w[5], u @ self.w6_perp)
         q = np.stack([np.repeat(q1, 2), np.repeat(q2, 2), np.repeat(q3, 2), q4, q5, q6],
                      axis=1).reshape(count, 8, 6)

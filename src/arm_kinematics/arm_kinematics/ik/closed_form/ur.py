@@ -39,7 +39,6 @@ from arm_kinematics.ik.closed_form.geometry import (
     perpendicular,
     rotate,
     rotation,
-    rotations,
     transpose,
     turn,
     turn_cs,
@@ -206,13 +205,16 @@ class UREngine(FamilyEngine):
         flip = np.tile([0.0, math.pi], 2 * count)
         free = wrist_singular | (across < SINGULAR)
         q6 = np.where(free, seed[:, 5] + flip, q6)
-        # R234 = R1ᵀ·R·R0ᵀ·R6ᵀ·R5ᵀ, a turn θ about n.
-        r1 = rotations(w[0], q1)
-        r234 = (r1.transpose(0, 2, 1) @ rot @ self.r0.T @ rotations(w[5], -q6)
-                @ rotations(w[4], -q5))
-        u = r234 @ self.n_perp
+        # R234 = R1ᵀ·R·R0ᵀ·R6ᵀ·R5ᵀ, a turn θ about n, applied to n_perp and the lever only:
+        # turns of two vectors cost less than products of (4N, 3, 3) stacks.
+        both = np.concatenate([rotate(w[4], -q5, self.n_perp), rotate(w[4], -q5, self.lever)])
+        both = rotate(w[5], -np.tile(q6, 2), both)
+        goal = (rotations_goal @ self.r0.T).repeat(4, axis=0)          # R·R0ᵀ per row
+        both = rotate(w[0], -np.tile(q1, 2),
+                      np.einsum('nij,nj->ni', np.concatenate([goal, goal]), both))
+        u, lever = both[:len(q1)], both[len(q1):]
         theta = np.arctan2(cross(self.n_perp, u) @ n, u @ self.n_perp)
-        x = self._undo_yaw(q1, pts) - r234 @ self.lever
+        x = self._undo_yaw(q1, pts) - lever
         q2, q3, ok3, near, flag3 = self._triangle(x)
         # Rows (pose, shoulder, wrist, elbow): 8N.
         s = self.signs
