@@ -15,6 +15,7 @@ The vector maths lives in ``geometry``. Units: metres and radians.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import itertools
 import math
 from time import perf_counter
 
@@ -462,3 +463,39 @@ def distinct_solutions(solutions: Sequence[Solution], reference: Sequence[float]
         if kept is None or step < kept[0]:
             best[solution.label] = (step, solution)
     return [solution for _, solution in best.values()]
+
+
+def answer_nearest(solver: ClosedFormBase, start: float, target: Sequence[float], goal: int,
+                   rotation: Sequence[float] | None, family: str, found: list, outside: list,
+                   reference: Sequence[float], branch: str, return_all: bool,
+                   noun: str = 'target') -> IKResult:
+    """The answer of a labelled family: the solution of ``branch`` (every one for '' /
+    'nearest') nearest the seed, checked by FK, with every whole-turn copy of every
+    solution when ``return_all``; JOINT_LIMITS (the branch nearest its limits) when none is
+    inside them.
+
+    Args:
+        found: (label, per-joint whole-turn copies inside the limits, flags, ...) each.
+        outside: (label, rad past the limits, words) of the branches past them.
+    """
+    best, step = nearest([(entry[0], nearest_copy(entry[1], reference), entry[2])
+                          for entry in found], reference, branch)
+    if best is None:
+        return solver._none_within_limits(start, branch, outside, noun)
+    label, q, flags = best
+    reason = f'solved in closed form ({family} family)'
+    if flags:
+        reason += f'; {flag_words(flags)}'
+    solutions = []
+    if return_all:
+        labels, rows = [], []
+        for entry in found:
+            copies = list(itertools.product(*entry[1]))
+            labels += [entry[0]] * len(copies)
+            rows += copies
+        # One array, one row per solution: a UR5 lists 256 copies, and an array each would
+        # cost more than the closed form.
+        table = np.array(rows)
+        solutions = [Solution(name, row) for name, row in zip(labels, table, strict=True)]
+    return solved(solver.model, start, target, goal, rotation, label, q, step, reason,
+                  solutions)

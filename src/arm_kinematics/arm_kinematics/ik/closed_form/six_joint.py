@@ -24,18 +24,15 @@ import numpy as np
 
 from arm_kinematics.ik.closed_form.common import (
     ANGLE_TOLERANCE,
+    answer_nearest,
     fk_check,
-    flag_words,
     goal_orientation,
     LIMIT_TOLERANCE,
     LINE_TOLERANCE,
-    nearest,
-    nearest_copy,
     outside_limits,
     prepared_limits,
     SHOULDER_SINGULAR,
     SINGULAR,
-    solved,
     STRETCHED,
     target_and_seed,
     tool_down_rotation,
@@ -54,7 +51,7 @@ from arm_kinematics.ik.closed_form.geometry import (
     Vec,
 )
 from arm_kinematics.ik.closed_form.spherical_wrist import BRANCHES
-from arm_kinematics.ik.result import ErrorCode, GoalType, IKResult, Solution
+from arm_kinematics.ik.result import ErrorCode, GoalType, IKResult
 from arm_kinematics.ik.solvers.base import ClosedFormBase, SolveOptions, Solver, Workspace
 from arm_kinematics.model.arm_model import ArmModel
 
@@ -480,8 +477,9 @@ class FamilySolver(ClosedFormBase):
             return self._failure(start, ErrorCode.INVALID_INPUT, reason)
         found, outside, code, reason = self.all_solutions(target, rotation, reference)
         if code == ErrorCode.OK:
-            result = self._choose(start, target, rotation, goal, reference, found, outside,
-                                  branch, options.return_all)
+            result = answer_nearest(self, start, target, goal, rotation, self.family.name,
+                                    found, outside, reference, branch, options.return_all,
+                                    'pose')
             if result.success or goal != GoalType.POSITION:
                 return result
             code, reason = result.code, result.reason
@@ -502,29 +500,3 @@ class FamilySolver(ClosedFormBase):
         result.reason = f'{note}: {result.reason}' if result.reason else note
         result.solve_time = perf_counter() - start
         return result
-
-    def _choose(self, start: float, target: Sequence[float], rotation: Sequence[float],
-                goal: int, reference: Sequence[float], found: list, outside: list,
-                branch: str, return_all: bool) -> IKResult:
-        best, best_step = nearest([(label, nearest_copy(choices, reference), flags)
-                                   for label, choices, flags in found], reference, branch)
-        if best is None:
-            return self._none_within_limits(start, branch, outside, 'pose')
-        label, q, flags = best
-        reason = f'solved in closed form ({self.family.name} family)'
-        if flags:
-            reason += f'; {flag_words(flags)}'
-        solutions = []
-        if return_all:
-            labels, rows = [], []
-            for name, choices, _ in found:
-                copies = list(itertools.product(*choices))
-                labels += [name] * len(copies)
-                rows += copies
-            # One array, one row per solution: a UR5 lists 256 copies, and an array each
-            # would cost more than the closed form.
-            table = np.array(rows)
-            solutions = [Solution(name, row) for name, row in zip(labels, table, strict=True)]
-        return solved(self.model, start, target, goal, rotation, label, q, best_step, reason,
-                      solutions)
-

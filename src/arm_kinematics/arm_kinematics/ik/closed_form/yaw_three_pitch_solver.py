@@ -10,21 +10,17 @@ orientation and the position agree. Units: metres and radians.
 from __future__ import annotations
 
 from collections.abc import Sequence
-import itertools
 import math
 from time import perf_counter
 
 import numpy as np
 
 from arm_kinematics.ik.closed_form.common import (
+    answer_nearest,
     check_batch_arguments,
-    flag_words,
     goal_orientation,
-    nearest,
-    nearest_copy,
     outside_limits,
     prepared_limits,
-    solved,
     target_and_seed,
     turns,
     TWO_PI,
@@ -37,7 +33,7 @@ from arm_kinematics.ik.closed_form.yaw_three_pitch import (
     ScalarPlanarEngine,
 )
 from arm_kinematics.ik.closed_form.yaw_two_pitch import AnalyticSolver, BRANCHES
-from arm_kinematics.ik.result import ErrorCode, GoalType, IKResult, Solution
+from arm_kinematics.ik.result import ErrorCode, GoalType, IKResult
 from arm_kinematics.ik.solvers.base import ClosedFormBase, NEAREST, SolveOptions, Solver, Workspace
 from arm_kinematics.model.arm_model import ArmModel
 
@@ -315,8 +311,8 @@ class PlanarFamilySolver(ClosedFormBase):
                                      self._too_near(target, reference, pitch))
             return self._failure(start, ErrorCode.OUT_OF_REACH, (
                 f'the target is out of reach at the approach pitch {math.degrees(pitch):.1f}°'))
-        return self._choose(start, target, goal, reference, found, outside, branch,
-                            options.return_all, rotation)
+        return answer_nearest(self, start, target, goal, rotation, FAMILY_NAME, found, outside,
+                              reference, branch, options.return_all)
 
     def _position_by_dls(self, start: float, target: Sequence[float],
                          reference: Sequence[float], options: SolveOptions,
@@ -379,23 +375,3 @@ class PlanarFamilySolver(ClosedFormBase):
                     'with this roll')
         return (f'every approach pitch on a {360.0 / SWEEP_STEPS:g}° grid reaches the target '
                 'only past a joint limit')
-
-    def _choose(self, start: float, target: Sequence[float], goal: int,
-                reference: Sequence[float], found: list, outside: list, branch: str,
-                return_all: bool, rotation: Sequence[float] | None = None) -> IKResult:
-        best, best_step = nearest([(label, nearest_copy(choices, reference), flags)
-                                   for label, choices, flags, _ in found], reference, branch)
-        if best is None:
-            return self._none_within_limits(start, branch, outside)
-        label, q, flags = best
-        reason = f'solved in closed form ({FAMILY_NAME} family)'
-        if flags:
-            reason += f'; {flag_words(flags)}'
-        solutions = []
-        if return_all:
-            for name, choices, _, _ in found:
-                solutions += [Solution(name, np.array(copy))
-                              for copy in itertools.product(*choices)]
-        return solved(self.model, start, target, goal, rotation, label, q, best_step, reason,
-                      solutions)
-
