@@ -353,7 +353,7 @@ def _check_branches(graph, arm: str, solver: str, request: SolveIK.Request,
 
 
 def test_analytic_branches_and_alternatives(graph):
-    from arm_kinematics.ik.closed_form.analytic import BRANCHES
+    from arm_kinematics.ik.closed_form.yaw_two_pitch import BRANCHES
     target = np.array([1.0, 0.2, 1.2])
     _check_branches(graph, 'pointer3', 'analytic', request_for(target), BRANCHES, target)
 

@@ -16,12 +16,9 @@ import pytest
 from arm_kinematics.arm import ArmConfig, choose_solver, load_arm
 from arm_kinematics.common.transforms import matrix_to_quaternion
 from arm_kinematics.description.bundled import description_dir, expand_xacro_file, load_model
-from arm_kinematics.ik.closed_form.families import (
-    ClosedFormSolver,
-    FamilySolver,
-    opw_forward,
-    recognise,
-)
+from arm_kinematics.ik.closed_form.dispatch import ClosedFormSolver, recognise
+from arm_kinematics.ik.closed_form.opw import opw_forward
+from arm_kinematics.ik.closed_form.six_joint import FamilySolver
 from arm_kinematics.ik.closed_form.spherical_wrist import BRANCHES, SphericalWristSolver
 from arm_kinematics.ik.request import IKRequest
 from arm_kinematics.ik.result import ErrorCode, GoalType
@@ -404,3 +401,86 @@ def test_vectorised_equals_one_by_one(arm):
             assert one.success == bool(valid[index, branch_index]), (index, label, one.reason)
             if one.success:
                 np.testing.assert_allclose(batch[index, branch_index], one.q, atol=1e-12)
+
+
+def test_the_old_module_paths_still_export_the_same_objects():
+    """analytic, families and planar were split into one module per family; code that
+    imports the old paths gets the same classes and functions."""
+    from arm_kinematics.ik.closed_form import (
+        analytic,
+        dispatch,
+        families,
+        planar,
+        yaw_three_pitch_solver,
+        yaw_two_pitch,
+    )
+    assert analytic.AnalyticSolver is yaw_two_pitch.AnalyticSolver
+    assert families.ClosedFormSolver is dispatch.ClosedFormSolver is ClosedFormSolver
+    assert families.recognise is recognise and families.FamilySolver is FamilySolver
+    assert planar.PlanarAnalyticSolver is dispatch.PlanarAnalyticSolver
+    assert planar.PlanarFamilySolver is yaw_three_pitch_solver.PlanarFamilySolver
+    assert solver_class('closed_form') is ClosedFormSolver
+    assert solver_class('analytic') is dispatch.PlanarAnalyticSolver
+
+
+@pytest.mark.parametrize('arm', FAMILY_ARMS)
+def test_all_solutions_of_one_pose_equal_the_batch_row(arm):
+    model = _model(arm)
+    solver: FamilySolver = _solver(arm)._delegate
+    q, poses = _random_poses(arm, 30, 12)
+    seeds = np.clip(q + 0.1, model.lower, model.upper)
+    batch, valid, flags = solver.solve_poses(poses[:, :3, 3], poses[:, :3, :3], seeds)
+    for index, pose in enumerate(poses):
+        one, ok, bits = solver.solve_all(pose[:3, 3].tolist(), pose[:3, :3], seeds[index])
+        assert one.shape == (8, 6)
+        np.testing.assert_array_equal(ok, valid[index])
+        np.testing.assert_array_equal(bits, flags[index])
+        np.testing.assert_allclose(one[ok], batch[index][ok], atol=1e-12)
+
+
+def _modulo_turns(q: np.ndarray) -> set[tuple[float, ...]]:
+    return {tuple(np.round(np.remainder(np.asarray(row) + math.pi, 2 * math.pi) - math.pi, 6))
+            for row in q}
+
+
+def test_random_ur5_poses_list_every_distinct_solution_once():
+    """What ik_server answers ``return_all_solutions`` with (ik_client --all): every distinct
+    solution of the pose once, as the whole-turn copy nearest the seed, and as many as the
+    compiled peer finds (ur-analytic-ik; without it, as many as the 8 raw branches reach)."""
+    from arm_kinematics.ik.closed_form.common import distinct_solutions, largest_move
+    peer = None
+    try:
+        import ur_analytic_ik as peer
+    except ImportError:
+        pass
+    model = _model('ur5')
+    arm = load_arm(REAL_ARMS['ur5'].urdf(), None, REAL_ARMS['ur5'].base, REAL_ARMS['ur5'].tip)
+    dispatcher = arm.dispatcher()
+    flip = np.diag([-1.0, -1.0, 1.0, 1.0])
+    q, poses = _random_poses('ur5', 40, 13)
+    counts = set()
+    for q0, pose in zip(q, poses):
+        seed = np.clip(q0 + 0.2, model.lower, model.upper)
+        request = IKRequest(position=pose[:3, 3], orientation=matrix_to_quaternion(pose[:3, :3]),
+                            goal=GoalType.FULL_POSE, return_all=True,
+                            seed_names=model.joint_names, seed_positions=seed.tolist())
+        answer = dispatcher.solve(request, SolveOptions(), arm.home)
+        assert answer.result.success, answer.result.reason
+        every = answer.result.solutions
+        listed = distinct_solutions(every, seed)
+        labels = [s.label for s in listed]
+        assert len(labels) == len(set(labels)) == len(_modulo_turns([s.q for s in listed]))
+        assert _modulo_turns([s.q for s in listed]) == _modulo_turns([s.q for s in every])
+        for solution in listed:
+            assert _pose_error(model, solution.q, pose) < FK_TOLERANCE
+            copies = [s.q for s in every if s.label == solution.label]
+            assert largest_move(solution.q, seed) == min(largest_move(c, seed) for c in copies)
+        if peer is not None:
+            theirs = [s for s in peer.ur5.inverse_kinematics(np.ascontiguousarray(flip @ pose))
+                      if np.all(np.isfinite(s))]
+            assert len(listed) == len(_modulo_turns(theirs))
+        else:
+            raw = _our_raw_set('ur5', pose, seed)
+            assert len(listed) == len(_modulo_turns(raw))
+        counts.add(len(listed))
+    assert 8 in counts

@@ -18,14 +18,10 @@ import pytest
 
 from arm_kinematics.arm import choose_solver
 from arm_kinematics.description.bundled import load_model
-from arm_kinematics.ik.closed_form.analytic import AnalyticSolver, BRANCHES
-from arm_kinematics.ik.closed_form.planar import (
-    PlanarAnalyticSolver,
-    PlanarFamily,
-    PlanarFamilySolver,
-    recognise_planar,
-    SWEEP_STEPS,
-)
+from arm_kinematics.ik.closed_form.dispatch import PlanarAnalyticSolver
+from arm_kinematics.ik.closed_form.yaw_three_pitch import PlanarFamily, recognise_planar
+from arm_kinematics.ik.closed_form.yaw_three_pitch_solver import PlanarFamilySolver, SWEEP_STEPS
+from arm_kinematics.ik.closed_form.yaw_two_pitch import AnalyticSolver, BRANCHES
 from arm_kinematics.ik.request import IKDispatcher, IKRequest
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.ik.solvers import solver_class
@@ -408,7 +404,8 @@ def test_a_stretched_arm_gives_a_defined_answer_and_says_so():
     solver = _solver('synthetic')
     model = _model('synthetic')
     e = solver.engine
-    straight = math.atan2(e.tri[1], e.tri[0])      # the elbow angle of a straight arm
+    tri = e.triangle.tri
+    straight = math.atan2(tri[1], tri[0])      # the elbow angle of a straight arm
     q0 = np.array([0.2, 0.1, straight, 0.3])
     target = model.fk(q0)[:3, 3]
     pitch = float(e.approach_pitch(q0)[0])

@@ -11,7 +11,7 @@ import pytest
 
 from arm_kinematics.description.bundled import load_safety_config
 from arm_kinematics.description.safety_config import LinkSpec
-from arm_kinematics.ik.closed_form.analytic import AnalyticSolver
+from arm_kinematics.ik.closed_form.yaw_two_pitch import AnalyticSolver
 from arm_kinematics.ik.floor_rules import (
     choose_above_floor,
     elbow_partner,

@@ -51,6 +51,7 @@ from arm_ik.nodes.scene_messages import SceneFollower
 from arm_interfaces.msg import IKStatus, LabelledSolution
 from arm_interfaces.srv import CartesianPath, SolveIK, SolveIKBatch
 from arm_kinematics.common.joint_state import positions_by_name
+from arm_kinematics.ik.closed_form.common import distinct_solutions
 from arm_kinematics.ik.request import IKAnswer, IKDispatcher, IKRequest
 from arm_kinematics.ik.result import ErrorCode, IKResult
 from arm_kinematics.ik.solvers import SOLVERS
@@ -275,6 +276,10 @@ class IKServer(Node):
         finally:
             if not cheap:
                 self._heavy_slots.release()
+        if answer.result.solutions:
+            # Each distinct solution once (the copy nearest the seed), not every whole turn.
+            answer.result.solutions = distinct_solutions(answer.result.solutions,
+                                                         prepared.seed)
         return self._respond(response, answer)
 
     def _serve_path(self, request: CartesianPath.Request,

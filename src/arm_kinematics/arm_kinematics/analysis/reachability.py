@@ -52,7 +52,7 @@ from arm_kinematics.arm import Arm
 from arm_kinematics.common.checks import positive_reason
 from arm_kinematics.common.transforms import matrix_to_quaternion
 from arm_kinematics.ik import metrics
-from arm_kinematics.ik.closed_form.analytic import BRANCHES as ANALYTIC_BRANCHES
+from arm_kinematics.ik.closed_form.yaw_two_pitch import BRANCHES as ANALYTIC_BRANCHES
 from arm_kinematics.ik.request import GOAL_CONSTRAINTS, IKDispatcher, IKRequest
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.ik.solvers.base import SolveOptions
