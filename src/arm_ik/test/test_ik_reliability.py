@@ -26,6 +26,7 @@ from arm_testing.ik_graph import (
     ARMS,
     fk_position,
     fk_targets,
+    ik_servers,
     IKGraph,
     model,
     no_nan_in,
@@ -65,10 +66,7 @@ FIELDS = ('position.x', 'position.y', 'position.z', 'orientation.x', 'orientatio
 
 @pytest.fixture(scope='module')
 def graph():
-    with IKGraph() as graph:
-        for arm in ARMS:
-            graph.start(arm)
-        graph.wait_ready()
+    with ik_servers(*ARMS) as graph:
         yield graph
 
 

@@ -27,7 +27,7 @@ from arm_testing.ik_graph import (
     ARMS,
     fk_position,
     fk_targets,
-    IKGraph,
+    ik_servers,
     model,
     no_nan_in,
     rss_kb,
@@ -50,10 +50,7 @@ CREEP_STEP = 1e-7
 
 @pytest.fixture(scope='module')
 def graph():
-    with IKGraph() as graph:
-        for arm in ARMS:
-            graph.start(arm)
-        graph.wait_ready()
+    with ik_servers(*ARMS) as graph:
         yield graph
 
 

@@ -46,7 +46,7 @@ TABS = {'Readouts': ('IK tracking error, live (mm)',),
 def lab(tmp_path_factory):
     """ccd5's pipeline with its cycle running, lab_viewer (with ~/set_controls) and a test
     node: (url, set_control, statuses, spin, lab process)."""
-    from arm_ik.nodes.lab_viewer import STATUS_QOS
+    from arm_ik.nodes.task_messages import TARGET_STATUS_QOS
     from arm_kinematics.description.bundled import expand_xacro
     with (claimed_domain() as claim, process_group(claim) as group,
           node_on_domain(claim, 'lab_layout_test') as (node, spin)):
@@ -61,7 +61,7 @@ def lab(tmp_path_factory):
                                    params={**params, 'port': 0, 'control_service': True})
         statuses: list[TargetStatus] = []
         node.create_subscription(TargetStatus, f'{NAMESPACE}/target_status', statuses.append,
-                                 STATUS_QOS)
+                                 TARGET_STATUS_QOS)
         client = node.create_client(SetParameters, f'{NAMESPACE}/lab_viewer/set_controls')
         def set_control(key: str, value) -> tuple[bool, str]:
             future = client.call_async(SetParameters.Request(

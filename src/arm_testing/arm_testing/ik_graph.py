@@ -287,6 +287,17 @@ class IKGraph:
         self.close()
 
 
+@contextmanager
+def ik_servers(*arms: str, params: dict[str, Any] | None = None) -> Iterator[IKGraph]:
+    """An IKGraph with one ik_server per bundled arm in /<arm> (``params`` besides the arm's
+    own), every one answering, for a module fixture; all stopped when the block ends."""
+    with IKGraph() as graph:
+        for arm in arms:
+            graph.start(arm, params=params)
+        graph.wait_ready()
+        yield graph
+
+
 def no_nan_in(response: SolveIK.Response) -> bool:
     """True when no number of the response is NaN (inf is allowed where documented)."""
     numbers = [response.position_error, response.orientation_error, response.max_joint_step,
