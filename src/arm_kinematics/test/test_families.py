@@ -28,7 +28,7 @@ from arm_kinematics.ik.solvers import solver_class
 from arm_kinematics.ik.solvers.base import SolveOptions, workspace_from_model
 from arm_kinematics.ik.solvers.dls import DLSSolver
 from arm_kinematics.model.arm_model import ArmModel
-from arm_testing.ik_checks import angle_gap, largest_pose_error
+from arm_testing.ik_checks import angle_gap, largest_pose_error, numeric_answers_among
 from arm_testing.real_arms import REAL_ARMS
 from arm_testing.urdf_edits import edited_urdf
 
@@ -297,13 +297,8 @@ def test_every_numeric_solution_from_many_seeds_is_one_of_ours(arm):
     q, poses = _random_poses(arm, 3, 9)
     for q0, pose in zip(q, poses):
         ours = _our_raw_set(arm, pose, q0)
-        found = 0
-        for seed in model.random_configurations(40, rng):
-            answer = dls.solve(pose[:3, 3], pose[:3, :3], GoalType.FULL_POSE, seed, options)
-            if answer.success and largest_pose_error(model, answer.q, pose) < 1e-8:
-                found += 1
-                assert min(angle_gap(answer.q, mine) for mine in ours) < 1e-6
-        assert found > 0
+        seeds = model.random_configurations(40, rng)
+        assert numeric_answers_among(model, dls, pose, seeds, options, ours, 1e-8) > 0
 
 
 # ---------------------------------------------------------------------- edge cases

@@ -32,7 +32,7 @@ from arm_kinematics.ik.solvers.base import SolveOptions, workspace_from_model
 from arm_kinematics.ik.solvers.dls import DLSSolver
 from arm_kinematics.model.arm_model import ArmModel
 from arm_kinematics.motion.path_ik import PathIK
-from arm_testing.ik_checks import angle_gap, largest_pose_error
+from arm_testing.ik_checks import angle_gap, largest_pose_error, numeric_answers_among
 from arm_testing.real_arms import REAL_ARMS
 from arm_testing.urdf_edits import edited_urdf
 
@@ -299,13 +299,8 @@ def test_full_pose_solution_set_holds_every_numeric_answer(arm):
         pose = model.fk(q0)
         raw, ok, _, miss, tilt = engine.solve_pose(pose[:3, 3], pose[:3, :3], q0)
         ours = raw[ok & (miss < 1e-9) & (tilt < 1e-9)]
-        found = 0
-        for seed in rng.uniform(-math.pi, math.pi, size=(40, model.dof)):
-            answer = dls.solve(pose[:3, 3], pose[:3, :3], GoalType.FULL_POSE, seed, options)
-            if answer.q is not None and largest_pose_error(model, answer.q, pose) < 1e-9:
-                found += 1
-                assert min(angle_gap(answer.q, mine) for mine in ours) < 1e-6
-        assert found > 0
+        seeds = rng.uniform(-math.pi, math.pi, size=(40, model.dof))
+        assert numeric_answers_among(model, dls, pose, seeds, options, ours, 1e-9) > 0
 
 
 def test_a_full_pose_with_the_tool_straight_down_takes_the_yaw_from_the_position():

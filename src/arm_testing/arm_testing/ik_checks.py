@@ -33,6 +33,21 @@ def largest_pose_error(model: Any, q, pose: np.ndarray) -> float:
                float(np.abs(reached[:3, :3] - pose[:3, :3]).max()))
 
 
+def numeric_answers_among(model: Any, numeric: Any, pose: np.ndarray, seeds, options: Any,
+                          ours, reach: float) -> int:
+    """Solve the full ``pose`` (4×4) with the ``numeric`` solver from every seed; each answer
+    whose FK is within ``reach`` of the pose (largest_pose_error) must be one of ``ours``
+    (1e-6 rad, modulo whole turns). How many answers reached the pose."""
+    from arm_kinematics.ik.result import GoalType
+    found = 0
+    for seed in seeds:
+        answer = numeric.solve(pose[:3, 3], pose[:3, :3], GoalType.FULL_POSE, seed, options)
+        if answer.q is not None and largest_pose_error(model, answer.q, pose) < reach:
+            found += 1
+            assert min(angle_gap(answer.q, mine) for mine in ours) < 1e-6, answer.q
+    return found
+
+
 def solver_per_arm(solver_class: type, load_arm: Callable[[str], Any]) -> Callable[[str], Any]:
     """A function arm name -> ``solver_class`` on that bundled arm with its workspace, each
     built once (``load_arm`` is the fixture of the same name)."""
