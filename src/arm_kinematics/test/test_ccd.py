@@ -10,7 +10,7 @@ import pytest
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.ik.solvers.base import SolveOptions, Workspace, workspace_from_model
 from arm_kinematics.ik.solvers.ccd import CCDSolver, yaw_pitch_structure
-from arm_testing.ik_checks import solver_per_arm
+from arm_testing.ik_checks import assert_same_answer_twice, solver_per_arm
 
 TARGETS = 200
 TOLERANCE = SolveOptions().tolerance
@@ -124,10 +124,7 @@ def test_deterministic(load_arm, solvers):
     model, solver = load_arm('six_axis'), solvers('six_axis')
     for target in fk_positions(model, 30, seed=8):
         options = SolveOptions(random_seed=5)
-        first, second = solver.solve(target, options=options), solver.solve(target,
-                                                                            options=options)
-        assert first.code == second.code and first.iterations == second.iterations
-        assert np.array_equal(first.q, second.q)
+        assert_same_answer_twice(solver.solve, target, options=options)
 
 
 def test_unreachable_with_limits_reports_best_iterate(load_arm):

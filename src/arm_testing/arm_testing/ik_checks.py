@@ -33,6 +33,14 @@ def largest_pose_error(model: Any, q, pose: np.ndarray) -> float:
                float(np.abs(reached[:3, :3] - pose[:3, :3]).max()))
 
 
+def assert_same_answer_twice(solve: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """``solve(*args, **kwargs)`` twice gives the same code, iteration count and joints, bit
+    for bit."""
+    first, second = solve(*args, **kwargs), solve(*args, **kwargs)
+    assert first.code == second.code and first.iterations == second.iterations
+    assert np.array_equal(first.q, second.q)
+
+
 def numeric_answers_among(model: Any, numeric: Any, pose: np.ndarray, seeds, options: Any,
                           ours, reach: float) -> int:
     """Solve the full ``pose`` (4×4) with the ``numeric`` solver from every seed; each answer
