@@ -18,12 +18,17 @@ import numpy as np
 import pytest
 from std_msgs.msg import String
 
-from arm_bringup.process_group import ProcessGroup
 from arm_interfaces.msg import ArmInfo, IKErrorCode, SafetyStatus
 from arm_interfaces.srv import SolveIK
 from arm_kinematics.arm import load_arm
 from arm_testing.real_arms import REAL_ARMS, RealArm
-from arm_testing.ros_harness import call_service, DomainClaim, wait_for
+from arm_testing.ros_harness import (
+    call_service,
+    claimed_domain,
+    node_on_domain,
+    process_group,
+    wait_for,
+)
 
 COMMENTED = '<!-- calibrated: 2026-12-01 # by hand (default: none) -->'
 
@@ -44,20 +49,11 @@ ARMS = {**REAL_ARMS, 'rail': FileArm('rail', 'rail_arm.urdf', 'world', 'tool0')}
 @pytest.fixture(scope='module')
 def pipeline():
     """(group, node, spin, arms) with every node of the module started once."""
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-
     from arm_ik.nodes.common import LATCHED_QOS
-    claim = DomainClaim()
-    group = ProcessGroup(env=claim.environment())
     arms = {name: load_arm(spec.urdf(), None, spec.base, spec.tip)
             for name, spec in ARMS.items()}
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=claim.domain_id)
-    node = rclpy.create_node('real_arm_test', context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    try:
+    with (claimed_domain() as claim, process_group(claim) as group,
+          node_on_domain(claim, 'real_arm_test') as (node, spin)):
         for name, spec in ARMS.items():
             params = {'robot_description': spec.urdf(), 'base_frame': spec.base,
                       'tip_frame': spec.tip}
@@ -76,13 +72,7 @@ def pipeline():
         publisher.publish(String(data=urdf))
         group.start_node('arm_ik', 'ik_server', namespace='/from_topic',
                          params={'base_frame': 'base_link', 'tip_frame': 'tool0'})
-        yield group, node, lambda: executor.spin_once(timeout_sec=0.05), arms
-    finally:
-        group.close()
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
-        claim.release()
+        yield group, node, spin, arms
 
 
 def _solve(pipeline, namespace: str, target, solver: str = '') -> SolveIK.Response:

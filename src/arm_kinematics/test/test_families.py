@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import re
-from xml.etree import ElementTree
 
 import numpy as np
 import pytest
@@ -26,7 +25,9 @@ from arm_kinematics.ik.solvers import solver_class
 from arm_kinematics.ik.solvers.base import SolveOptions, workspace_from_model
 from arm_kinematics.ik.solvers.dls import DLSSolver
 from arm_kinematics.model.arm_model import ArmModel
+from arm_testing.ik_checks import angle_gap, largest_pose_error, numeric_answers_among
 from arm_testing.real_arms import REAL_ARMS
+from arm_testing.urdf_edits import edited_urdf
 
 OPW_ARMS = ('irb2400_like', 'kr6_r700_like')
 FAMILY_ARMS = ('ur5', *OPW_ARMS)
@@ -61,18 +62,6 @@ def _model(arm: str) -> ArmModel:
 def _solver(arm: str) -> ClosedFormSolver:
     model = _model(arm)
     return ClosedFormSolver(model, workspace_from_model(model))
-
-
-def _angle_gap(a: np.ndarray, b: np.ndarray) -> float:
-    """Largest joint difference modulo whole turns, rad."""
-    return float(np.abs(np.remainder(np.asarray(a) - np.asarray(b) + math.pi,
-                                     2.0 * math.pi) - math.pi).max())
-
-
-def _pose_error(model: ArmModel, q: np.ndarray, pose: np.ndarray) -> float:
-    reached = model.fk(q)
-    return max(float(np.abs(reached[:3, 3] - pose[:3, 3]).max()),
-               float(np.abs(reached[:3, :3] - pose[:3, :3]).max()))
 
 
 # ---------------------------------------------------------------------- recognition
@@ -158,7 +147,7 @@ def test_the_industrial_examples_build_with_the_closed_form_by_themselves(arm):
     assert answer.solver == 'closed_form' and answer.result.success, answer.result.reason
     assert len(answer.result.solutions) >= 2
     for solution in answer.result.solutions:
-        assert _pose_error(built.model, solution.q, pose) < FK_TOLERANCE
+        assert largest_pose_error(built.model, solution.q, pose) < FK_TOLERANCE
 
 
 def test_panda_is_refused_with_the_reason():
@@ -170,12 +159,9 @@ def test_panda_is_refused_with_the_reason():
 
 
 def _ur5_with_elbow_axis(xyz: str) -> ArmModel:
-    root = ElementTree.fromstring(REAL_ARMS['ur5'].urdf())
-    joint = next(j for j in root.findall('joint') if j.get('name') == 'elbow_joint')
-    joint.find('axis').set('xyz', xyz)
     spec = REAL_ARMS['ur5']
-    return ArmModel.from_urdf(ElementTree.tostring(root, encoding='unicode'), spec.base,
-                              spec.tip)
+    return ArmModel.from_urdf(edited_urdf(spec.urdf(), {'elbow_joint': {'axis/xyz': xyz}}),
+                              spec.base, spec.tip)
 
 
 def test_a_ur5_with_one_axis_off_by_a_milliradian_is_refused_with_the_reason():
@@ -228,7 +214,7 @@ def test_every_returned_solution_reaches_the_pose(arm):
         assert result.branch in labels and labels <= set(BRANCHES)
         for solution in result.solutions:
             assert model.within_limits(solution.q)
-            assert _pose_error(model, solution.q, pose) < FK_TOLERANCE
+            assert largest_pose_error(model, solution.q, pose) < FK_TOLERANCE
 
 
 def test_full_turn_joints_list_every_copy_inside_the_limits():
@@ -240,7 +226,7 @@ def test_full_turn_joints_list_every_copy_inside_the_limits():
     own = [s.q for s in result.solutions if s.label == result.branch]
     # Five joints of ±2π (two copies each) and the elbow of ±π (one): 32 copies.
     assert len(own) == 32
-    assert all(_angle_gap(q, q0) < 1e-9 for q in own)
+    assert all(angle_gap(q, q0) < 1e-9 for q in own)
     assert len({tuple(np.round(q, 9)) for q in own}) == 32
     # A seed a whole turn away picks the copy a whole turn away.
     shifted = q0 + np.array([-2 * math.pi, 0, 0, 2 * math.pi, 0, 0])
@@ -257,9 +243,9 @@ def _our_raw_set(arm: str, pose: np.ndarray, seed: np.ndarray) -> np.ndarray:
 def _same_sets(ours: np.ndarray, theirs: np.ndarray, tolerance: float) -> None:
     assert len(ours) == len(theirs), (len(ours), len(theirs))
     for q in theirs:
-        assert min(_angle_gap(q, mine) for mine in ours) < tolerance
+        assert min(angle_gap(q, mine) for mine in ours) < tolerance
     for q in ours:
-        assert min(_angle_gap(q, peer) for peer in theirs) < tolerance
+        assert min(angle_gap(q, peer) for peer in theirs) < tolerance
 
 
 def test_ur5_solution_set_equals_ur_analytic_ik():
@@ -273,7 +259,7 @@ def test_ur5_solution_set_equals_ur_analytic_ik():
         theirs = np.array([s for s in theirs if np.all(np.isfinite(s))])
         ours = _our_raw_set('ur5', pose, q0)
         for s in ours:
-            assert _pose_error(model, s, pose) < FK_TOLERANCE
+            assert largest_pose_error(model, s, pose) < FK_TOLERANCE
         # The peer's UR5 constants agree with the URDF to ~1e-11 m only.
         _same_sets(ours, theirs, 1e-8)
 
@@ -308,13 +294,8 @@ def test_every_numeric_solution_from_many_seeds_is_one_of_ours(arm):
     q, poses = _random_poses(arm, 3, 9)
     for q0, pose in zip(q, poses):
         ours = _our_raw_set(arm, pose, q0)
-        found = 0
-        for seed in model.random_configurations(40, rng):
-            answer = dls.solve(pose[:3, 3], pose[:3, :3], GoalType.FULL_POSE, seed, options)
-            if answer.success and _pose_error(model, answer.q, pose) < 1e-8:
-                found += 1
-                assert min(_angle_gap(answer.q, mine) for mine in ours) < 1e-6
-        assert found > 0
+        seeds = model.random_configurations(40, rng)
+        assert numeric_answers_among(model, dls, pose, seeds, options, ours, 1e-8) > 0
 
 
 # ---------------------------------------------------------------------- edge cases
@@ -352,7 +333,7 @@ def test_singular_configurations_give_a_defined_answer_and_say_so(arm, q, words)
         assert result.q[0] == pytest.approx(seed[0], abs=1e-12)
     for solution in [*result.solutions]:
         assert np.all(np.isfinite(solution.q))
-        assert _pose_error(model, solution.q, pose) < FK_TOLERANCE
+        assert largest_pose_error(model, solution.q, pose) < FK_TOLERANCE
 
 
 @pytest.mark.parametrize('arm', FAMILY_ARMS)

@@ -32,11 +32,6 @@ BEARING = math.atan2(CENTRE[1], CENTRE[0])
 ELEVATION = math.atan2(CENTRE[2], math.hypot(CENTRE[0], CENTRE[1]))
 
 
-@pytest.fixture(scope='module')
-def geometry(load_arm):
-    return SafetyGeometry(load_arm('pointer3'), load_safety_config('pointer3'))
-
-
 def dense_unsafe(geometry: SafetyGeometry, waypoints: np.ndarray, obstacle: bool,
                  per_segment: int = 4000) -> bool:
     """An independent check: thousands of uniform samples per segment."""

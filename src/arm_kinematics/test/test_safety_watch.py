@@ -9,9 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from arm_kinematics.description.bundled import load_safety_config
 from arm_kinematics.motion.planning.joint_map import joint_map, JointMapError, MapCode
-from arm_kinematics.scene.geometry import SafetyGeometry, Verdict
+from arm_kinematics.scene.geometry import Verdict
 from arm_kinematics.scene.monitor import (
     map_samples_reason,
     MAX_PATH_SAMPLES,
@@ -51,11 +50,6 @@ class Checker:
 @dataclass
 class SceneStub:
     version: int = 7
-
-
-@pytest.fixture(scope='module')
-def geometry(load_arm):
-    return SafetyGeometry(load_arm('pointer3'), load_safety_config('pointer3'))
 
 
 def judge(watch, q, now, geometry, checker=None, scene=None, marker_rate=10.0):

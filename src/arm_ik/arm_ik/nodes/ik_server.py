@@ -69,6 +69,10 @@ from arm_kinematics.scene.scene_rules import geometry_in
 
 CHEAP_SOLVERS = ('analytic', 'closed_form')
 EXECUTOR_THREADS = 6
+# What IKStatus repeats of the SolveIK answer, under the same field names and types.
+STATUS_FIELDS_OF_RESPONSE = ('solver', 'branch', 'error_code', 'message', 'position_error',
+                             'orientation_error', 'iterations', 'manipulability',
+                             'condition_number', 'reach_fraction', 'solve_time', 'solution')
 # default_solver, max_iterations, damping and tolerance default to the arm configuration's.
 PARAMETERS = ParameterTable(
     Param('default_solver', '', 'solver of ~/solve_ik when the request names none: '
@@ -371,22 +375,12 @@ class IKServer(Node):
         status = IKStatus()
         status.header.stamp = self.get_clock().now().to_msg()
         status.header.frame_id = self.model.base_link
-        status.solver = response.solver
-        status.branch = response.branch
-        status.error_code = response.error_code
-        status.message = response.message
+        for name in STATUS_FIELDS_OF_RESPONSE:
+            setattr(status, name, getattr(response, name))
         if np.all(np.isfinite(answer.target)):
             status.target = Point(x=float(answer.target[0]), y=float(answer.target[1]),
                                   z=float(answer.target[2]))
         status.achieved = response.achieved_position
-        status.position_error = response.position_error
-        status.orientation_error = response.orientation_error
-        status.iterations = response.iterations
-        status.manipulability = response.manipulability
-        status.condition_number = response.condition_number
-        status.reach_fraction = response.reach_fraction
-        status.solve_time = response.solve_time
-        status.solution = response.solution
         self.status_publisher.publish(status)
 
 

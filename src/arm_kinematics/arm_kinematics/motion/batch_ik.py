@@ -9,8 +9,8 @@ import time
 
 import numpy as np
 
-from arm_kinematics.ik.closed_form.analytic import BRANCHES as ANALYTIC_BRANCHES
-from arm_kinematics.ik.closed_form.analytic import NEAREST
+from arm_kinematics.ik.closed_form.yaw_two_pitch import BRANCHES as ANALYTIC_BRANCHES
+from arm_kinematics.ik.solvers.base import NEAREST
 from arm_kinematics.ik.request import IKAnswer, IKDispatcher, IKRequest, PreparedRequest
 from arm_kinematics.ik.result import ErrorCode, GoalType, IKResult
 from arm_kinematics.ik.solvers.base import SolveOptions
