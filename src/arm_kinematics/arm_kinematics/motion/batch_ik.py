@@ -10,10 +10,9 @@ import time
 import numpy as np
 
 from arm_kinematics.ik.closed_form.yaw_two_pitch import BRANCHES as ANALYTIC_BRANCHES
-from arm_kinematics.ik.solvers.base import NEAREST
 from arm_kinematics.ik.request import IKAnswer, IKDispatcher, IKRequest, PreparedRequest
 from arm_kinematics.ik.result import ErrorCode, GoalType, IKResult
-from arm_kinematics.ik.solvers.base import SolveOptions
+from arm_kinematics.ik.solvers.base import NEAREST, SolveOptions
 
 # Targets of one batch request at most.
 MAX_BATCH = 10_000
