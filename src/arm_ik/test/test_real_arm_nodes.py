@@ -21,12 +21,17 @@ import numpy as np
 import pytest
 from std_msgs.msg import String
 
-from arm_bringup.process_group import ProcessGroup
 from arm_interfaces.msg import ArmInfo, IKErrorCode, SafetyStatus
 from arm_interfaces.srv import SolveIK
 from arm_kinematics.arm import load_arm
 from arm_testing.real_arms import REAL_ARMS, RealArm
-from arm_testing.ros_harness import call_service, DomainClaim, wait_for
+from arm_testing.ros_harness import (
+    call_service,
+    claimed_domain,
+    node_on_domain,
+    process_group,
+    wait_for,
+)
 
 COMMENTED = '<!-- calibrated: 2026-12-01 # by hand (default: none) -->'
 
@@ -55,20 +60,11 @@ DEFAULTS = {
 @pytest.fixture(scope='module')
 def pipeline():
     """(group, node, spin, arms) with every node of the module started once."""
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-
     from arm_ik.nodes.common import LATCHED_QOS
-    claim = DomainClaim()
-    group = ProcessGroup(env=claim.environment())
     arms = {name: load_arm(spec.urdf(), None, spec.base, spec.tip)
             for name, spec in ARMS.items()}
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=claim.domain_id)
-    node = rclpy.create_node('real_arm_test', context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    try:
+    with (claimed_domain() as claim, process_group(claim) as group,
+          node_on_domain(claim, 'real_arm_test') as (node, spin)):
         for name, spec in ARMS.items():
             params = {'robot_description': spec.urdf(), 'base_frame': spec.base,
                       'tip_frame': spec.tip}
@@ -98,13 +94,7 @@ def pipeline():
                          params={**xarm, 'speed_scale': 1.0})
         for executable in ('safety_monitor', 'arm_info'):
             group.start_node('arm_ik', executable, namespace='/xarm7', params=xarm)
-        yield group, node, lambda: executor.spin_once(timeout_sec=0.05), arms
-    finally:
-        group.close()
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
-        claim.release()
+        yield group, node, spin, arms
 
 
 def _solve(pipeline, namespace: str, target, solver: str = '',
@@ -140,6 +130,51 @@ def test_ik_server_answers_on_a_real_arm(pipeline, name):
     far = arm.workspace.shoulder + [arm.workspace.max_reach + 1.0, 0.0, 0.0]
     reply = _solve(pipeline, name, far)
     assert reply.error_code.val == IKErrorCode.OUT_OF_REACH, reply.message
+
+
+def test_ur5_return_all_lists_every_distinct_solution_once(pipeline):
+    """ik_client --all on random in-limit UR5 poses: every distinct solution once (the
+    whole-turn copy nearest the seed), as many as ur-analytic-ik finds when it is
+    installed, else as the closed form's 8 raw branches reach."""
+    from arm_kinematics.common.transforms import matrix_to_quaternion
+    _, node, spin, arms = pipeline
+    model = arms['ur5'].model
+    client = node.create_client(SolveIK, '/ur5/ik_server/solve_ik')
+    try:
+        peer = __import__('ur_analytic_ik')
+    except ImportError:
+        peer = None
+    try:
+        wait_for(client.service_is_ready, 60.0, spin, '/ur5/ik_server/solve_ik')
+        configurations = model.random_configurations(4, np.random.default_rng(21))
+        for q in configurations:
+            pose = model.fk(q)
+            request = SolveIK.Request(goal_type=SolveIK.Request.GOAL_FULL_POSE,
+                                      return_all_solutions=True)
+            target = request.target.pose
+            target.position = Point(x=float(pose[0, 3]), y=float(pose[1, 3]),
+                                    z=float(pose[2, 3]))
+            x, y, z, w = matrix_to_quaternion(pose[:3, :3])
+            target.orientation.x, target.orientation.y = float(x), float(y)
+            target.orientation.z, target.orientation.w = float(z), float(w)
+            request.seed.name = list(model.joint_names)
+            request.seed.position = np.clip(q + 0.2, model.lower, model.upper).tolist()
+            reply = call_service(client, request, spin, 30.0)
+            assert reply.error_code.val == IKErrorCode.OK, reply.message
+            labels = [a.label for a in reply.alternatives]
+            assert len(labels) == len(set(labels)), labels
+            listed = {tuple(np.round(np.remainder(np.array(a.positions) + np.pi, 2 * np.pi)
+                                     - np.pi, 6)) for a in reply.alternatives}
+            if peer is not None:
+                flip = np.diag([-1.0, -1.0, 1.0, 1.0])
+                theirs = [s for s in peer.ur5.inverse_kinematics(
+                    np.ascontiguousarray(flip @ pose)) if np.all(np.isfinite(s))]
+                expected = {tuple(np.round(np.remainder(np.array(s) + np.pi, 2 * np.pi)
+                                           - np.pi, 6)) for s in theirs}
+                assert len(listed) == len(expected)
+            assert len(listed) == len(labels) >= 2
+    finally:
+        node.destroy_client(client)
 
 
 @pytest.mark.parametrize('name', sorted(ARMS))

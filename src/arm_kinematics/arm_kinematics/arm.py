@@ -94,7 +94,7 @@ class Arm:
         collision package is imported here only: arms that never ask do not load it.
 
         Args:
-            scene: the kinematics.collision.Scene to check against (None: a new empty one).
+            scene: the scene.objects.Scene to check against (None: a new empty one).
             search_paths: mesh folders before the config's and the default ones.
             urdf_path: the URDF's file, when known (its folders are searched for meshes).
 
