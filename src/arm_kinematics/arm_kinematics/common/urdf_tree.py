@@ -193,7 +193,7 @@ def read_tree(text: str) -> RobotTree:
     links: list[str] = []
     for link in root.findall('link'):
         name = link.get('name')
-        if not name:
+        if not name or not name.strip():
             raise DescriptionError('a <link> has no name')
         if name in links:
             raise DescriptionError(f'link "{name}" is declared twice')
@@ -253,7 +253,7 @@ def _check_mimics(tree: RobotTree) -> None:
 def _read_joint(element: ElementTree.Element, links: set[str],
                 warnings: list[str]) -> JointSpec:
     name = element.get('name')
-    if not name:
+    if not name or not name.strip():
         raise DescriptionError('a <joint> has no name')
     where = f'joint "{name}"'
     kind = element.get('type')
@@ -264,7 +264,7 @@ def _read_joint(element: ElementTree.Element, links: set[str],
     for tag in ('parent', 'child'):
         end = element.find(tag)
         link = end.get('link') if end is not None else None
-        if not link:
+        if not link or not link.strip():
             raise DescriptionError(f'{where} lacks <{tag} link="...">')
         if link not in links:
             raise DescriptionError(f'{where}: <{tag} link="{link}"> is not a link of the '
