@@ -114,6 +114,9 @@ def test_vendor_prefixes_and_a_blank_line_before_the_declaration_are_accepted():
     urdf = arm(head='\n\n<?xml version="1.0"?>\n', extra=' drake:declaration="none"')
     urdf = urdf.replace('<joint name="j1"', '<joint drake:rotor_inertia="1e-4" name="j1"')
     assert ArmModel.from_urdf(urdf).joint_names == ('j1', 'j2', 'j3')
+    default_namespace = arm().replace('<robot name="lenient"',
+                                      '<robot xmlns="http://www.ros.org" name="lenient"')
+    assert ArmModel.from_urdf(default_namespace).joint_names == ('j1', 'j2', 'j3')
     # The same text for other readers (the lab's yourdfpy, which lxml would refuse).
     import yourdfpy
     robot = yourdfpy.URDF.load(io.BytesIO(lenient_text(urdf).encode('utf-8')),

@@ -160,6 +160,12 @@ def parse_robot_xml(text: str) -> ElementTree.Element:
             root = ElementTree.fromstring(lenient_text(text))
         except ElementTree.ParseError:
             raise DescriptionError(f'robot_description is not valid XML: {error}') from None
+    if root.tag.startswith('{'):
+        # A default namespace (xmlns="...") on <robot>: TinyXML, and so urdfdom, reads the
+        # plain element names.
+        for element in root.iter():
+            if isinstance(element.tag, str) and element.tag.startswith('{'):
+                element.tag = element.tag.split('}', 1)[1]
     if root.tag != 'robot':
         raise DescriptionError(f'root element is <{root.tag}>, expected <robot>')
     return root
