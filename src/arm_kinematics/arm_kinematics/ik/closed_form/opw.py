@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 
+from arm_kinematics.ik.closed_form import geometry
 from arm_kinematics.ik.closed_form.common import (
-    ANGLE_TOLERANCE,
     CHECK_CONFIGURATIONS,
     LINE_TOLERANCE,
     SINGULAR,
@@ -32,21 +32,16 @@ from arm_kinematics.ik.closed_form.geometry import (
     angle_one,
     cross,
     dot,
-    foot,
-    line_gap,
     mat_mul,
     mat_vec,
-    meeting_point,
-    parallel,
-    perpendicular,
     rotate,
     rotation,
     transpose,
     turn,
-    unit,
     vcross,
 )
 from arm_kinematics.ik.closed_form.six_joint import (
+    axis_rules,
     check_against_fk,
     FamilyEngine,
     joint_frame,
@@ -63,21 +58,15 @@ def recognise_opw(model: ArmModel) -> Family | str:
     if isinstance(frame, str):
         return frame
     o, w, zero = frame
-    drifts = [parallel(w[1], w[2])]
-    if drifts[-1] > ANGLE_TOLERANCE:
-        return (f'axes 2 and 3 are not parallel ({drifts[-1]:.3g} rad, tolerance '
-                f'{ANGLE_TOLERANCE:g})')
-    for i, j in ((0, 1), (1, 3), (3, 4), (4, 5)):
-        drifts.append(perpendicular(w[i], w[j]))
-        if drifts[-1] > ANGLE_TOLERANCE:
-            return (f'axes {i + 1} and {j + 1} are not perpendicular ({drifts[-1]:.3g} rad '
-                    f'off, tolerance {ANGLE_TOLERANCE:g})')
-    centre, gap = meeting_point(o[3:], w[3:])
+    drifts, reason = axis_rules(w, ((1, 2),), ((0, 1), (1, 3), (3, 4), (4, 5)))
+    if reason:
+        return reason
+    centre, gap = geometry.meeting_point(o[3:], w[3:])
     drifts.append(gap)
     if gap > LINE_TOLERANCE:
         return (f'the last three axes do not meet in one point (gap {gap:.3g} m, tolerance '
                 f'{LINE_TOLERANCE:g} m): no spherical wrist')
-    if line_gap(o[1], w[1], o[2], w[2]) < LINE_TOLERANCE:
+    if geometry.line_gap(o[1], w[1], o[2], w[2]) < LINE_TOLERANCE:
         return 'axes 2 and 3 coincide (no upper arm)'
     parameters = _opw_parameters(model, o, w, zero, centre)
     if isinstance(parameters, str):
@@ -94,12 +83,12 @@ def _opw_parameters(model: ArmModel, o: np.ndarray, w: np.ndarray, zero: np.ndar
     """
     up = np.array([0.0, 0.0, 1.0])
     z = w[0] if float(np.dot(w[0], up)) >= 0.0 else -w[0]
-    origin = foot(np.zeros(3), o[0], z)
+    origin = geometry.foot(np.zeros(3), o[0], z)
     outward = centre - origin
     outward = outward - np.dot(outward, z) * z
     if np.linalg.norm(outward) < LINE_TOLERANCE:
         outward = np.cross(w[1], z)
-    y = unit(np.cross(z, unit(outward)))
+    y = geometry.unit(np.cross(z, geometry.unit(outward)))
     x = np.cross(y, z)
     signs = [1.0] * 6
     offsets = [0.0] * 6

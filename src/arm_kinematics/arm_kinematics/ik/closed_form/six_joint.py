@@ -45,6 +45,8 @@ from arm_kinematics.ik.closed_form.geometry import (
     cosine_equation,
     cosine_one,
     dot,
+    parallel,
+    perpendicular,
     PitchTriangle,
     rotate,
     unit,
@@ -64,6 +66,22 @@ def joint_frame(model: ArmModel) -> tuple[np.ndarray, np.ndarray, np.ndarray] | 
         return f'needs 6 joints; {model.name or "this arm"} has {model.dof}'
     origins, axes, _ = model.joint_origins_and_axes(np.zeros(6))
     return origins, np.array([unit(a) for a in axes]), model.fk(np.zeros(6))
+
+
+def axis_rules(axes: np.ndarray, parallel_pairs: Sequence[tuple[int, int]],
+               perpendicular_pairs: Sequence[tuple[int, int]]) -> tuple[list[float], str]:
+    """(how far each pair is from the rule, rad; '' or why the first that breaks it
+    does), the pairs' axes (0-based) parallel, then perpendicular, to ANGLE_TOLERANCE."""
+    drifts: list[float] = []
+    for pairs, measure, words in ((parallel_pairs, parallel, 'not parallel ({:.3g} rad, '),
+                                  (perpendicular_pairs, perpendicular,
+                                   'not perpendicular ({:.3g} rad off, ')):
+        for i, j in pairs:
+            drifts.append(measure(axes[i], axes[j]))
+            if drifts[-1] > ANGLE_TOLERANCE:
+                return drifts, (f'axes {i + 1} and {j + 1} are ' + words.format(drifts[-1])
+                                + f'tolerance {ANGLE_TOLERANCE:g})')
+    return drifts, ''
 
 
 def check_against_fk(model: ArmModel, family: Family) -> str:

@@ -18,7 +18,6 @@ import math
 import numpy as np
 
 from arm_kinematics.ik.closed_form.common import (
-    ANGLE_TOLERANCE,
     LINE_TOLERANCE,
     SINGULAR,
     WRIST_SINGULAR,
@@ -35,8 +34,6 @@ from arm_kinematics.ik.closed_form.geometry import (
     mat_t_vec,
     mat_vec,
     meeting_point,
-    parallel,
-    perpendicular,
     rotate,
     rotation,
     transpose,
@@ -46,6 +43,7 @@ from arm_kinematics.ik.closed_form.geometry import (
     vcross,
 )
 from arm_kinematics.ik.closed_form.six_joint import (
+    axis_rules,
     check_against_fk,
     FamilyEngine,
     joint_frame,
@@ -62,17 +60,9 @@ def recognise_ur(model: ArmModel) -> Family | str:
     if isinstance(frame, str):
         return frame
     o, w, zero = frame
-    drifts = []
-    for i, j in ((1, 2), (1, 3)):
-        drifts.append(parallel(w[i], w[j]))
-        if drifts[-1] > ANGLE_TOLERANCE:
-            return (f'axes {i + 1} and {j + 1} are not parallel ({drifts[-1]:.3g} rad, '
-                    f'tolerance {ANGLE_TOLERANCE:g})')
-    for i, j in ((0, 1), (3, 4), (4, 5)):
-        drifts.append(perpendicular(w[i], w[j]))
-        if drifts[-1] > ANGLE_TOLERANCE:
-            return (f'axes {i + 1} and {j + 1} are not perpendicular ({drifts[-1]:.3g} rad '
-                    f'off, tolerance {ANGLE_TOLERANCE:g})')
+    drifts, reason = axis_rules(w, ((1, 2), (1, 3)), ((0, 1), (3, 4), (4, 5)))
+    if reason:
+        return reason
     gap = line_gap(o[4], w[4], o[5], w[5])
     drifts.append(gap)
     if gap > LINE_TOLERANCE:
