@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from arm_kinematics.ik.closed_form import geometry
+from arm_kinematics.ik.closed_form import geometry, six_joint
 from arm_kinematics.ik.closed_form.common import (
     CHECK_CONFIGURATIONS,
     LINE_TOLERANCE,
@@ -40,13 +40,6 @@ from arm_kinematics.ik.closed_form.geometry import (
     turn,
     vcross,
 )
-from arm_kinematics.ik.closed_form.six_joint import (
-    axis_rules,
-    check_against_fk,
-    FamilyEngine,
-    joint_frame,
-    ScalarEngine,
-)
 from arm_kinematics.model.arm_model import ArmModel
 
 FAMILY_NAME = 'opw'
@@ -54,13 +47,10 @@ FAMILY_NAME = 'opw'
 
 def recognise_opw(model: ArmModel) -> Family | str:
     """The OPW family of ``model`` with its seven lengths, offsets and signs, or why not."""
-    frame = joint_frame(model)
+    frame = six_joint.frame_and_rules(model, ((1, 2),), ((0, 1), (1, 3), (3, 4), (4, 5)))
     if isinstance(frame, str):
         return frame
-    o, w, zero = frame
-    drifts, reason = axis_rules(w, ((1, 2),), ((0, 1), (1, 3), (3, 4), (4, 5)))
-    if reason:
-        return reason
+    o, w, zero, drifts = frame
     centre, gap = geometry.meeting_point(o[3:], w[3:])
     drifts.append(gap)
     if gap > LINE_TOLERANCE:
@@ -177,10 +167,10 @@ def recognise(model: ArmModel) -> Family | str:
     family = recognise_opw(model)
     if isinstance(family, str):
         return family
-    return check_against_fk(model, family) or family
+    return six_joint.check_against_fk(model, family) or family
 
 
-class ScalarOPWEngine(ScalarEngine):
+class ScalarOPWEngine(six_joint.ScalarEngine):
     """The OPW closed form of one pose in plain floats (BRANCHES order)."""
 
     def solve(self, position: Sequence[float], rotation_goal: Sequence[float],
@@ -218,7 +208,7 @@ class ScalarOPWEngine(ScalarEngine):
         return out, near_all
 
 
-class OPWEngine(FamilyEngine):
+class OPWEngine(six_joint.FamilyEngine):
     """The vectorised OPW closed form: 8 raw solutions per pose, BRANCHES order."""
 
     point_words = 'the wrist centre'

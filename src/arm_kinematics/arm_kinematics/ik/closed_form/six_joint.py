@@ -84,6 +84,18 @@ def axis_rules(axes: np.ndarray, parallel_pairs: Sequence[tuple[int, int]],
     return drifts, ''
 
 
+def frame_and_rules(model: ArmModel, parallel_pairs: Sequence[tuple[int, int]],
+                    perpendicular_pairs: Sequence[tuple[int, int]]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[float]] | str:
+    """(origins, axes, tip pose at q = 0, drifts) of a six-joint arm whose axes keep the
+    rules (``axis_rules``), or why not."""
+    frame = joint_frame(model)
+    if isinstance(frame, str):
+        return frame
+    drifts, reason = axis_rules(frame[1], parallel_pairs, perpendicular_pairs)
+    return reason or (*frame, drifts)
+
+
 def check_against_fk(model: ArmModel, family: Family) -> str:
     """'' when the closed form of ``family`` finds random configurations again, else why."""
     engine = family.engine(model, family)
@@ -467,19 +479,9 @@ class FamilySolver(ClosedFormBase):
     def solve(self, position: object, orientation: object = None,
               goal: GoalType = GoalType.POSITION, seed: object = None,
               options: SolveOptions = _DEFAULT_OPTIONS) -> IKResult:
-        """Solve one goal in closed form; never raises.
-
-        Args:
-            position: tip position (m, base frame), 3 values.
-            orientation: FULL_POSE only: quaternion (x, y, z, w) or 3×3 rotation matrix.
-            goal: FULL_POSE, TOOL_DOWN or POSITION (see the class docstring).
-            seed: reference configuration (rad); the home pose when None.
-            options: ``branch`` ('' / 'nearest' or a label of BRANCHES), ``return_all``;
-                limits are always respected.
-
-        Returns:
-            IKResult; JOINT_LIMITS names the branch nearest to the limits and how far out.
-        """
+        """One goal (FULL_POSE, TOOL_DOWN or POSITION, see the class docstring) from the
+        seed (home when None), with the arguments of ``SphericalWristSolver.solve``; never
+        raises. JOINT_LIMITS names the branch nearest to its limits and how far out."""
         start = perf_counter()
         failure = self._options_failure(start, options, BRANCHES)
         if failure is not None:

@@ -97,13 +97,9 @@ class SphericalWristSolver(ClosedFormBase):
 
     def __init__(self, model: ArmModel, workspace: Workspace,
                  home: Sequence[float] | None = None) -> None:
-        """Prepare the constants of ``model``.
-
-        Args:
-            model: the arm; an inapplicable one makes every solve SOLVER_NOT_APPLICABLE.
-            workspace: the tip reach pre-check (``workspace_from_model``).
-            home: default seed (rad); the zero pose clamped into the limits when None.
-        """
+        """The wrist decomposition of ``model`` (an arm it does not apply to makes every
+        solve SOLVER_NOT_APPLICABLE), the tip reach pre-check ``workspace`` and the default
+        seed ``home`` (rad; the zero pose clamped into the limits when None)."""
         super().__init__(model, workspace)
         self._not_applicable = self.applicability(model)
         self.ranges, self.gate, self.home = prepared_limits(model, workspace, home)

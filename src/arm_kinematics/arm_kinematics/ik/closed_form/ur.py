@@ -43,10 +43,9 @@ from arm_kinematics.ik.closed_form.geometry import (
     vcross,
 )
 from arm_kinematics.ik.closed_form.six_joint import (
-    axis_rules,
     check_against_fk,
     FamilyEngine,
-    joint_frame,
+    frame_and_rules,
     ScalarEngine,
 )
 from arm_kinematics.model.arm_model import ArmModel
@@ -56,13 +55,10 @@ FAMILY_NAME = 'ur'
 
 def recognise_ur(model: ArmModel) -> Family | str:
     """The UR family of ``model`` with its DH lengths, or why it is not one."""
-    frame = joint_frame(model)
+    frame = frame_and_rules(model, ((1, 2), (1, 3)), ((0, 1), (3, 4), (4, 5)))
     if isinstance(frame, str):
         return frame
-    o, w, zero = frame
-    drifts, reason = axis_rules(w, ((1, 2), (1, 3)), ((0, 1), (3, 4), (4, 5)))
-    if reason:
-        return reason
+    o, w, zero, drifts = frame
     gap = line_gap(o[4], w[4], o[5], w[5])
     drifts.append(gap)
     if gap > LINE_TOLERANCE:
