@@ -42,6 +42,7 @@ from arm_kinematics.ik.closed_form.geometry import (
 )
 from arm_kinematics.model.arm_model import ArmModel
 
+# Family.name of the arms recognised here (reports, dispatch.FAMILIES).
 FAMILY_NAME = 'opw'
 
 

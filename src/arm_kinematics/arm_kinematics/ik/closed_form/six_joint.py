@@ -25,6 +25,7 @@ import numpy as np
 from arm_kinematics.ik.closed_form.common import (
     ANGLE_TOLERANCE,
     answer_nearest,
+    checked_request,
     fk_check,
     goal_orientation,
     LIMIT_TOLERANCE,
@@ -34,7 +35,6 @@ from arm_kinematics.ik.closed_form.common import (
     SHOULDER_SINGULAR,
     SINGULAR,
     STRETCHED,
-    target_and_seed,
     tool_down_rotation,
     turns,
     TWO_PI,
@@ -340,13 +340,11 @@ class FamilySolver(ClosedFormBase):
             for shift, base, top, lo, hi in zip(r.shift, r.base, r.top, r.lower, r.upper,
                                                 strict=True))
         self._dls: Solver | None = None
-        # solve_all's wrapping as arrays: shift, base, top, lower, upper (as JointRanges)
-        # and 2π on the multi-turn joints (None when there are none).
-        multi = np.zeros(6)
-        multi[list(r.multi_turn)] = TWO_PI
-        self._wrap_arrays = (np.array(r.shift), np.array(r.base), np.array(r.top),
-                             np.array(r.lower), np.array(r.upper),
-                             multi if r.multi_turn else None)
+        # solve_all's wrapping: JointRanges' constants and whether a joint spans more than
+        # a turn, per joint.
+        self._wrap_constants = tuple(
+            (shift, base, top, lo, hi, j in r.multi_turn) for j, (shift, base, top, lo, hi)
+            in enumerate(zip(r.shift, r.base, r.top, r.lower, r.upper, strict=True)))
 
     # ------------------------------------------------------------------ batches
     def solve_poses(self, positions: np.ndarray, rotations: np.ndarray,
@@ -388,22 +386,34 @@ class FamilySolver(ClosedFormBase):
         if isinstance(rotation, np.ndarray):
             rotation = rotation.reshape(-1).tolist()
         raw, _ = self.scalar.solve(position, rotation, reference)
-        q = np.array([row for row, _, _ in raw])
-        valid = np.array([good for _, good, _ in raw])
-        flags = np.array([flag for _, _, flag in raw])
-        # wrap_rows on one pose, as whole-array operations on the (8, 6) table.
-        shift, base, top, lower, upper, multi = self._wrap_arrays
-        wrapped = np.mod(q + shift, TWO_PI) + base
-        inside = (wrapped <= top).all(axis=1)
-        wrapped = np.minimum(np.maximum(wrapped, lower), upper)
-        if multi is not None:
-            room = np.floor((upper - wrapped) / TWO_PI)
-            whole = np.minimum(np.maximum(np.round((np.asarray(reference) - wrapped) / TWO_PI),
-                                          0.0), room)
-            wrapped += whole * multi
-        valid &= inside
-        q[valid] = wrapped[valid]
-        return q, valid, flags
+        rows, valid, flags = [], [], []
+        for row, good, flag in raw:
+            flags.append(flag)
+            wrapped = self._nearest_inside(row, reference) if good else None
+            valid.append(wrapped is not None)
+            rows.append(row if wrapped is None else wrapped)
+        return np.array(rows), np.array(valid), np.array(flags)
+
+    def _nearest_inside(self, q: Sequence[float], reference: Sequence[float]
+                        ) -> list[float] | None:
+        """``q`` wrapped into the limits as ``wrap_rows`` does (a multi-turn joint: the
+        whole-turn copy nearest the seed), or None when a joint does not fit."""
+        out = []
+        for angle, ref, (shift, base, top, lo, hi, multi) in zip(q, reference,
+                                                                 self._wrap_constants):
+            if multi:
+                # The copy nearest the seed, then a turn back inside when it is past a limit.
+                angle = ref + math.remainder(angle - ref, TWO_PI)
+                if angle > top:
+                    angle -= TWO_PI
+                elif angle < base:
+                    angle += TWO_PI
+            else:
+                angle = (angle + shift) % TWO_PI + base
+                if angle > top:
+                    return None
+            out.append(lo if angle < lo else hi if angle > hi else angle)
+        return out
 
     def turn_copies(self, q: Sequence[float]) -> list[tuple[float, ...]]:
         """Every whole-turn copy of ``q`` (rad) inside the limits (q itself included)."""
@@ -483,15 +493,11 @@ class FamilySolver(ClosedFormBase):
         seed (home when None), with the arguments of ``SphericalWristSolver.solve``; never
         raises. JOINT_LIMITS names the branch nearest to its limits and how far out."""
         start = perf_counter()
-        failure = self._options_failure(start, options, BRANCHES)
+        target, reference, failure = checked_request(self, start, options, BRANCHES, goal,
+                                                     position, seed)
         if failure is not None:
             return failure
         branch = options.branch
-        if goal not in (GoalType.FULL_POSE, GoalType.TOOL_DOWN, GoalType.POSITION):
-            return self._failure(start, ErrorCode.INVALID_INPUT, f'unknown goal type {goal!r}')
-        target, reference, failure = target_and_seed(self, start, position, seed)
-        if failure is not None:
-            return failure
         rotation, reason = self._goal_rotation(goal, orientation, reference)
         if rotation is None:
             return self._failure(start, ErrorCode.INVALID_INPUT, reason)

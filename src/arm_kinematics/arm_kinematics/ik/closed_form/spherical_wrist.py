@@ -22,12 +22,12 @@ from time import perf_counter
 import numpy as np
 
 from arm_kinematics.ik.closed_form.common import (
+    checked_request,
     GEOMETRY_TOLERANCE,
     goal_orientation,
     nearest,
     PI,
     prepared_limits,
-    target_and_seed,
     tool_down_rotation,
     TWO_PI,
     wrap_into,
@@ -423,15 +423,11 @@ class SphericalWristSolver(ClosedFormBase):
         start = perf_counter()
         if self._not_applicable:
             return self._failure(start, ErrorCode.SOLVER_NOT_APPLICABLE, self._not_applicable)
-        failure = self._options_failure(start, options, BRANCHES)
+        target, reference, failure = checked_request(self, start, options, BRANCHES, goal,
+                                                     position, seed)
         if failure is not None:
             return failure
         branch = options.branch
-        if goal not in (GoalType.FULL_POSE, GoalType.TOOL_DOWN, GoalType.POSITION):
-            return self._failure(start, ErrorCode.INVALID_INPUT, f'unknown goal type {goal!r}')
-        target, reference, failure = target_and_seed(self, start, position, seed)
-        if failure is not None:
-            return failure
         goal_rotation = None
         if goal == GoalType.FULL_POSE:
             goal_rotation, reason = goal_orientation(orientation)

@@ -40,7 +40,6 @@ from arm_kinematics.ik.closed_form.geometry import (
     turn,
     turn_cs,
     unit,
-    vcross,
 )
 from arm_kinematics.ik.closed_form.six_joint import (
     check_against_fk,
@@ -94,6 +93,7 @@ class ScalarUREngine(ScalarEngine):
         super().__init__(engine)
         t = _floats
         self.lever, self.n_perp = t(engine.lever), t(engine.n_perp)
+        self.n_x_perp = t(np.cross(engine.n, engine.n_perp))
         # n, n_perp and the lever turned about axis 5 in every branch: their parts along
         # it, across it and w5 × v, so a turn is three products and no trig call of its own.
         w5 = engine.w[4]
@@ -120,7 +120,10 @@ class ScalarUREngine(ScalarEngine):
             base = mat_mul(transpose(rotation(w[0], q1)), goal_r0t)
             for j, q5 in enumerate((self.delta + half, self.delta - half)):
                 c5, s5 = math.cos(q5), -math.sin(q5)          # turns by −q5 about axis 5
-                n5, perp5, lever5 = (_turned(pre, c5, s5) for pre in self._about5)
+                about_n, about_perp, about_lever = self._about5
+                n5 = _turned(about_n, c5, s5)
+                perp5 = _turned(about_perp, c5, s5)
+                lever5 = _turned(about_lever, c5, s5)
                 q6, across = angle_one(w[5], m, n5)
                 free = wrist_singular or across < SINGULAR
                 if free:
@@ -128,7 +131,8 @@ class ScalarUREngine(ScalarEngine):
                 c6, s6 = math.cos(q6), -math.sin(q6)
                 # R234 = base·R6ᵀ·R5ᵀ, applied to two vectors only.
                 u = mat_vec(base, turn_cs(w[5], c6, s6, perp5))
-                theta = math.atan2(dot(vcross(self.n_perp, u), n), dot(u, self.n_perp))
+                # (n_perp × u)·n = u·(n × n_perp): one product fewer.
+                theta = math.atan2(dot(u, self.n_x_perp), dot(u, self.n_perp))
                 lever = mat_vec(base, turn_cs(w[5], c6, s6, lever5))
                 x = (undone[0] + o[0][0] - lever[0], undone[1] + o[0][1] - lever[1],
                      undone[2] + o[0][2] - lever[2])
