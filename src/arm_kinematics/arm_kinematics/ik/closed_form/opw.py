@@ -14,6 +14,7 @@ Units: metres and radians.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 import math
 
 import numpy as np
@@ -48,10 +49,13 @@ FAMILY_NAME = 'opw'
 
 def recognise_opw(model: ArmModel) -> Family | str:
     """The OPW family of ``model`` with its seven lengths, offsets and signs, or why not."""
-    frame = six_joint.frame_and_rules(model, ((1, 2),), ((0, 1), (1, 3), (3, 4), (4, 5)))
-    if isinstance(frame, str):
-        return frame
-    o, w, zero, drifts = frame
+    return six_joint.frame_and_rules(model, ((1, 2),), ((0, 1), (1, 3), (3, 4), (4, 5)),
+                                     partial(_opw_from_axes, model))
+
+
+def _opw_from_axes(model: ArmModel, o: np.ndarray, w: np.ndarray, zero: np.ndarray,
+                   drifts: list[float]) -> Family | str:
+    """The rest of ``recognise_opw`` once the axes keep the family's angle rules."""
     centre, gap = geometry.meeting_point(o[3:], w[3:])
     drifts.append(gap)
     if gap > LINE_TOLERANCE:

@@ -15,7 +15,7 @@ rotated fixed joints of the URDF need no convention. Units: metres and radians.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 import itertools
 import math
 from time import perf_counter
@@ -85,15 +85,16 @@ def axis_rules(axes: np.ndarray, parallel_pairs: Sequence[tuple[int, int]],
 
 
 def frame_and_rules(model: ArmModel, parallel_pairs: Sequence[tuple[int, int]],
-                    perpendicular_pairs: Sequence[tuple[int, int]]
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[float]] | str:
-    """(origins, axes, tip pose at q = 0, drifts) of a six-joint arm whose axes keep the
-    rules (``axis_rules``), or why not."""
+                    perpendicular_pairs: Sequence[tuple[int, int]],
+                    then: Callable[[np.ndarray, np.ndarray, np.ndarray, list[float]],
+                                   Family | str]) -> Family | str:
+    """``then(origins, axes, tip pose at q = 0, drifts)`` for a six-joint arm whose axes keep
+    the rules (``axis_rules``): the rest of a family's recognition; else why not."""
     frame = joint_frame(model)
     if isinstance(frame, str):
         return frame
     drifts, reason = axis_rules(frame[1], parallel_pairs, perpendicular_pairs)
-    return reason or (*frame, drifts)
+    return reason or then(*frame, drifts)
 
 
 def check_against_fk(model: ArmModel, family: Family) -> str:

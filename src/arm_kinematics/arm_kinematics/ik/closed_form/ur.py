@@ -54,10 +54,12 @@ FAMILY_NAME = 'ur'
 
 def recognise_ur(model: ArmModel) -> Family | str:
     """The UR family of ``model`` with its DH lengths, or why it is not one."""
-    frame = frame_and_rules(model, ((1, 2), (1, 3)), ((0, 1), (3, 4), (4, 5)))
-    if isinstance(frame, str):
-        return frame
-    o, w, zero, drifts = frame
+    return frame_and_rules(model, ((1, 2), (1, 3)), ((0, 1), (3, 4), (4, 5)), _ur_from_axes)
+
+
+def _ur_from_axes(o: np.ndarray, w: np.ndarray, zero: np.ndarray, drifts: list[float]
+                   ) -> Family | str:
+    """The rest of ``recognise_ur`` once the axes keep the family's angle rules."""
     gap = line_gap(o[4], w[4], o[5], w[5])
     drifts.append(gap)
     if gap > LINE_TOLERANCE:
