@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from arm_kinematics.ik.closed_form import geometry, six_joint
+from arm_kinematics.ik.closed_form import family, geometry, six_joint
 from arm_kinematics.ik.closed_form.common import (
     CHECK_CONFIGURATIONS,
     LINE_TOLERANCE,
@@ -27,7 +27,6 @@ from arm_kinematics.ik.closed_form.common import (
     TWO_PI,
     WRIST_SINGULAR,
 )
-from arm_kinematics.ik.closed_form.family import Family
 from arm_kinematics.ik.closed_form.geometry import (
     angle_between,
     angle_one,
@@ -47,14 +46,14 @@ from arm_kinematics.model.arm_model import ArmModel
 FAMILY_NAME = 'opw'
 
 
-def recognise_opw(model: ArmModel) -> Family | str:
+def recognise_opw(model: ArmModel) -> family.Family | str:
     """The OPW family of ``model`` with its seven lengths, offsets and signs, or why not."""
     return six_joint.frame_and_rules(model, ((1, 2),), ((0, 1), (1, 3), (3, 4), (4, 5)),
                                      partial(_opw_from_axes, model))
 
 
 def _opw_from_axes(model: ArmModel, o: np.ndarray, w: np.ndarray, zero: np.ndarray,
-                   drifts: list[float]) -> Family | str:
+                   drifts: list[float]) -> family.Family | str:
     """The rest of ``recognise_opw`` once the axes keep the family's angle rules."""
     centre, gap = geometry.meeting_point(o[3:], w[3:])
     drifts.append(gap)
@@ -66,7 +65,7 @@ def _opw_from_axes(model: ArmModel, o: np.ndarray, w: np.ndarray, zero: np.ndarr
     parameters = _opw_parameters(model, o, w, zero, centre)
     if isinstance(parameters, str):
         return parameters
-    return Family('opw', parameters, o, w, zero, centre, max(drifts), OPWEngine)
+    return family.Family('opw', parameters, o, w, zero, centre, max(drifts), OPWEngine)
 
 
 def _opw_parameters(model: ArmModel, o: np.ndarray, w: np.ndarray, zero: np.ndarray,
@@ -167,7 +166,7 @@ def opw_forward(p: dict, theta: Sequence[float]) -> np.ndarray:
     return out
 
 
-def recognise(model: ArmModel) -> Family | str:
+def recognise(model: ArmModel) -> family.Family | str:
     """The OPW family of ``model`` checked against FK, or why it is not one."""
     family = recognise_opw(model)
     if isinstance(family, str):
@@ -180,9 +179,7 @@ class ScalarOPWEngine(six_joint.ScalarEngine):
 
     def solve(self, position: Sequence[float], rotation_goal: Sequence[float],
               seed: Sequence[float]) -> tuple[list[tuple[tuple, bool, int]], bool]:
-        point = mat_vec(rotation_goal, self.point_tool)
-        point = (point[0] + position[0], point[1] + position[1], point[2] + position[2])
-        q1s, solvable, flag1, v = self._yaw(point, seed[0])
+        q1s, solvable, flag1, v = self._yaw_of_pose(position, rotation_goal, seed)
         out: list = [None] * 8
         near_all = True
         w, o = self.w, self.o

@@ -45,6 +45,7 @@ from arm_kinematics.ik.closed_form.geometry import (
     cosine_equation,
     cosine_one,
     dot,
+    mat_vec,
     parallel,
     perpendicular,
     PitchTriangle,
@@ -275,6 +276,13 @@ class ScalarEngine:
                 math.sin(q1[0]) * vg:
             q1.reverse()
         return q1, solvable, flag, v
+
+    def _yaw_of_pose(self, position: Sequence[float], rotation: Sequence[float],
+                     seed: Sequence[float]) -> tuple[list[float], bool, int, Vec]:
+        """``_yaw`` of the point the family solves for, carried by the goal pose."""
+        point = mat_vec(rotation, self.point_tool)
+        return self._yaw((point[0] + position[0], point[1] + position[1],
+                          point[2] + position[2]), seed[0])
 
     def _triangle(self, x: Vec) -> tuple[list[tuple[float, float]], bool, bool, int]:
         pairs, solvable, near, edge = self.triangle.solve_one(x)

@@ -105,9 +105,7 @@ class ScalarUREngine(ScalarEngine):
 
     def solve(self, position: Sequence[float], rotation_goal: Sequence[float],
               seed: Sequence[float]) -> tuple[list[tuple[tuple, bool, int]], bool]:
-        point = mat_vec(rotation_goal, self.point_tool)
-        point = (point[0] + position[0], point[1] + position[1], point[2] + position[2])
-        q1s, solvable, flag1, v = self._yaw(point, seed[0])
+        q1s, solvable, flag1, v = self._yaw_of_pose(position, rotation_goal, seed)
         out: list = [None] * 8
         near_all = True
         w, o, n = self.w, self.o, self.n
