@@ -180,12 +180,19 @@ def test_straight_wrist_keeps_the_seed_q4(six):
     for seed_q4 in (-1.0, 0.0, 0.7):
         seed = q.copy()
         seed[3], seed[5] = seed_q4, 0.0
-        result = solver.solve(pose[:3, 3], pose[:3, :3], FULL, seed=seed, options=ALL)
-        assert result.success and result.branch.endswith('noflip')
+        result = _every_solution_exact(model, solver, pose, seed)
+        assert result.branch.endswith('noflip')
         assert result.q[3] == pytest.approx(seed_q4, abs=1e-9)
-        for solution in result.solutions:
-            position_error, orientation_error = _pose_error(model, solution.q, pose)
-            assert position_error < EXACT and orientation_error < EXACT
+
+
+def _every_solution_exact(model, solver, pose, seed):
+    """The answer with every solution (it must succeed), each reaching the pose exactly."""
+    result = solver.solve(pose[:3, 3], pose[:3, :3], FULL, seed=seed, options=ALL)
+    assert result.success, result.reason
+    for solution in result.solutions:
+        position_error, orientation_error = _pose_error(model, solution.q, pose)
+        assert position_error < EXACT and orientation_error < EXACT
+    return result
 
 
 def test_wrist_centre_on_the_yaw_axis_keeps_the_seed_yaw(six):
@@ -193,12 +200,8 @@ def test_wrist_centre_on_the_yaw_axis_keeps_the_seed_yaw(six):
     pose = model.fk(np.array([0.7, 0.0, 0.0, 0.4, 0.9, -0.3]))     # arm straight up
     for yaw in (-1.0, 0.0, 0.7, 2.5):
         seed = np.array([yaw, 0.0, 0.0, 0.0, 0.5, 0.0])
-        result = solver.solve(pose[:3, 3], pose[:3, :3], FULL, seed=seed, options=ALL)
-        assert result.success, result.reason
+        result = _every_solution_exact(model, solver, pose, seed)
         assert result.q[0] == pytest.approx(yaw, abs=1e-12)
-        for solution in result.solutions:
-            position_error, orientation_error = _pose_error(model, solution.q, pose)
-            assert position_error < EXACT and orientation_error < EXACT
 
 
 def test_orientation_forms_agree(six):
