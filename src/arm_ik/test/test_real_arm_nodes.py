@@ -5,6 +5,9 @@ trajectory_executor, safety_monitor, arm_info, lab_viewer), a Panda and an SO-10
 ik_server and the executor, none given an arm_config: the defaults come from the URDF alone.
 One more ik_server gets its URDF from the latched robot_description topic, as nodes started
 beside robot_state_publisher do, and the URDF it gets has ': ' and '#' in a comment.
+Arms given nothing but their URDF (no frames, no configuration: the defaults a new user
+gets): the Panda, Baxter, TALOS and TIAGo with an ik_server each, and the xArm7 (its tool
+frame link_eef on joint 7's origin) with every node that solves, moves or reports.
 """
 
 from __future__ import annotations
@@ -44,6 +47,14 @@ class FileArm(RealArm):
 
 # The three real arms, and a yaw + two-pitch arm on a linear rail (a prismatic joint).
 ARMS = {**REAL_ARMS, 'rail': FileArm('rail', 'rail_arm.urdf', 'world', 'tool0')}
+# URDFs given with defaults only: (file, the base and tip the defaults pick).
+DEFAULTS = {
+    'panda_default': ('panda_description/urdf/panda.urdf', 'panda_link0', 'panda_hand'),
+    'baxter': ('baxter_description/urdf/baxter.urdf', 'base', 'left_hand_link'),
+    'talos': ('talos_data/robots/talos_full_v2.urdf', 'base_link', 'wrist_left_ft_tool_link'),
+    'tiago': ('tiago_description/robots/tiago.urdf', 'base_footprint', 'hand_tool_link'),
+    'xarm7': ('xarm_description/urdf/xarm7.urdf', 'world', 'link_eef'),
+}
 
 
 @pytest.fixture(scope='module')
@@ -72,10 +83,23 @@ def pipeline():
         publisher.publish(String(data=urdf))
         group.start_node('arm_ik', 'ik_server', namespace='/from_topic',
                          params={'base_frame': 'base_link', 'tip_frame': 'tool0'})
+        from arm_testing.real_arms import robots_dir
+        for name, (relative, _, _) in DEFAULTS.items():
+            urdf = (robots_dir() / relative).read_text(encoding='utf-8')
+            arms[name] = load_arm(urdf)
+            group.start_node('arm_ik', 'ik_server', namespace=f'/{name}',
+                             params={'robot_description': urdf})
+        xarm = {'robot_description': arms['xarm7'].model.urdf}
+        group.start_node('arm_ik', 'trajectory_executor', namespace='/xarm7',
+                         params={**xarm, 'speed_scale': 1.0})
+        for executable in ('safety_monitor', 'arm_info'):
+            group.start_node('arm_ik', executable, namespace='/xarm7', params=xarm)
         yield group, node, spin, arms
 
 
-def _solve(pipeline, namespace: str, target, solver: str = '') -> SolveIK.Response:
+def _solve(pipeline, namespace: str, target, solver: str = '',
+           orientation=None) -> SolveIK.Response:
+    """SolveIK of a position, or a full pose with ``orientation`` (x, y, z, w)."""
     _, node, spin, _ = pipeline
     client = node.create_client(SolveIK, f'/{namespace}/ik_server/solve_ik')
     try:
@@ -83,6 +107,11 @@ def _solve(pipeline, namespace: str, target, solver: str = '') -> SolveIK.Respon
         request = SolveIK.Request(solver=solver)
         request.target.pose.position = Point(x=float(target[0]), y=float(target[1]),
                                              z=float(target[2]))
+        if orientation is not None:
+            request.goal_type = SolveIK.Request.GOAL_FULL_POSE
+            (request.target.pose.orientation.x, request.target.pose.orientation.y,
+             request.target.pose.orientation.z, request.target.pose.orientation.w) = \
+                (float(v) for v in orientation)
         return call_service(client, request, spin, 30.0)
     finally:
         node.destroy_client(client)
@@ -187,11 +216,13 @@ def test_safety_monitor_and_arm_info_report_on_a_ur5(pipeline):
     statuses, infos = [], []
     node.create_subscription(SafetyStatus, '/ur5/safety_status', statuses.append, 10)
     node.create_subscription(ArmInfo, '/ur5/arm_info', infos.append, LATCHED_QOS)
-    wait_for(lambda: statuses and infos, 60.0, spin, 'safety_status and arm_info of the UR5')
+    # SAFE once the executor's joint_states flow (a status before them says they are
+    # stale, as it should; many nodes start together in this module).
+    wait_for(lambda: infos and statuses and statuses[-1].verdict == SafetyStatus.SAFE, 60.0,
+             spin, 'a SAFE safety_status and arm_info of the UR5')
     info = infos[-1]
     assert (info.base_frame, info.tip_frame) == ('base_link', 'tool0')
     assert list(info.joint_names) == list(arms['ur5'].model.joint_names)
-    assert statuses[-1].verdict == SafetyStatus.SAFE, statuses[-1].message
 
 
 def test_lab_opens_on_a_ur5(pipeline):
@@ -267,3 +298,54 @@ def test_a_new_description_on_the_topic_rebuilds_the_arm(pipeline):
         time.sleep(0.5)
     assert reply.reach_fraction == pytest.approx(expected, rel=1e-9), reply.message
     assert reply.error_code.val == IKErrorCode.OK, reply.message
+
+
+@pytest.mark.parametrize('name', sorted(DEFAULTS))
+def test_an_arm_given_only_its_urdf_answers_full_pose_requests(pipeline, name):
+    """No frames, no configuration: the tool frame the defaults pick (logged with the reason
+    and the other candidates), full poses made by FK answered."""
+    from arm_kinematics.common.transforms import matrix_to_quaternion
+    group, _, _, arms = pipeline
+    arm = arms[name]
+    _, base, tip = DEFAULTS[name]
+    assert (arm.model.base_link, arm.model.tip_link) == (base, tip)
+    rng = np.random.default_rng(11)
+    for q in arm.model.random_configurations(2, rng):
+        pose = arm.model.fk(q)
+        reply = _solve(pipeline, name, pose[:3, 3], orientation=matrix_to_quaternion(
+            pose[:3, :3]))
+        assert reply.error_code.val == IKErrorCode.OK, reply.message
+        reached = arm.model.fk(np.array(reply.solution.position))
+        assert np.linalg.norm(reached[:3, 3] - pose[:3, 3]) < 1e-4
+    server = next(p for p in group.processes if p.name == f'{name}_ik_server')
+    assert f'frames {base} -> {tip} (' in server.output(), server.output()[-2000:]
+
+
+def test_the_xarm7_to_its_link_eef_is_served_by_every_node(pipeline):
+    """link_eef sits on joint 7's origin (a zero-length last link): the executor moves there,
+    the safety monitor and arm_info report on it."""
+    from arm_ik.nodes.common import LATCHED_QOS
+    from arm_testing.motion_harness import MotionClient
+    group, node, spin, arms = pipeline
+    arm = arms['xarm7']
+    statuses, infos = [], []
+    node.create_subscription(SafetyStatus, '/xarm7/safety_status', statuses.append, 10)
+    node.create_subscription(ArmInfo, '/xarm7/arm_info', infos.append, LATCHED_QOS)
+    wait_for(lambda: infos and statuses and statuses[-1].verdict == SafetyStatus.SAFE, 60.0,
+             spin, 'a SAFE safety_status and arm_info of the xArm7')
+    assert (infos[-1].base_frame, infos[-1].tip_frame) == ('world', 'link_eef')
+    client = MotionClient(int(group.env['ROS_DOMAIN_ID']), '/xarm7', arm.model.joint_names)
+    try:
+        client.wait_for_server(60.0)
+        target = arm.model.fk(arm.model.clamp(arm.home + 0.25))[:3, 3]
+        outcome = client.move(client.goal(position=target.tolist()))
+        assert outcome.code == 0, outcome.message
+        deadline = time.monotonic() + 10.0
+        while time.monotonic() < deadline:
+            pose = client.pose()
+            if pose is not None and np.linalg.norm(arm.model.fk(pose)[:3, 3] - target) < 1e-3:
+                break
+            time.sleep(0.05)
+        assert np.linalg.norm(arm.model.fk(client.pose())[:3, 3] - target) < 1e-3
+    finally:
+        client.close()

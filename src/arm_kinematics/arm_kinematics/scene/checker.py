@@ -98,7 +98,7 @@ class CollisionChecker:
         self._centre = np.array([shape.centre for shape in self._shapes]).reshape(-1, 3)
         self._radius = np.array([shape.radius for shape in self._shapes])
         self._centre_rows = self._sphere_centre_rows()
-        self._poser = backend.ShapePoser(self._frame, self._offset, model.dof)
+        self._poser = backend.ShapePoser(self._frame, self._offset, model.frame_count)
         self.home = model.clamp(np.zeros(model.dof)) if home is None else \
             np.asarray(home, dtype=float)
         self._all_pairs = self._self_pairs(set())
@@ -117,7 +117,7 @@ class CollisionChecker:
                                                  seed=seed)
         self._self = self._self_pairs({frozenset(entry[:2]) for entry in self.allowed})
         self._scene_key = None
-        self._scene_pairs = PairGroup([], [], [], [], 12 * model.dof)
+        self._scene_pairs = PairGroup([], [], [], [], 12 * model.frame_count)
         self._bounds = PairBounds([self._self, self._scene_pairs])
         self._object_transforms: list = []
         self._query_cache: dict[tuple[int, object], backend.PairQuery] = {}
@@ -139,8 +139,8 @@ class CollisionChecker:
         """(G, 3, 12 n) and (G, 3): each shape's bounding-sphere centre in the base frame is
         ``rows[g] @ frames.ravel() + constant[g]`` (frames: the joint frames' rows, position
         then rotation row-major; a base shape's centre is the constant alone)."""
-        dof = self.model.dof
-        rows = np.zeros((len(self._shapes), 3, 12 * dof))
+        frames = self.model.frame_count
+        rows = np.zeros((len(self._shapes), 3, 12 * frames))
         constant = np.zeros((len(self._shapes), 3))
         local = (self._offset[:, :3, :3] @ self._centre[:, :, None])[:, :, 0] + \
             self._offset[:, :3, 3]     # the centre in its frame
@@ -166,9 +166,9 @@ class CollisionChecker:
                 queries.append(backend.PairQuery(self._shapes[i].geometry,
                                                  self._shapes[j].geometry))
                 names.append((link_a, link_b))
-        pairs = PairGroup(a, b, queries, names, 12 * self.model.dof)
+        pairs = PairGroup(a, b, queries, names, 12 * self.model.frame_count)
         rows, constant = self._centre_rows
-        pairs.rows = (rows[pairs.a] - rows[pairs.b]).reshape(-1, 12 * self.model.dof)
+        pairs.rows = (rows[pairs.a] - rows[pairs.b]).reshape(-1, 12 * self.model.frame_count)
         pairs.offset = (constant[pairs.b] - constant[pairs.a]).ravel()
         pairs.reach = self._radius[pairs.a] + self._radius[pairs.b]
         # Two shapes on one frame keep their distance: found once, in that frame.
@@ -205,7 +205,7 @@ class CollisionChecker:
                     names.append((self._shape_link[shape], item.id))
             live = {item.shape for item in objects}
             self._query_cache = {k: v for k, v in self._query_cache.items() if k[1] in live}
-            pairs = PairGroup(a, b, queries, names, 12 * self.model.dof)
+            pairs = PairGroup(a, b, queries, names, 12 * self.model.frame_count)
             self._object_transforms = [backend.transform(item.pose) for item in objects]
             if objects:
                 # Objects are static: a shape's bounding sphere against the object's box
@@ -216,7 +216,7 @@ class CollisionChecker:
                 box_centre = np.array([item.pose[:3, :3] @ item.shape.centre +
                                        item.pose[:3, 3] for item in objects])[pairs.b]
                 rows, constant = self._centre_rows
-                pairs.rows = (rotation @ rows[pairs.a]).reshape(-1, 12 * self.model.dof)
+                pairs.rows = (rotation @ rows[pairs.a]).reshape(-1, 12 * self.model.frame_count)
                 pairs.offset = np.einsum('pij,pj->pi', rotation,
                                          box_centre - constant[pairs.a]).ravel()
                 pairs.half = np.array([objects[i].shape.half_extents
@@ -238,42 +238,52 @@ class CollisionChecker:
     def _joint_reach(self) -> np.ndarray:
         """Per joint, an upper bound of how far any point of the shapes it moves travels per
         unit of its motion, m/rad (revolute: the constant joint-to-joint distances plus the
-        shape's extent) or m/m (prismatic: 1, every point slides with it)."""
-        steps = np.array([np.linalg.norm(joint.offset[:3, 3]) for joint in self.model.joints])
+        shape's extent) or m/m (prismatic: 1, every point slides with it). A mimic joint's
+        frame moves with its leader: its share, times the multiplier, goes to the leader."""
+        motions = self.model.motions
+        steps = np.array([np.linalg.norm(motion.joint.offset[:3, 3]) for motion in motions])
         extent = np.linalg.norm(self._offset[:, :3, :3] @ self._centre[:, :, None]
                                 + self._offset[:, :3, 3:], axis=(1, 2)) + self._radius
-        reach = np.zeros(self.model.dof)
-        for joint in range(self.model.dof):
+        reach = np.zeros(len(motions))
+        for joint in range(len(motions)):
             for frame, size in zip(self._frame, extent):
                 # Shapes on extended frame e are moved by joints 0 .. e - 1.
                 if frame > joint:
-                    if self.model.joints[joint].prismatic:
+                    if motions[joint].joint.prismatic:
                         reach[joint] = 1.0
                         break
                     # Prismatic joints between lengthen the lever by their travel.
-                    travel = sum(max(abs(self.model.lower[k]), abs(self.model.upper[k]))
+                    travel = sum(max(abs(bound) for bound in self._travel(motions[k]))
                                  for k in range(joint + 1, frame)
-                                 if self.model.joints[k].prismatic)
+                                 if motions[k].joint.prismatic)
                     reach[joint] = max(reach[joint],
                                        steps[joint + 1:frame].sum() + travel + size)
-        return reach
+        per_variable = np.zeros(self.model.dof)
+        for motion, value in zip(motions, reach):
+            per_variable[motion.source] += abs(motion.multiplier) * value
+        return per_variable
+
+    def _travel(self, motion) -> tuple[float, float]:
+        """The two ends of a moving joint's range (a mimic joint's from its leader's)."""
+        ends = (self.model.lower[motion.source], self.model.upper[motion.source])
+        return tuple(motion.multiplier * end + motion.offset for end in ends)
 
     # ------------------------------------------------------------------ posing
     def _joint_frames(self, q: np.ndarray) -> np.ndarray:
         """(n, 12): every joint frame of ``model.frames`` at ``q`` as a row (position, then
         rotation row-major), from the model's plain-float kernel."""
-        dof = self.model.dof
-        values = np.asarray(q, dtype=float).reshape(dof).tolist()
-        return np.array(self.model.kernel.joint_poses(values)).reshape(dof, 12)
+        values = np.asarray(q, dtype=float).reshape(self.model.dof).tolist()
+        return np.array(self.model.kernel.joint_poses(values)).reshape(
+            self.model.frame_count, 12)
 
     def _joint_frames_batch(self, qs: np.ndarray) -> np.ndarray:
         """(M, n, 12): ``_joint_frames`` of each of ``qs`` (M, n), the same floats."""
         poses = self.model.kernel.joint_poses
-        dof = self.model.dof
-        qs = np.asarray(qs, dtype=float).reshape(-1, dof)
+        frames = self.model.frame_count
+        qs = np.asarray(qs, dtype=float).reshape(-1, self.model.dof)
         # One flat iterator: building from a list of tuples takes half as long again.
         values = itertools.chain.from_iterable(map(poses, qs.tolist()))
-        return np.fromiter(values, float, 12 * dof * len(qs)).reshape(len(qs), dof, 12)
+        return np.fromiter(values, float, 12 * frames * len(qs)).reshape(len(qs), frames, 12)
 
     def _extended_frames(self, q: np.ndarray) -> np.ndarray:
         """(n + 1, 4, 4): the base (identity) and every joint frame of ``model.frames``."""
@@ -478,10 +488,10 @@ class CollisionChecker:
         are shared (read only); the library's per-pair query objects and the pose's
         transforms are its own. Costs no mesh loading and no allowed-pairs sampling."""
         other = copy.copy(self)
-        other._poser = backend.ShapePoser(self._frame, self._offset, self.model.dof)
+        other._poser = backend.ShapePoser(self._frame, self._offset, self.model.frame_count)
         other._self = self._self_pairs({frozenset(entry[:2]) for entry in self.allowed})
         other._scene_key = None
-        other._scene_pairs = PairGroup([], [], [], [], 12 * self.model.dof)
+        other._scene_pairs = PairGroup([], [], [], [], 12 * self.model.frame_count)
         other._bounds = PairBounds([other._self, other._scene_pairs])
         other._object_transforms = []
         other._query_cache = {}

@@ -254,6 +254,14 @@ class SafetyGeometry:
         # capsule radius is added so surface points are covered too.
         surface = max(float(self.radii.max()), obstacle.rod_radius)
         self.joint_reach = np.cumsum(steps[::-1])[::-1] + surface
+        if model.followers:
+            # Between joints a mimic joint changes the hop lengths, and a joint's motion turns
+            # its followers too (times their multiplier): bound with every motion it drives.
+            bounds = model.segment_bounds()
+            reach = np.zeros(model.dof)
+            for index, motion in enumerate(model.motions):
+                reach[motion.source] += abs(motion.multiplier) * sum(bounds[index + 1:])
+            self.joint_reach = reach + surface
 
     @property
     def floor_enabled(self) -> bool:
