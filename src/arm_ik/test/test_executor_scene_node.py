@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 import pytest
+import yaml
 
 from arm_kinematics.arm import load_arm
 from arm_kinematics.motion.runner import Mode
@@ -42,8 +43,7 @@ NAMESPACE = '/ur5'
 @pytest.fixture(scope='module')
 def demo(tmp_path_factory):
     scene_file = tmp_path_factory.mktemp('scene') / 'scene.yaml'
-    scene_file.write_text('objects:\n  - {id: box, type: box, size: [0.2, 0.2, 0.4], '
-                          'pose: {xyz: [0.37, 0.54, 0.4]}}\n', encoding='utf-8')
+    scene_file.write_text(yaml.safe_dump({'objects': [BOX]}), encoding='utf-8')
     ur5 = REAL_ARMS['ur5']
     params = {'robot_description': ur5.urdf(), 'base_frame': ur5.base, 'tip_frame': ur5.tip,
               'mesh_search_paths': mesh_root()}

@@ -288,17 +288,6 @@ class IKGraph:
         self.close()
 
 
-@contextmanager
-def ik_servers(*arms: str, params: dict[str, Any] | None = None) -> Iterator[IKGraph]:
-    """An IKGraph with one ik_server per bundled arm in /<arm> (``params`` besides the arm's
-    own), every one answering, for a module fixture; all stopped when the block ends."""
-    with IKGraph() as graph:
-        for arm in arms:
-            graph.start(arm, params=params)
-        graph.wait_ready()
-        yield graph
-
-
 def assert_refusal(response: SolveIK.Response, code: ErrorCode, *fragments: str) -> None:
     """A typed failure ``code`` whose message holds every fragment, with no joints to
     command (no positions, no names) and no NaN anywhere."""
@@ -320,3 +309,14 @@ def no_nan_in(response: SolveIK.Response) -> bool:
     for alternative in response.alternatives:
         numbers.extend(alternative.positions)
     return not any(math.isnan(v) for v in numbers)
+
+
+@contextmanager
+def ik_servers(*arms: str, params: dict[str, Any] | None = None) -> Iterator[IKGraph]:
+    """An IKGraph with one ik_server per bundled arm in /<arm> (``params`` besides the arm's
+    own), every one answering, for a module fixture; all stopped when the block ends."""
+    with IKGraph() as graph:
+        for arm in arms:
+            graph.start(arm, params=params)
+        graph.wait_ready()
+        yield graph

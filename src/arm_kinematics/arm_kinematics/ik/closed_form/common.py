@@ -31,7 +31,7 @@ from arm_kinematics.ik.result import (
     IKResult,
     Solution,
 )
-from arm_kinematics.ik.solvers.base import ClosedFormBase, NEAREST, Workspace
+from arm_kinematics.ik.solvers.base import ClosedFormBase, NEAREST, SolveOptions, Workspace
 from arm_kinematics.model.arm_model import ArmModel
 
 TWO_PI = 2.0 * math.pi
@@ -430,6 +430,23 @@ def goal_orientation(orientation: object) -> tuple[Matrix | None, str]:
     if orientation is None:
         return None, 'a FULL_POSE goal needs a target orientation'
     return parse_orientation(orientation)
+
+
+SIX_JOINT_GOALS = (GoalType.FULL_POSE, GoalType.TOOL_DOWN, GoalType.POSITION)
+
+
+def checked_request(solver: ClosedFormBase, start: float, options: SolveOptions,
+                    branches: Sequence[str], goal: int, position: object, seed: object
+                    ) -> tuple[tuple[float, float, float] | None, tuple[float, ...] | None,
+                               IKResult | None]:
+    """The checks of a six-joint solve in order (options and branch, goal type, target,
+    seed): (target, reference, None), or (None, None, the failure to answer with)."""
+    failure = solver._options_failure(start, options, branches)
+    if failure is None and goal not in SIX_JOINT_GOALS:
+        failure = solver._failure(start, ErrorCode.INVALID_INPUT, f'unknown goal type {goal!r}')
+    if failure is not None:
+        return None, None, failure
+    return target_and_seed(solver, start, position, seed)
 
 
 def target_and_seed(solver: ClosedFormBase, start: float, position: object, seed: object

@@ -161,8 +161,9 @@ def rotate(axis: np.ndarray, angles: np.ndarray, v: np.ndarray) -> np.ndarray:
         a, b, d = v
         k = np.array([y * d - z * b, z * a - x * d, x * b - y * a])
         return v * c + k * s + (1.0 - c) * (float(v @ axis) * axis)
-    # axis × v as one (M, 3) @ (3, 3) product: contiguous, unlike three column slices.
-    return v * c + (v @ skew(axis).T) * s + ((1.0 - c) * (v @ axis)[:, None]) * axis
+    a, b, d = v[:, 0], v[:, 1], v[:, 2]
+    k = np.stack([y * d - z * b, z * a - x * d, x * b - y * a], axis=1)
+    return v * c + k * s + (1.0 - c) * ((v @ axis)[:, None] * axis)
 
 
 def angle_between(axis: np.ndarray, p: np.ndarray, q: np.ndarray

@@ -14,75 +14,58 @@ Units: metres and radians.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 import math
 
 import numpy as np
 
+from arm_kinematics.ik.closed_form import family, geometry, six_joint
 from arm_kinematics.ik.closed_form.common import (
-    ANGLE_TOLERANCE,
     CHECK_CONFIGURATIONS,
     LINE_TOLERANCE,
     SINGULAR,
     TWO_PI,
     WRIST_SINGULAR,
 )
-from arm_kinematics.ik.closed_form.family import Family
 from arm_kinematics.ik.closed_form.geometry import (
     angle_between,
     angle_one,
     cross,
     dot,
-    foot,
-    line_gap,
     mat_mul,
     mat_vec,
-    meeting_point,
-    parallel,
-    perpendicular,
     rotate,
     rotation,
     transpose,
     turn,
-    unit,
     vcross,
-)
-from arm_kinematics.ik.closed_form.six_joint import (
-    check_against_fk,
-    FamilyEngine,
-    joint_frame,
-    ScalarEngine,
 )
 from arm_kinematics.model.arm_model import ArmModel
 
+# Family.name of the arms recognised here (reports, dispatch.FAMILIES).
 FAMILY_NAME = 'opw'
 
 
-def recognise_opw(model: ArmModel) -> Family | str:
+def recognise_opw(model: ArmModel) -> family.Family | str:
     """The OPW family of ``model`` with its seven lengths, offsets and signs, or why not."""
-    frame = joint_frame(model)
-    if isinstance(frame, str):
-        return frame
-    o, w, zero = frame
-    drifts = [parallel(w[1], w[2])]
-    if drifts[-1] > ANGLE_TOLERANCE:
-        return (f'axes 2 and 3 are not parallel ({drifts[-1]:.3g} rad, tolerance '
-                f'{ANGLE_TOLERANCE:g})')
-    for i, j in ((0, 1), (1, 3), (3, 4), (4, 5)):
-        drifts.append(perpendicular(w[i], w[j]))
-        if drifts[-1] > ANGLE_TOLERANCE:
-            return (f'axes {i + 1} and {j + 1} are not perpendicular ({drifts[-1]:.3g} rad '
-                    f'off, tolerance {ANGLE_TOLERANCE:g})')
-    centre, gap = meeting_point(o[3:], w[3:])
+    return six_joint.frame_and_rules(model, ((1, 2),), ((0, 1), (1, 3), (3, 4), (4, 5)),
+                                     partial(_opw_from_axes, model))
+
+
+def _opw_from_axes(model: ArmModel, o: np.ndarray, w: np.ndarray, zero: np.ndarray,
+                   drifts: list[float]) -> family.Family | str:
+    """The rest of ``recognise_opw`` once the axes keep the family's angle rules."""
+    centre, gap = geometry.meeting_point(o[3:], w[3:])
     drifts.append(gap)
     if gap > LINE_TOLERANCE:
         return (f'the last three axes do not meet in one point (gap {gap:.3g} m, tolerance '
                 f'{LINE_TOLERANCE:g} m): no spherical wrist')
-    if line_gap(o[1], w[1], o[2], w[2]) < LINE_TOLERANCE:
+    if geometry.line_gap(o[1], w[1], o[2], w[2]) < LINE_TOLERANCE:
         return 'axes 2 and 3 coincide (no upper arm)'
     parameters = _opw_parameters(model, o, w, zero, centre)
     if isinstance(parameters, str):
         return parameters
-    return Family('opw', parameters, o, w, zero, centre, max(drifts), OPWEngine)
+    return family.Family('opw', parameters, o, w, zero, centre, max(drifts), OPWEngine)
 
 
 def _opw_parameters(model: ArmModel, o: np.ndarray, w: np.ndarray, zero: np.ndarray,
@@ -94,12 +77,12 @@ def _opw_parameters(model: ArmModel, o: np.ndarray, w: np.ndarray, zero: np.ndar
     """
     up = np.array([0.0, 0.0, 1.0])
     z = w[0] if float(np.dot(w[0], up)) >= 0.0 else -w[0]
-    origin = foot(np.zeros(3), o[0], z)
+    origin = geometry.foot(np.zeros(3), o[0], z)
     outward = centre - origin
     outward = outward - np.dot(outward, z) * z
     if np.linalg.norm(outward) < LINE_TOLERANCE:
         outward = np.cross(w[1], z)
-    y = unit(np.cross(z, unit(outward)))
+    y = geometry.unit(np.cross(z, geometry.unit(outward)))
     x = np.cross(y, z)
     signs = [1.0] * 6
     offsets = [0.0] * 6
@@ -183,22 +166,20 @@ def opw_forward(p: dict, theta: Sequence[float]) -> np.ndarray:
     return out
 
 
-def recognise(model: ArmModel) -> Family | str:
+def recognise(model: ArmModel) -> family.Family | str:
     """The OPW family of ``model`` checked against FK, or why it is not one."""
     family = recognise_opw(model)
     if isinstance(family, str):
         return family
-    return check_against_fk(model, family) or family
+    return six_joint.check_against_fk(model, family) or family
 
 
-class ScalarOPWEngine(ScalarEngine):
+class ScalarOPWEngine(six_joint.ScalarEngine):
     """The OPW closed form of one pose in plain floats (BRANCHES order)."""
 
     def solve(self, position: Sequence[float], rotation_goal: Sequence[float],
               seed: Sequence[float]) -> tuple[list[tuple[tuple, bool, int]], bool]:
-        point = mat_vec(rotation_goal, self.point_tool)
-        point = (point[0] + position[0], point[1] + position[1], point[2] + position[2])
-        q1s, solvable, flag1, v = self._yaw(point, seed[0])
+        q1s, solvable, flag1, v = self._yaw_of_pose(position, rotation_goal, seed)
         out: list = [None] * 8
         near_all = True
         w, o = self.w, self.o
@@ -229,7 +210,7 @@ class ScalarOPWEngine(ScalarEngine):
         return out, near_all
 
 
-class OPWEngine(FamilyEngine):
+class OPWEngine(six_joint.FamilyEngine):
     """The vectorised OPW closed form: 8 raw solutions per pose, BRANCHES order."""
 
     point_words = 'the wrist centre'

@@ -15,7 +15,7 @@ rotated fixed joints of the URDF need no convention. Units: metres and radians.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 import itertools
 import math
 from time import perf_counter
@@ -25,6 +25,7 @@ import numpy as np
 from arm_kinematics.ik.closed_form.common import (
     ANGLE_TOLERANCE,
     answer_nearest,
+    checked_request,
     fk_check,
     goal_orientation,
     LIMIT_TOLERANCE,
@@ -34,7 +35,6 @@ from arm_kinematics.ik.closed_form.common import (
     SHOULDER_SINGULAR,
     SINGULAR,
     STRETCHED,
-    target_and_seed,
     tool_down_rotation,
     turns,
     TWO_PI,
@@ -45,6 +45,9 @@ from arm_kinematics.ik.closed_form.geometry import (
     cosine_equation,
     cosine_one,
     dot,
+    mat_vec,
+    parallel,
+    perpendicular,
     PitchTriangle,
     rotate,
     unit,
@@ -64,6 +67,35 @@ def joint_frame(model: ArmModel) -> tuple[np.ndarray, np.ndarray, np.ndarray] | 
         return f'needs 6 joints; {model.name or "this arm"} has {model.dof}'
     origins, axes, _ = model.joint_origins_and_axes(np.zeros(6))
     return origins, np.array([unit(a) for a in axes]), model.fk(np.zeros(6))
+
+
+def axis_rules(axes: np.ndarray, parallel_pairs: Sequence[tuple[int, int]],
+               perpendicular_pairs: Sequence[tuple[int, int]]) -> tuple[list[float], str]:
+    """(how far each pair is from the rule, rad; '' or why the first that breaks it
+    does), the pairs' axes (0-based) parallel, then perpendicular, to ANGLE_TOLERANCE."""
+    drifts: list[float] = []
+    for pairs, measure, words in ((parallel_pairs, parallel, 'not parallel ({:.3g} rad, '),
+                                  (perpendicular_pairs, perpendicular,
+                                   'not perpendicular ({:.3g} rad off, ')):
+        for i, j in pairs:
+            drifts.append(measure(axes[i], axes[j]))
+            if drifts[-1] > ANGLE_TOLERANCE:
+                return drifts, (f'axes {i + 1} and {j + 1} are ' + words.format(drifts[-1])
+                                + f'tolerance {ANGLE_TOLERANCE:g})')
+    return drifts, ''
+
+
+def frame_and_rules(model: ArmModel, parallel_pairs: Sequence[tuple[int, int]],
+                    perpendicular_pairs: Sequence[tuple[int, int]],
+                    then: Callable[[np.ndarray, np.ndarray, np.ndarray, list[float]],
+                                   Family | str]) -> Family | str:
+    """``then(origins, axes, tip pose at q = 0, drifts)`` for a six-joint arm whose axes keep
+    the rules (``axis_rules``): the rest of a family's recognition; else why not."""
+    frame = joint_frame(model)
+    if isinstance(frame, str):
+        return frame
+    drifts, reason = axis_rules(frame[1], parallel_pairs, perpendicular_pairs)
+    return reason or then(*frame, drifts)
 
 
 def check_against_fk(model: ArmModel, family: Family) -> str:
@@ -245,6 +277,13 @@ class ScalarEngine:
             q1.reverse()
         return q1, solvable, flag, v
 
+    def _yaw_of_pose(self, position: Sequence[float], rotation: Sequence[float],
+                     seed: Sequence[float]) -> tuple[list[float], bool, int, Vec]:
+        """``_yaw`` of the point the family solves for, carried by the goal pose."""
+        point = mat_vec(rotation, self.point_tool)
+        return self._yaw((point[0] + position[0], point[1] + position[1],
+                          point[2] + position[2]), seed[0])
+
     def _triangle(self, x: Vec) -> tuple[list[tuple[float, float]], bool, bool, int]:
         pairs, solvable, near, edge = self.triangle.solve_one(x)
         return pairs, solvable, near, STRETCHED if edge else 0
@@ -310,13 +349,11 @@ class FamilySolver(ClosedFormBase):
             for shift, base, top, lo, hi in zip(r.shift, r.base, r.top, r.lower, r.upper,
                                                 strict=True))
         self._dls: Solver | None = None
-        # solve_all's wrapping as arrays: shift, base, top, lower, upper (as JointRanges)
-        # and 2π on the multi-turn joints (None when there are none).
-        multi = np.zeros(6)
-        multi[list(r.multi_turn)] = TWO_PI
-        self._wrap_arrays = (np.array(r.shift), np.array(r.base), np.array(r.top),
-                             np.array(r.lower), np.array(r.upper),
-                             multi if r.multi_turn else None)
+        # solve_all's wrapping: JointRanges' constants and whether a joint spans more than
+        # a turn, per joint.
+        self._wrap_constants = tuple(
+            (shift, base, top, lo, hi, j in r.multi_turn) for j, (shift, base, top, lo, hi)
+            in enumerate(zip(r.shift, r.base, r.top, r.lower, r.upper, strict=True)))
 
     # ------------------------------------------------------------------ batches
     def solve_poses(self, positions: np.ndarray, rotations: np.ndarray,
@@ -358,22 +395,34 @@ class FamilySolver(ClosedFormBase):
         if isinstance(rotation, np.ndarray):
             rotation = rotation.reshape(-1).tolist()
         raw, _ = self.scalar.solve(position, rotation, reference)
-        q = np.array([row for row, _, _ in raw])
-        valid = np.array([good for _, good, _ in raw])
-        flags = np.array([flag for _, _, flag in raw])
-        # wrap_rows on one pose, as whole-array operations on the (8, 6) table.
-        shift, base, top, lower, upper, multi = self._wrap_arrays
-        wrapped = np.mod(q + shift, TWO_PI) + base
-        inside = (wrapped <= top).all(axis=1)
-        wrapped = np.minimum(np.maximum(wrapped, lower), upper)
-        if multi is not None:
-            room = np.floor((upper - wrapped) / TWO_PI)
-            whole = np.minimum(np.maximum(np.round((np.asarray(reference) - wrapped) / TWO_PI),
-                                          0.0), room)
-            wrapped += whole * multi
-        valid &= inside
-        q[valid] = wrapped[valid]
-        return q, valid, flags
+        rows, valid, flags = [], [], []
+        for row, good, flag in raw:
+            flags.append(flag)
+            wrapped = self._nearest_inside(row, reference) if good else None
+            valid.append(wrapped is not None)
+            rows.append(row if wrapped is None else wrapped)
+        return np.array(rows), np.array(valid), np.array(flags)
+
+    def _nearest_inside(self, q: Sequence[float], reference: Sequence[float]
+                        ) -> list[float] | None:
+        """``q`` wrapped into the limits as ``wrap_rows`` does (a multi-turn joint: the
+        whole-turn copy nearest the seed), or None when a joint does not fit."""
+        out = []
+        for angle, ref, (shift, base, top, lo, hi, multi) in zip(q, reference,
+                                                                 self._wrap_constants):
+            if multi:
+                # The copy nearest the seed, then a turn back inside when it is past a limit.
+                angle = ref + math.remainder(angle - ref, TWO_PI)
+                if angle > top:
+                    angle -= TWO_PI
+                elif angle < base:
+                    angle += TWO_PI
+            else:
+                angle = (angle + shift) % TWO_PI + base
+                if angle > top:
+                    return None
+            out.append(lo if angle < lo else hi if angle > hi else angle)
+        return out
 
     def turn_copies(self, q: Sequence[float]) -> list[tuple[float, ...]]:
         """Every whole-turn copy of ``q`` (rad) inside the limits (q itself included)."""
@@ -449,29 +498,15 @@ class FamilySolver(ClosedFormBase):
     def solve(self, position: object, orientation: object = None,
               goal: GoalType = GoalType.POSITION, seed: object = None,
               options: SolveOptions = _DEFAULT_OPTIONS) -> IKResult:
-        """Solve one goal in closed form; never raises.
-
-        Args:
-            position: tip position (m, base frame), 3 values.
-            orientation: FULL_POSE only: quaternion (x, y, z, w) or 3×3 rotation matrix.
-            goal: FULL_POSE, TOOL_DOWN or POSITION (see the class docstring).
-            seed: reference configuration (rad); the home pose when None.
-            options: ``branch`` ('' / 'nearest' or a label of BRANCHES), ``return_all``;
-                limits are always respected.
-
-        Returns:
-            IKResult; JOINT_LIMITS names the branch nearest to the limits and how far out.
-        """
+        """One goal (FULL_POSE, TOOL_DOWN or POSITION, see the class docstring) from the
+        seed (home when None), with the arguments of ``SphericalWristSolver.solve``; never
+        raises. JOINT_LIMITS names the branch nearest to its limits and how far out."""
         start = perf_counter()
-        failure = self._options_failure(start, options, BRANCHES)
+        target, reference, failure = checked_request(self, start, options, BRANCHES, goal,
+                                                     position, seed)
         if failure is not None:
             return failure
         branch = options.branch
-        if goal not in (GoalType.FULL_POSE, GoalType.TOOL_DOWN, GoalType.POSITION):
-            return self._failure(start, ErrorCode.INVALID_INPUT, f'unknown goal type {goal!r}')
-        target, reference, failure = target_and_seed(self, start, position, seed)
-        if failure is not None:
-            return failure
         rotation, reason = self._goal_rotation(goal, orientation, reference)
         if rotation is None:
             return self._failure(start, ErrorCode.INVALID_INPUT, reason)

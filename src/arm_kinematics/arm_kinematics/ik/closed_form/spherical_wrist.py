@@ -22,12 +22,12 @@ from time import perf_counter
 import numpy as np
 
 from arm_kinematics.ik.closed_form.common import (
+    checked_request,
     GEOMETRY_TOLERANCE,
     goal_orientation,
     nearest,
     PI,
     prepared_limits,
-    target_and_seed,
     tool_down_rotation,
     TWO_PI,
     wrap_into,
@@ -97,13 +97,9 @@ class SphericalWristSolver(ClosedFormBase):
 
     def __init__(self, model: ArmModel, workspace: Workspace,
                  home: Sequence[float] | None = None) -> None:
-        """Prepare the constants of ``model``.
-
-        Args:
-            model: the arm; an inapplicable one makes every solve SOLVER_NOT_APPLICABLE.
-            workspace: the tip reach pre-check (``workspace_from_model``).
-            home: default seed (rad); the zero pose clamped into the limits when None.
-        """
+        """The wrist decomposition of ``model`` (an arm it does not apply to makes every
+        solve SOLVER_NOT_APPLICABLE), the tip reach pre-check ``workspace`` and the default
+        seed ``home`` (rad; the zero pose clamped into the limits when None)."""
         super().__init__(model, workspace)
         self._not_applicable = self.applicability(model)
         self.ranges, self.gate, self.home = prepared_limits(model, workspace, home)
@@ -427,15 +423,11 @@ class SphericalWristSolver(ClosedFormBase):
         start = perf_counter()
         if self._not_applicable:
             return self._failure(start, ErrorCode.SOLVER_NOT_APPLICABLE, self._not_applicable)
-        failure = self._options_failure(start, options, BRANCHES)
+        target, reference, failure = checked_request(self, start, options, BRANCHES, goal,
+                                                     position, seed)
         if failure is not None:
             return failure
         branch = options.branch
-        if goal not in (GoalType.FULL_POSE, GoalType.TOOL_DOWN, GoalType.POSITION):
-            return self._failure(start, ErrorCode.INVALID_INPUT, f'unknown goal type {goal!r}')
-        target, reference, failure = target_and_seed(self, start, position, seed)
-        if failure is not None:
-            return failure
         goal_rotation = None
         if goal == GoalType.FULL_POSE:
             goal_rotation, reason = goal_orientation(orientation)

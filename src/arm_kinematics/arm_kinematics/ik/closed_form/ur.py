@@ -18,7 +18,6 @@ import math
 import numpy as np
 
 from arm_kinematics.ik.closed_form.common import (
-    ANGLE_TOLERANCE,
     LINE_TOLERANCE,
     SINGULAR,
     WRIST_SINGULAR,
@@ -35,20 +34,17 @@ from arm_kinematics.ik.closed_form.geometry import (
     mat_t_vec,
     mat_vec,
     meeting_point,
-    parallel,
-    perpendicular,
     rotate,
     rotation,
     transpose,
     turn,
     turn_cs,
     unit,
-    vcross,
 )
 from arm_kinematics.ik.closed_form.six_joint import (
     check_against_fk,
     FamilyEngine,
-    joint_frame,
+    frame_and_rules,
     ScalarEngine,
 )
 from arm_kinematics.model.arm_model import ArmModel
@@ -58,21 +54,12 @@ FAMILY_NAME = 'ur'
 
 def recognise_ur(model: ArmModel) -> Family | str:
     """The UR family of ``model`` with its DH lengths, or why it is not one."""
-    frame = joint_frame(model)
-    if isinstance(frame, str):
-        return frame
-    o, w, zero = frame
-    drifts = []
-    for i, j in ((1, 2), (1, 3)):
-        drifts.append(parallel(w[i], w[j]))
-        if drifts[-1] > ANGLE_TOLERANCE:
-            return (f'axes {i + 1} and {j + 1} are not parallel ({drifts[-1]:.3g} rad, '
-                    f'tolerance {ANGLE_TOLERANCE:g})')
-    for i, j in ((0, 1), (3, 4), (4, 5)):
-        drifts.append(perpendicular(w[i], w[j]))
-        if drifts[-1] > ANGLE_TOLERANCE:
-            return (f'axes {i + 1} and {j + 1} are not perpendicular ({drifts[-1]:.3g} rad '
-                    f'off, tolerance {ANGLE_TOLERANCE:g})')
+    return frame_and_rules(model, ((1, 2), (1, 3)), ((0, 1), (3, 4), (4, 5)), _ur_from_axes)
+
+
+def _ur_from_axes(o: np.ndarray, w: np.ndarray, zero: np.ndarray, drifts: list[float]
+                   ) -> Family | str:
+    """The rest of ``recognise_ur`` once the axes keep the family's angle rules."""
     gap = line_gap(o[4], w[4], o[5], w[5])
     drifts.append(gap)
     if gap > LINE_TOLERANCE:
@@ -108,6 +95,7 @@ class ScalarUREngine(ScalarEngine):
         super().__init__(engine)
         t = _floats
         self.lever, self.n_perp = t(engine.lever), t(engine.n_perp)
+        self.n_x_perp = t(np.cross(engine.n, engine.n_perp))
         # n, n_perp and the lever turned about axis 5 in every branch: their parts along
         # it, across it and w5 × v, so a turn is three products and no trig call of its own.
         w5 = engine.w[4]
@@ -117,9 +105,7 @@ class ScalarUREngine(ScalarEngine):
 
     def solve(self, position: Sequence[float], rotation_goal: Sequence[float],
               seed: Sequence[float]) -> tuple[list[tuple[tuple, bool, int]], bool]:
-        point = mat_vec(rotation_goal, self.point_tool)
-        point = (point[0] + position[0], point[1] + position[1], point[2] + position[2])
-        q1s, solvable, flag1, v = self._yaw(point, seed[0])
+        q1s, solvable, flag1, v = self._yaw_of_pose(position, rotation_goal, seed)
         out: list = [None] * 8
         near_all = True
         w, o, n = self.w, self.o, self.n
@@ -134,7 +120,10 @@ class ScalarUREngine(ScalarEngine):
             base = mat_mul(transpose(rotation(w[0], q1)), goal_r0t)
             for j, q5 in enumerate((self.delta + half, self.delta - half)):
                 c5, s5 = math.cos(q5), -math.sin(q5)          # turns by −q5 about axis 5
-                n5, perp5, lever5 = (_turned(pre, c5, s5) for pre in self._about5)
+                about_n, about_perp, about_lever = self._about5
+                n5 = _turned(about_n, c5, s5)
+                perp5 = _turned(about_perp, c5, s5)
+                lever5 = _turned(about_lever, c5, s5)
                 q6, across = angle_one(w[5], m, n5)
                 free = wrist_singular or across < SINGULAR
                 if free:
@@ -142,7 +131,8 @@ class ScalarUREngine(ScalarEngine):
                 c6, s6 = math.cos(q6), -math.sin(q6)
                 # R234 = base·R6ᵀ·R5ᵀ, applied to two vectors only.
                 u = mat_vec(base, turn_cs(w[5], c6, s6, perp5))
-                theta = math.atan2(dot(vcross(self.n_perp, u), n), dot(u, self.n_perp))
+                # (n_perp × u)·n = u·(n × n_perp): one product fewer.
+                theta = math.atan2(dot(u, self.n_x_perp), dot(u, self.n_perp))
                 lever = mat_vec(base, turn_cs(w[5], c6, s6, lever5))
                 x = (undone[0] + o[0][0] - lever[0], undone[1] + o[0][1] - lever[1],
                      undone[2] + o[0][2] - lever[2])
