@@ -55,8 +55,12 @@ def transpose(m: Sequence[float]) -> Matrix:
 
 def rotation(axis: Sequence[float], angle: float) -> Matrix:
     """Rodrigues rotation about a unit axis, row-major 9 floats."""
+    return rotation_cs(axis, math.cos(angle), math.sin(angle))
+
+
+def rotation_cs(axis: Sequence[float], c: float, s: float) -> Matrix:
+    """``rotation`` by the angle whose cosine and sine are c and s."""
     x, y, z = axis
-    c, s = math.cos(angle), math.sin(angle)
     v = 1.0 - c
     return (c + x * x * v, x * y * v - z * s, x * z * v + y * s,
             x * y * v + z * s, c + y * y * v, y * z * v - x * s,
@@ -255,6 +259,8 @@ class PitchTriangle:
         e2 = np.cross(n, e1)
         self._e = tuple(float(v) for v in (*e1, *e2))
         self._plane = np.column_stack([e1, e2])
+        self._centre = math.atan2(self.tri[1], self.tri[0])
+        self._spread = max(math.hypot(self.tri[0], self.tri[1]), 1e-300)
         self._o2 = _floats(o2)
         self._s2 = 1.0 if float(np.dot(w2, n)) > 0.0 else -1.0
         self._s3 = 1.0 if float(np.dot(w3, n)) > 0.0 else -1.0
@@ -286,10 +292,8 @@ class PitchTriangle:
         along = r1 * y1[:, None] + r2 * y2[:, None]
         across = r1 * y2[:, None] - r2 * y1[:, None]
         q2 = self._s2 * np.arctan2(across, along)
-        norm = np.hypot(along, across)
-        norm[norm == 0.0] = 1.0
-        cq, sq = along / norm, across / norm
-        score = (a1 * cq - a2 * sq) * p1[:, None] + (a1 * sq + a2 * cq) * p2[:, None]
+        score = (a1 * along - a2 * across) * p1[:, None] + \
+            (a1 * across + a2 * along) * p2[:, None]
         swap = score[:, 1] > score[:, 0]
         q2 = np.where(swap[:, None], q2[:, ::-1], q2)
         q3 = np.where(swap[:, None], q3[:, ::-1], q3)
@@ -305,8 +309,12 @@ class PitchTriangle:
         y1 = d0 * e10 + d1 * e11 + d2 * e12          # the point across n, in (e1, e2)
         y2 = d0 * e20 + d1 * e21 + d2 * e22
         reach_sq = y1 * y1 + y2 * y2
-        a3, b3, squares = self.tri
-        centre, half, solvable, edge = cosine_one(a3, b3, 0.5 * (reach_sq - squares))
+        # cosine_one(a3, b3, ·) with its constant part (centre, |(a3, b3)|) computed once.
+        squares = self.tri[2]
+        ratio = 0.5 * (reach_sq - squares) / self._spread
+        half = math.acos(1.0 if ratio > 1.0 else -1.0 if ratio < -1.0 else ratio)
+        solvable, edge = abs(ratio) <= 1.0 + STRETCH_SLACK, abs(math.sin(half)) < 1e-7
+        centre = self._centre
         # n × y, turned to the base's up side: the side an "up" elbow lies on.
         p1, p2 = -y2, y1
         if p1 * self._up[0] + p2 * self._up[1] < 0.0:
@@ -321,9 +329,9 @@ class PitchTriangle:
             r2 = a2 + b1 * s + b2 * c
             along, across = r1 * y1 + r2 * y2, r1 * y2 - r2 * y1
             turned = math.atan2(across, along)         # turns reach onto y in the plane
-            norm = math.hypot(along, across) or 1.0
-            cq, sq = along / norm, across / norm
-            score = (a1 * cq - a2 * sq) * p1 + (a1 * sq + a2 * cq) * p2
+            # The elbow (a turned by that angle) across the line, times |reach|·|y|: the
+            # same factor for both elbows of a reachable point, so it orders them alike.
+            score = (a1 * along - a2 * across) * p1 + (a1 * across + a2 * along) * p2
             out.append((score, s2 * turned, q3))
         if out[1][0] > out[0][0]:
             out.reverse()

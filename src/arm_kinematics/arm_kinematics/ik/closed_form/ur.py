@@ -35,9 +35,7 @@ from arm_kinematics.ik.closed_form.geometry import (
     mat_vec,
     meeting_point,
     rotate,
-    rotation,
-    transpose,
-    turn,
+    rotation_cs,
     turn_cs,
     unit,
 )
@@ -113,11 +111,12 @@ class ScalarUREngine(ScalarEngine):
         goal_r0t = mat_mul(rotation_goal, self.r0t)
         axis6 = mat_vec(rotation_goal, self.r0t_w6)
         for i, q1 in enumerate(q1s):
-            undone = turn(w[0], -q1, v)
-            n1 = turn(w[0], q1, n)
+            c1, s1 = math.cos(q1), math.sin(q1)
+            undone = turn_cs(w[0], c1, -s1, v)
+            n1 = turn_cs(w[0], c1, s1, n)
             half, wrist_singular = self._half_bend(dot(n1, axis6))
             m = mat_t_vec(self.r0t, mat_t_vec(rotation_goal, n1))
-            base = mat_mul(transpose(rotation(w[0], q1)), goal_r0t)
+            base = mat_mul(rotation_cs(w[0], c1, -s1), goal_r0t)        # R1ᵀ·R·R0ᵀ
             for j, q5 in enumerate((self.delta + half, self.delta - half)):
                 c5, s5 = math.cos(q5), -math.sin(q5)          # turns by −q5 about axis 5
                 about_n, about_perp, about_lever = self._about5
