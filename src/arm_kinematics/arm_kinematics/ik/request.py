@@ -201,7 +201,7 @@ class IKDispatcher:
                  avoid_collisions: bool = False) -> None:
         """
         Args:
-            collision: makes a kinematics.collision.CollisionChecker of the arm; called at
+            collision: makes a scene.checker.CollisionChecker of the arm; called at
                 most once per thread, on the first request that avoids collisions (a checker
                 serves one thread; arms that never ask never build one).
             avoid_collisions: what AVOID_DEFAULT means (the config's ik.avoid_collisions).
@@ -392,9 +392,24 @@ class IKDispatcher:
                              options.with_changes(return_all=True))
         if not every.success or not every.solutions:
             return options
-        index = objectives.best(options.objective, self.model,
-                                [s.q for s in every.solutions], seed)
-        return options.with_changes(branch=every.solutions[index].label)
+        # Per branch the whole-turn copy nearest the seed: what a solve naming it answers.
+        nearest: dict[str, np.ndarray] = {}
+        for solution in every.solutions:
+            known = nearest.get(solution.label)
+            if known is None or np.abs(solution.q - seed).max() < np.abs(known - seed).max():
+                nearest[solution.label] = solution.q
+        labels = list(nearest)
+        index = objectives.best(options.objective, self.model, list(nearest.values()), seed)
+        chosen = options.with_changes(branch=labels[index])
+        # Kept only when the solver's answer for that branch beats its first answer (a
+        # family may answer a named branch with another whole-turn copy).
+        first = solver.solve(position, orientation, goal, seed, options)
+        named = solver.solve(position, orientation, goal, seed, chosen)
+        if not (first.success and named.success and first.q is not None
+                and named.q is not None):
+            return options
+        picked = objectives.best(options.objective, self.model, [first.q, named.q], seed)
+        return chosen if picked == 1 else options
 
     def _avoid_collisions(self, answer: IKAnswer, prepared: PreparedRequest,
                           started: float) -> IKAnswer:

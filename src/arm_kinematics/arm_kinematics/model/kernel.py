@@ -37,43 +37,53 @@ class _Model(Protocol):
     name: str
     dof: int
     joints: Sequence[Any]
+    motions: Sequence[Any]
     tip_offset: np.ndarray
 
 
 # Columns of a chain row (see chain_array).
-ROTATION, TRANSLATION, AXIS, SLIDE, ROW = 0, 9, 12, 15, 16
+ROTATION, TRANSLATION, AXIS, SLIDE, SOURCE, MULTIPLIER, OFFSET, FOLLOWER, ROW = \
+    0, 9, 12, 15, 16, 17, 18, 19, 20
 
 
 def chain_array(model: _Model) -> np.ndarray:
-    """The chain as one read-only (n + 1, 16) array, the form the compiled functions take.
+    """The chain as one read-only (m + 1, ROW) array, the form the compiled functions take.
 
-    Row i < n is joint i: the fixed offset from the previous joint's moved frame (the base
-    for joint 0) as rotation (row-major, columns 0–8) and translation (9–11, metres), the
-    unit axis in the joint's frame (12–14) and 1.0 for a slide, 0.0 for a turn (15). Row n
-    is the fixed offset from the last moved frame to the tip (columns 0–11). One array,
-    because each argument of a compiled call costs a type check.
+    Row i < m is moving joint i of the chain (``model.motions``: the variables and the mimic
+    joints that follow them): the fixed offset from the previous moved frame (the base for
+    the first) as rotation (row-major, columns 0–8) and translation (9–11, metres), the unit
+    axis in the joint's frame (12–14), 1.0 for a slide (15), and its position as
+    ``multiplier · q[source] + offset`` (16–18), 1.0 for a mimic joint (19). Row m is the
+    fixed offset from the last moved frame to the tip (columns 0–11). One array, because
+    each argument of a compiled call costs a type check.
     """
-    chain = np.zeros((model.dof + 1, ROW))
-    offsets = [joint.offset for joint in model.joints] + [model.tip_offset]
+    motions = list(model.motions)
+    chain = np.zeros((len(motions) + 1, ROW))
+    offsets = [motion.joint.offset for motion in motions] + [model.tip_offset]
     for i, offset in enumerate(offsets):
         chain[i, ROTATION:TRANSLATION] = np.asarray(offset, dtype=float)[:3, :3].ravel()
         chain[i, TRANSLATION:AXIS] = np.asarray(offset, dtype=float)[:3, 3]
-    for i, joint in enumerate(model.joints):
-        chain[i, AXIS:SLIDE] = joint.axis
-        chain[i, SLIDE] = 1.0 if joint.prismatic else 0.0
+    for i, motion in enumerate(motions):
+        chain[i, AXIS:SLIDE] = motion.joint.axis
+        chain[i, SLIDE] = 1.0 if motion.joint.prismatic else 0.0
+        chain[i, SOURCE] = motion.source
+        chain[i, MULTIPLIER] = motion.multiplier
+        chain[i, OFFSET] = motion.offset
+        chain[i, FOLLOWER] = 1.0 if motion.follower else 0.0
     chain.setflags(write=False)
     return chain
 
 
 @compiled
 def chain_walk(q, chain, frames, axes, pose):
-    """Walk the chain at ``q``: every joint's moved frame, its world axis and the tip pose.
+    """Walk the chain at ``q`` (n variables): every moving joint's frame, its world axis and
+    the tip pose.
 
-    Writes ``frames`` (n, 12): joint i's frame after its motion as position then rotation
-    row-major (a slide's origin is taken after the slide); ``axes`` (n, 3): joint i's unit
-    axis in the world; ``pose`` (12,): the tip, position then rotation row-major.
+    Writes ``frames`` (m, 12): moving joint i's frame after its motion as position then
+    rotation row-major (a slide's origin is taken after the slide); ``axes`` (m, 3): its
+    unit axis in the world; ``pose`` (12,): the tip, position then rotation row-major.
     """
-    n = q.shape[0]
+    n = chain.shape[0] - 1
     r00, r01, r02 = 1.0, 0.0, 0.0
     r10, r11, r12 = 0.0, 1.0, 0.0
     r20, r21, r22 = 0.0, 0.0, 1.0
@@ -100,13 +110,14 @@ def chain_walk(q, chain, frames, axes, pose):
         wy = r10 * x + r11 * y + r12 * z
         wz = r20 * x + r21 * y + r22 * z
         axes[i, 0], axes[i, 1], axes[i, 2] = wx, wy, wz
+        value = f[17] * q[int(f[16])] + f[18]
         if f[15] != 0.0:
-            px += wx * q[i]
-            py += wy * q[i]
-            pz += wz * q[i]
+            px += wx * value
+            py += wy * value
+            pz += wz * value
         else:
             # Rodrigues: M = c·I + s·[k]× + (1 − c)·k kᵀ, then R ← R·M.
-            c, s = math.cos(q[i]), math.sin(q[i])
+            c, s = math.cos(value), math.sin(value)
             v = 1.0 - c
             m00, m01, m02 = c + v * x * x, v * x * y - s * z, v * x * z + s * y
             m10, m11, m12 = v * x * y + s * z, c + v * y * y, v * y * z - s * x
@@ -134,28 +145,35 @@ def chain_walk(q, chain, frames, axes, pose):
 
 @compiled
 def jacobian_from_walk(frames, axes, chain, pose, jacobian):
-    """Geometric Jacobian (6, n) of the tip from a walk: linear rows w_i × (p − o_i) (or
-    w_i for a slide), angular rows w_i (or 0 for a slide)."""
+    """Geometric Jacobian (6, n) of the tip from a walk: per moving joint, linear rows
+    w_i × (p − o_i) (or w_i for a slide) and angular rows w_i (or 0 for a slide), added to
+    its variable's column (times the multiplier of a mimic joint)."""
     px, py, pz = pose[0], pose[1], pose[2]
+    jacobian[:, :] = 0.0
     for i in range(axes.shape[0]):
         wx, wy, wz = axes[i, 0], axes[i, 1], axes[i, 2]
+        j = int(chain[i, 16])
+        k = chain[i, 17]
         if chain[i, 15] != 0.0:
-            jacobian[0, i], jacobian[1, i], jacobian[2, i] = wx, wy, wz
-            jacobian[3, i], jacobian[4, i], jacobian[5, i] = 0.0, 0.0, 0.0
+            jacobian[0, j] += k * wx
+            jacobian[1, j] += k * wy
+            jacobian[2, j] += k * wz
             continue
         dx, dy, dz = px - frames[i, 0], py - frames[i, 1], pz - frames[i, 2]
-        jacobian[0, i] = wy * dz - wz * dy
-        jacobian[1, i] = wz * dx - wx * dz
-        jacobian[2, i] = wx * dy - wy * dx
-        jacobian[3, i], jacobian[4, i], jacobian[5, i] = wx, wy, wz
+        jacobian[0, j] += k * (wy * dz - wz * dy)
+        jacobian[1, j] += k * (wz * dx - wx * dz)
+        jacobian[2, j] += k * (wx * dy - wy * dx)
+        jacobian[3, j] += k * wx
+        jacobian[4, j] += k * wy
+        jacobian[5, j] += k * wz
 
 
 @compiled
 def pose_and_jacobian(q, chain, pose, jacobian):
     """Tip pose (12,) and geometric Jacobian (6, n) at ``q``, written in place."""
-    n = q.shape[0]
-    frames = np.empty((n, 12))
-    axes = np.empty((n, 3))
+    m = chain.shape[0] - 1
+    frames = np.empty((m, 12))
+    axes = np.empty((m, 3))
     chain_walk(q, chain, frames, axes, pose)
     jacobian_from_walk(frames, axes, chain, pose, jacobian)
 
@@ -163,17 +181,15 @@ def pose_and_jacobian(q, chain, pose, jacobian):
 # ---- one array out per call: what the Python-facing ChainKernel unpacks
 @compiled
 def _pose_out(q, chain):
-    n = q.shape[0]
+    m = chain.shape[0] - 1
     pose = np.empty(12)
-    chain_walk(q, chain, np.empty((n, 12)), np.empty((n, 3)), pose)
+    chain_walk(q, chain, np.empty((m, 12)), np.empty((m, 3)), pose)
     return pose
 
 
 @compiled
 def _transform_out(q, chain):
-    n = q.shape[0]
-    pose = np.empty(12)
-    chain_walk(q, chain, np.empty((n, 12)), np.empty((n, 3)), pose)
+    pose = _pose_out(q, chain)
     transform = np.zeros((4, 4))
     for r in range(3):
         transform[r, 3] = pose[r]
@@ -193,35 +209,42 @@ def _pose_jacobian_out(q, chain):
 
 @compiled
 def _frames_out(q, chain):
-    """Per joint origin and world axis (6 each), then the tip position (3)."""
-    n = q.shape[0]
-    frames = np.empty((n, 12))
-    axes = np.empty((n, 3))
+    """Per variable (a moving joint that is no mimic) its origin and world axis (6 each),
+    then the tip position (3)."""
+    m = chain.shape[0] - 1
+    frames = np.empty((m, 12))
+    axes = np.empty((m, 3))
     pose = np.empty(12)
     chain_walk(q, chain, frames, axes, pose)
+    n = q.shape[0]
     out = np.empty(6 * n + 3)
-    for i in range(n):
-        out[6 * i], out[6 * i + 1], out[6 * i + 2] = frames[i, 0], frames[i, 1], frames[i, 2]
-        out[6 * i + 3], out[6 * i + 4], out[6 * i + 5] = axes[i, 0], axes[i, 1], axes[i, 2]
+    k = 0
+    for i in range(m):
+        if chain[i, 19] != 0.0:
+            continue
+        out[6 * k], out[6 * k + 1], out[6 * k + 2] = frames[i, 0], frames[i, 1], frames[i, 2]
+        out[6 * k + 3], out[6 * k + 4], out[6 * k + 5] = axes[i, 0], axes[i, 1], axes[i, 2]
+        k += 1
     out[6 * n], out[6 * n + 1], out[6 * n + 2] = pose[0], pose[1], pose[2]
     return out
 
 
 @compiled
 def _joint_poses_out(q, chain):
-    n = q.shape[0]
-    frames = np.empty((n, 12))
-    chain_walk(q, chain, frames, np.empty((n, 3)), np.empty(12))
+    """Every moving joint's frame (m · 12), mimic joints included."""
+    m = chain.shape[0] - 1
+    frames = np.empty((m, 12))
+    chain_walk(q, chain, frames, np.empty((m, 3)), np.empty(12))
     return frames.ravel()
 
 
 @compiled
 def batch_poses(configurations, chain, poses):
     """Tip poses (N, 12) of N configurations (N, n), written in place."""
-    count, n = configurations.shape
-    frames = np.empty((n, 12))
-    axes = np.empty((n, 3))
-    for k in range(count):
+    m = chain.shape[0] - 1
+    frames = np.empty((m, 12))
+    axes = np.empty((m, 3))
+    for k in range(configurations.shape[0]):
         chain_walk(configurations[k], chain, frames, axes, poses[k])
 
 
@@ -246,8 +269,10 @@ class ChainKernel:
       Jacobian as a row-major list of 6·n floats (rows vx vy vz wx wy wz).
     * ``joint_frames(q)`` → ``(frames, tip)``: per joint ``(ox, oy, oz, ax, ay, az)``, its
       world origin and unit axis, and the tip position.
-    * ``joint_poses(q)`` → 12·n floats: per joint, its frame after its motion (entry i of
-      :meth:`ArmModel.frames`) as position then rotation row-major, joint after joint.
+    * ``joint_poses(q)`` → 12·m floats: per moving joint, a mimic joint's too (entry i of
+      :meth:`ArmModel.motion_frames`, m = ``frame_count``), its frame after its motion as
+      position then rotation row-major, joint after joint (the collision checker poses its
+      shapes by them).
 
     Attributes:
         chain: the chain as :func:`chain_array` (what a compiled solver takes).

@@ -271,7 +271,8 @@ def run_attempts(chain, lower, upper, wraps, goal, target, seeds, tolerance,
     pose, trial_pose = np.empty(12), np.empty(12)
     error, trial_error, residual = np.empty(6), np.empty(6), np.empty(6)
     task_jacobian, trial_jacobian = np.empty((6, n)), np.empty((6, n))
-    frames, axes, jacobian = np.empty((n, 12)), np.empty((n, 3)), np.empty((6, n))
+    m = chain.shape[0] - 1      # moving joints, mimic joints included
+    frames, axes, jacobian = np.empty((m, 12)), np.empty((m, 3)), np.empty((6, n))
     spin, work, normal = np.empty(3), np.empty(6), np.empty((6, 6))
     q, candidate, step = np.empty(n), np.empty(n), np.empty(n)
     free = np.empty(n, np.bool_)
@@ -365,7 +366,8 @@ def pull_toward(chain, lower, upper, wraps, goal, target, q, reference, weights,
     pose = np.empty(12)
     error, residual = np.empty(6), np.empty(6)
     task_jacobian = np.empty((6, n))
-    frames, axes, jacobian = np.empty((n, 12)), np.empty((n, 3)), np.empty((6, n))
+    m = chain.shape[0] - 1      # moving joints, mimic joints included
+    frames, axes, jacobian = np.empty((m, 12)), np.empty((m, 3)), np.empty((6, n))
     spin, work, normal = np.empty(3), np.empty(6), np.empty((6, 6))
     step, pull = np.empty(n), np.empty(n)
     free = np.ones(n, np.bool_)
