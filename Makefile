@@ -74,6 +74,10 @@ build: setup
 	$(ACTIVATE) && colcon --log-base $(LOG_BASE) build --symlink-install \
 	  --build-base $(BUILD_BASE) --install-base $(INSTALL_BASE) \
 	  --event-handlers console_cohesion- summary+ $(COLCON_ARGS)
+	# Compile the core's numba functions into their disk cache once, here, not in the
+	# first node or test (tools/warm_compiled.py).
+	$(ACTIVATE) && set +u && source $(INSTALL_BASE)/setup.bash && set -u && \
+	  python tools/warm_compiled.py
 
 lint: setup
 	$(ACTIVATE) && ruff check src benchmarks tools

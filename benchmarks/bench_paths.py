@@ -77,7 +77,7 @@ MARGIN = 0.02                  # m: FK-made poses this far inside the reach rule
 OPTIONS = SolveOptions()
 REPLY_TIMEOUT = 30.0           # s
 GOAL_BATCH_RATIO = 10.0
-REAL = tuple(spec for spec in URDF_ARMS if spec.urdf)
+REAL = tuple(spec for spec in URDF_ARMS if spec.label in ('ur5', 'panda', 'so101'))
 SPECS = tuple(ArmSpec(name, 'base_link', 'tool0', '') for name in BUNDLED) + REAL
 
 

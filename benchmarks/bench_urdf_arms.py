@@ -1,9 +1,11 @@
-"""Benchmark of our DLS on real arms' URDFs against TRAC-IK and roboticstoolbox's ik_LM.
+"""Benchmark of our IK on real arms' URDFs against TRAC-IK and roboticstoolbox's ik_LM.
 
-Arms: UR5 (base_link → tool0), Franka Panda (panda_link0 → panda_hand_tcp) and SO-101
-(base_link → gripper_frame_link) from the URDFs of ``example-robot-data``, and the four
-bundled arms (base_link → tool0, expanded with ``expand_xacro``). Every solver gets the
-same URDF text, the same targets and the same seed.
+Arms, all from the URDFs of ``example-robot-data`` (none written for this package): UR5
+(base_link → tool0), Franka Panda (panda_link0 → panda_hand_tcp), SO-101 (base_link →
+gripper_frame_link, 5 joints), UFactory xArm7 (link_base → link_eef), Unitree Z1 (link00 →
+link06), Kinova Jaco j2s6s200 (three endless joints), TIAGo's torso lift and arm (8 joints,
+the first prismatic) and Baxter's left arm (7 joints). Every solver gets the same URDF text,
+the same targets and the same seed.
 
 Protocol (TRAC-IK's published one): targets are FK of random configurations inside the
 joint limits (fixed seed, so every target is reachable), solver tolerance 1e-5 on position
@@ -11,10 +13,14 @@ and orientation, 5 ms timeout, every solve seeded at the middle of the joint ran
 Modes: full pose (arms with 6 or more joints) and position only (every arm).
 
 One check decides for every solver: a solve counts when the solver reports a solution,
-the joints are finite and inside the URDF limits, and our FK of them is within 1.8e-5 m of
+the joints are finite and inside the URDF limits (endless joints taken modulo 2π), and our
+FK of them is within 1.8e-5 m of
 the target (TRAC-IK's tolerance is per axis: √3 · 1e-5 = 1.73e-5 m) and, for a full pose,
 within 1e-4 rad.
 
+* default: the product's answer — what ik_server returns when a request names no solver:
+  the arm's default solver (``Arm.default_solver``: a closed form where one fits, else dls)
+  through ``IKDispatcher.run`` with the same options as dls below.
 * dls: ``DLSSolver.solve`` called directly (the solver itself, no request validation or
   floor rules), with ``SolveOptions(tolerance=1e-5, orientation_tolerance=1e-5,
   timeout=0.005, restarts=1_000_000)``: random restarts until the clock ends the solve,
@@ -31,17 +37,20 @@ within 1e-4 rad.
   with ``tol`` = ½ (1e-5)² (it stops at ½ |e|² < tol), ``mask`` (1, 1, 1, 0, 0, 0) for
   position only, ``q0`` the middle of the ranges, its other options at their defaults
   (ilimit 30, slimit 100, joint_limits on). It has no wall-clock timeout; its time is
-  what it took.
+  what it took. Its URDF reader starts the chain at the joint into the base link (a mount
+  offset ours leaves out): that constant transform is measured once and put in front of
+  every target.
 
 The solvers take turns target by target (the order rotates), so load from other work on
 the machine falls on all of them alike. Times are wall-clock per call, in milliseconds;
-ratios are solver / TRAC-IK on the same targets in the same run. For our DLS the failures
+ratios are solver / TRAC-IK on the same targets in the same run. For our solvers the failures
 are summarised (error codes, best residuals, joints at a limit, restarts) to show why.
 
 Results print as a table and merge into ``bench_results.json`` at the repository root
 under the top-level key ``ik_urdf_arms``.
 
-Run: ``python benchmarks/bench_urdf_arms.py [--targets N] [--quick] [--arms ...]``.
+Run: ``python benchmarks/bench_urdf_arms.py [--targets N] [--quick] [--arms ...]
+[--markdown]`` (``--markdown``: the table as the README prints it).
 """
 
 from __future__ import annotations
@@ -99,16 +108,21 @@ _import_core()
 
 from results_file import merge_section  # noqa: E402
 
+from arm_kinematics.arm import load_arm as load_arm_value  # noqa: E402
 from arm_kinematics.common.transforms import matrix_to_quaternion, rotation_error  # noqa: E402
 from arm_kinematics.description.bundled import expand_xacro  # noqa: E402
+from arm_kinematics.ik import objectives  # noqa: E402
+from arm_kinematics.ik.request import PreparedRequest  # noqa: E402
 from arm_kinematics.ik.result import ErrorCode, GoalType  # noqa: E402
 from arm_kinematics.ik.solvers.base import SolveOptions, workspace_from_model  # noqa: E402
 from arm_kinematics.ik.solvers.dls import DLSSolver  # noqa: E402
-from arm_kinematics.model.arm_model import ArmModel  # noqa: E402
+from arm_kinematics.model.arm_model import ArmModel, FULL_TURN  # noqa: E402
 
 DLS_OPTIONS = SolveOptions(tolerance=TOLERANCE, orientation_tolerance=TOLERANCE,
                            timeout=TIMEOUT, restarts=DLS_RESTARTS)
 MODES = {'full_pose': GoalType.FULL_POSE, 'position': GoalType.POSITION}
+# Our rows, whose misses are explained.
+OURS = ('default', 'dls', 'default:closest', 'default:manipulability', 'default:centred')
 
 
 @dataclass(frozen=True)
@@ -125,10 +139,12 @@ ARMS = (
     ArmSpec('ur5', 'base_link', 'tool0', 'ur_description/urdf/ur5_robot.urdf'),
     ArmSpec('panda', 'panda_link0', 'panda_hand_tcp', 'panda_description/urdf/panda.urdf'),
     ArmSpec('so101', 'base_link', 'gripper_frame_link', 'so_arm_description/urdf/so101.urdf'),
-    ArmSpec('pointer3', 'base_link', 'tool0', ''),
-    ArmSpec('ccd5', 'base_link', 'tool0', ''),
-    ArmSpec('six_axis', 'base_link', 'tool0', ''),
-    ArmSpec('manipulator3d', 'base_link', 'tool0', ''),
+    ArmSpec('xarm7', 'link_base', 'link_eef', 'xarm_description/urdf/xarm7.urdf'),
+    ArmSpec('z1', 'link00', 'link06', 'z1_description/urdf/z1.urdf'),
+    ArmSpec('kinova', 'j2s6s200_link_base', 'j2s6s200_end_effector',
+            'kinova_description/robots/kinova.urdf'),
+    ArmSpec('tiago', 'torso_fixed_link', 'arm_tool_link', 'tiago_description/robots/tiago.urdf'),
+    ArmSpec('baxter', 'left_arm_mount', 'left_wrist', 'baxter_description/urdf/baxter.urdf'),
 )
 ARM_NAMES = tuple(arm.label for arm in ARMS)
 
@@ -159,6 +175,12 @@ def accepted(model: ArmModel, q: np.ndarray | None, target: np.ndarray,
     q = np.asarray(q, dtype=float)
     if q.shape != (model.dof,) or not np.all(np.isfinite(q)):
         return False
+    # An endless joint (range of a full turn or more) has no limit to break: its angle is
+    # taken modulo 2π, as any controller of it would (rtb answers them outside ±π).
+    turns = np.where(model.wraps & (q < model.lower), np.ceil((model.lower - q) / FULL_TURN),
+                     np.where(model.wraps & (q > model.upper),
+                              -np.ceil((q - model.upper) / FULL_TURN), 0.0))
+    q = q + FULL_TURN * turns
     if np.any(q < model.lower - LIMIT_SLACK) or np.any(q > model.upper + LIMIT_SLACK):
         return False
     transform = model.fk(q)
@@ -201,6 +223,44 @@ class Dls:
                                    goal, self.seed, DLS_OPTIONS)
         self.last = result
         return result.q if result.success else None
+
+
+class Default:
+    """The product's answer: the arm's default solver through the dispatcher (floor rules,
+    measures and all), as ik_server runs a request that names no solver."""
+
+    name = 'default'
+    full_pose_only = False
+    objective = 'first'
+
+    def __init__(self, model: ArmModel, urdf: str, arm: ArmSpec) -> None:
+        value = load_arm_value(urdf, None, arm.base, arm.tip)
+        self.dispatcher = value.dispatcher()
+        self.solver = value.default_solver
+        self.reason = value.solver_reason
+        self.seed = 0.5 * (model.lower + model.upper)
+        self.options = DLS_OPTIONS.with_changes(objective=self.objective)
+        self.last = None
+
+    def solve(self, position: list[float], quaternion: tuple, transform: np.ndarray,
+              goal: GoalType) -> np.ndarray | None:
+        full = goal == GoalType.FULL_POSE
+        request = PreparedRequest(self.solver, np.array(position),
+                                  transform[:3, :3] if full else None, goal, self.seed,
+                                  self.options)
+        result = self.dispatcher.run(request).result
+        self.last = result
+        return result.q if result.success else None
+
+
+def objective_row(objective: str) -> type:
+    """The Default row with another objective (named default:<objective>)."""
+    return type(f'Default_{objective}', (Default,),
+                {'name': f'default:{objective}', 'objective': objective})
+
+
+OBJECTIVE_ROWS = {f'default:{o}': objective_row(o)
+                  for o in ('closest', 'manipulability', 'centred')}
 
 
 class TracIk:
@@ -257,15 +317,25 @@ class RtbLm:
             warnings.simplefilter('ignore')
             elinks, name, _ = URDF_file(io.StringIO(urdf))
             robot = rtb.Robot(elinks, name=name)
-        self.ets = robot.ets(start=arm.base, end=arm.tip)
+        ets = robot.ets(start=arm.base, end=arm.tip)
+        # Its joints keep their numbers in the whole robot (Baxter's left arm: q10..q16),
+        # which its C++ ik_LM does not take: number them 0..n-1 along the chain.
+        for index, element in enumerate(element for element in ets if element.isjoint):
+            element.jindex = index
+        self.ets = rtb.ETS(list(ets))
         if self.ets.n != model.dof:
             raise RuntimeError(f'rtb chain has {self.ets.n} joints, ours {model.dof}')
-        check_fk(model, lambda q: self.ets.fkine(q).A, 'rtb')
+        # Its chain begins with the joint into the base link: a constant transform in front.
+        middle = 0.5 * (model.lower + model.upper)
+        self.mount = self.ets.fkine(middle).A @ np.linalg.inv(model.fk(middle))
+        unmount = np.linalg.inv(self.mount)
+        check_fk(model, lambda q: unmount @ self.ets.fkine(q).A, 'rtb')
         self.seed = 0.5 * (model.lower + model.upper)
 
     def solve(self, position: list[float], quaternion: tuple, transform: np.ndarray,
               goal: GoalType) -> np.ndarray | None:
-        solution = self.ets.ik_LM(transform, q0=self.seed, tol=RTB_TOL, mask=self.MASKS[goal])
+        solution = self.ets.ik_LM(self.mount @ transform, q0=self.seed, tol=RTB_TOL,
+                                  mask=self.MASKS[goal])
         return np.asarray(solution.q) if solution.success else None
 
 
@@ -335,15 +405,21 @@ def dls_failures(model: ArmModel, failures: Sequence[tuple[int, object]],
 
 # ------------------------------------------------------------------ one arm
 def bench_arm(arm: ArmSpec, count: int, peers: Sequence[str],
-              log: Callable[[str], None]) -> dict[str, object]:
+              log: Callable[[str], None],
+              objective_rows: Sequence[str] = ()) -> dict[str, object]:
     """Every row of one arm: {'records': [...], 'notes': {...}}."""
     urdf = load_urdf(arm)
     model = ArmModel.from_urdf(urdf, arm.base, arm.tip)
     modes = [mode for mode in MODES if mode != 'full_pose' or model.dof >= 6]
-    classes = {'dls': Dls, 'trac_ik': TracIk, 'rtb_ik_LM': RtbLm}
+    classes = {'default': Default, 'dls': Dls, 'trac_ik': TracIk, 'rtb_ik_LM': RtbLm,
+               **OBJECTIVE_ROWS}
     solvers = {name: make_solver(classes[name], model, urdf, arm)
-               for name in ('dls', *peers)}
+               for name in ('default', 'dls', *peers, *objective_rows)}
     notes: dict[str, object] = {'dof': model.dof, 'joints': list(model.joint_names)}
+    if isinstance(solvers['default'], Default):
+        notes['default_solver'] = solvers['default'].solver
+        notes['default_reason'] = solvers['default'].reason
+        log(f'  {arm.label}: default solver {solvers["default"].solver}')
     for name, solver in solvers.items():
         if isinstance(solver, str):
             notes[name] = solver
@@ -369,7 +445,7 @@ def bench_arm(arm: ArmSpec, count: int, peers: Sequence[str],
     quaternions = [matrix_to_quaternion(t[:3, :3]) for t in transforms]
     times = {run: [] for run in runs}
     answers = {run: [] for run in runs}
-    dls_results = {mode: [] for mode in modes}
+    ours = {(name, mode): [] for name in OURS for mode in modes}
     log(f'  {arm.label} ({model.dof} joints): {count} targets, '
         f'{", ".join(f"{name}/{mode}" for name, mode in runs)} ...')
     gc.collect()
@@ -385,8 +461,8 @@ def bench_arm(arm: ArmSpec, count: int, peers: Sequence[str],
                 continue
             times[name, mode].append(elapsed)
             answers[name, mode].append(q)
-            if name == 'dls':
-                dls_results[mode].append(solver.last)
+            if name in OURS:
+                ours[name, mode].append(solver.last)
     targets = transforms[WARMUP:]
     records = []
     for mode in modes:
@@ -409,12 +485,19 @@ def bench_arm(arm: ArmSpec, count: int, peers: Sequence[str],
             if reference is not None:
                 record['median_ratio_vs_trac_ik'] = row['median_s'] / reference['median_s']
                 record['p95_ratio_vs_trac_ik'] = row['p95_s'] / reference['p95_s']
-            if name == 'dls':
+            if name in OURS:
                 failed = [(i, result) for i, (result, ok) in
-                          enumerate(zip(dls_results[mode], passed['dls'], strict=True))
+                          enumerate(zip(ours[name, mode], passed[name], strict=True))
                           if not ok]
                 trac_solved = {i for i, ok in enumerate(passed.get('trac_ik', ())) if ok}
                 record['failures'] = dls_failures(model, failed, trac_solved)
+            if name.startswith('default'):
+                solved = [q for q, ok in zip(answers[name, mode], passed[name], strict=True)
+                          if ok]
+                middle = 0.5 * (model.lower + model.upper)
+                record['measures'] = {objective: float(np.mean([
+                    objectives.value(objective, model, q, middle) for q in solved]))
+                    for objective in ('closest', 'manipulability', 'centred')} if solved else {}
             records.append(record)
     for name, solver in solvers.items():
         if isinstance(solver, str):
@@ -449,14 +532,15 @@ def format_table(records: Sequence[dict]) -> str:
 
 
 def format_failures(records: Sequence[dict]) -> str:
-    """One line per DLS row that missed targets: why."""
+    """One line per row of ours that missed targets: why."""
     lines = []
     for record in records:
         failures = record.get('failures')
         if not failures or not failures['count']:
             continue
         codes = ', '.join(f'{code} {n}' for code, n in sorted(failures['codes'].items()))
-        line = f'{record["arm"]} {record["mode"]}: {failures["count"]} missed ({codes})'
+        line = (f'{record["arm"]} {record["mode"]} {record["solver"]}: {failures["count"]} '
+                f'missed ({codes})')
         if failures['refused_by_reach_check']:
             line += (f'; {failures["refused_by_reach_check"]} refused by the reach pre-check '
                      '(reachable targets)')
@@ -469,6 +553,56 @@ def format_failures(records: Sequence[dict]) -> str:
                      f'{"?" if restarts is None else f"{restarts:g}"}, iterations median '
                      f'{failures["iterations_median"]:g}')
         lines.append(line + f'; solved by TRAC-IK {failures["solved_by_trac_ik"]}')
+    return '\n'.join(lines)
+
+
+def format_measures(records: Sequence[dict]) -> str:
+    """Per arm and goal, each default row's mean measures over its solved targets: every
+    objective should win its own column against `first` (the default row)."""
+    lines = [f'{"arm":<8}{"mode":<11}{"objective":<24}{"displacement rad":>18}'
+             f'{"manipulability":>16}{"centring":>10}']
+    for record in records:
+        measures = record.get('measures')
+        if measures:
+            lines.append(f'{record["arm"]:<8}{record["mode"]:<11}{record["solver"]:<24}'
+                         f'{measures["closest"]:>18.4f}{measures["manipulability"]:>16.5f}'
+                         f'{measures["centred"]:>10.4f}')
+    return 'Mean measures of the default answers (seed: the middle of the ranges):\n' + \
+        '\n'.join(lines)
+
+
+ARM_TITLES = {'ur5': 'UR5', 'panda': 'Panda', 'so101': 'SO-101', 'xarm7': 'xArm7',
+              'z1': 'Z1', 'kinova': 'Kinova j2s6s200', 'tiago': 'TIAGo torso + arm',
+              'baxter': 'Baxter left arm'}
+
+
+def format_markdown(records: Sequence[dict]) -> str:
+    """The README's table: per arm and goal, ours (default) against both peers."""
+    rows = {}
+    for record in records:
+        if 'status' not in record:
+            rows[record['arm'], record['mode'], record['solver']] = record
+
+    def cell(arm: str, mode: str, solver: str) -> str:
+        record = rows.get((arm, mode, solver))
+        if record is None:
+            return 'n/a'
+        return (f'{100 * record["solve_rate"]:.1f} % / {record["median_s"] * 1e3:.3f} / '
+                f'{record["p95_s"] * 1e3:.2f}')
+
+    lines = ['| arm (joints) | goal | ours (default) rate / median / p95 ms | TRAC-IK | '
+             'rtb `ik_LM` | ours ÷ TRAC-IK median |', '| --- | --- | --- | --- | --- | --- |']
+    for arm, mode, solver in rows:
+        if solver != 'default':
+            continue
+        record = rows[arm, mode, solver]
+        ratio = record.get('median_ratio_vs_trac_ik')
+        trac = cell(arm, mode, 'trac_ik') if mode == 'full_pose' else \
+            (cell(arm, mode, 'trac_ik') + ' *')
+        lines.append(f'| {ARM_TITLES.get(arm, arm)} ({record["dof"]}) | '
+                     f'{mode.replace("_", " ")} | {cell(arm, mode, "default")} | {trac} | '
+                     f'{cell(arm, mode, "rtb_ik_LM")} | '
+                     f'{"n/a" if ratio is None else f"{ratio:.2f}"} |')
     return '\n'.join(lines)
 
 
@@ -495,6 +629,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument('--peers', nargs='*', default=['trac_ik', 'rtb_ik_LM'],
                         choices=['trac_ik', 'rtb_ik_LM'], help='peers to compare')
     parser.add_argument('--output', type=Path, default=REPO / 'bench_results.json')
+    parser.add_argument('--objectives', nargs='*', default=list(OBJECTIVE_ROWS),
+                        choices=list(OBJECTIVE_ROWS),
+                        help='rows of the default answer with another objective')
+    parser.add_argument('--markdown', action='store_true',
+                        help="also print the table as the README's markdown")
     args = parser.parse_args(argv)
     count = args.targets or (QUICK_TARGETS if args.quick else DEFAULT_TARGETS)
     if count < 1:
@@ -509,7 +648,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if spec.label not in args.arms:
             continue
         try:
-            part = bench_arm(spec, count, args.peers, log)
+            part = bench_arm(spec, count, args.peers, log, args.objectives)
         except FileNotFoundError as error:
             log(f'  {spec.label}: skipped: {error}')
             notes[spec.label] = {'skipped': str(error)}
@@ -526,8 +665,11 @@ def main(argv: Sequence[str] | None = None) -> int:
           'reported as solutions that failed the check; ×trac = solver / TRAC-IK.')
     failures = format_failures(records)
     if failures:
-        print('Our DLS, the targets it missed:')
+        print('Ours, the targets missed:')
         print(failures)
+    print(format_measures(records))
+    if args.markdown:
+        print(format_markdown(records))
     for label, note in notes.items():
         if 'trac_ik_misread_limits' in note:
             print(f'{label}: TRAC-IK read wrong limits for '

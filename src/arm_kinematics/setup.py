@@ -11,7 +11,7 @@ setup(
         ('share/' + package_name, ['package.xml']),
     ],
     # The core's own needs; ROS is not one of them (ament_index_python is used when present).
-    install_requires=['setuptools', 'numpy', 'PyYAML', 'coal', 'scipy', 'ompl', 'trimesh',
+    install_requires=['setuptools', 'numpy', 'numba', 'PyYAML', 'coal', 'scipy', 'ompl', 'trimesh',
                       'xacro'],
     zip_safe=True,
     maintainer='arm_ik maintainers',

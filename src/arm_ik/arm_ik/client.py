@@ -70,6 +70,8 @@ class IKReply:
     condition_number: float = math.inf
     reach_fraction: float = 0.0
     solve_time: float = 0.0
+    displacement: float = 0.0
+    objective_value: float = 0.0
 
     @property
     def success(self) -> bool:
@@ -93,7 +95,8 @@ class IKReply:
             orientation_error=response.orientation_error, iterations=response.iterations,
             max_joint_step=response.max_joint_step, manipulability=response.manipulability,
             condition_number=response.condition_number, reach_fraction=response.reach_fraction,
-            solve_time=response.solve_time)
+            solve_time=response.solve_time, displacement=response.displacement,
+            objective_value=response.objective_value)
 
     def to_json(self) -> str:
         data = asdict(self)
@@ -116,7 +119,7 @@ def build_request(target: Sequence[float], goal: GoalType = GoalType.POSITION,
                   seed: dict[str, float] | None = None, branch: str = '',
                   return_all: bool = False, timeout: float = 0.0,
                   max_iterations: int = 0, damping: float = 0.0,
-                  tolerance: float = 0.0) -> SolveIK.Request:
+                  tolerance: float = 0.0, objective: str = '') -> SolveIK.Request:
     """A SolveIK request; zeros leave the node's defaults in place."""
     request = SolveIK.Request()
     request.target.header.frame_id = frame_id
@@ -137,6 +140,7 @@ def build_request(target: Sequence[float], goal: GoalType = GoalType.POSITION,
     request.max_iterations = max_iterations
     request.damping = damping
     request.tolerance = tolerance
+    request.objective = objective
     return request
 
 
@@ -325,7 +329,11 @@ def _parser() -> argparse.ArgumentParser:
                         help='tool orientation in base_link (quaternion); required by '
                              '--goal full_pose and read only by it')
     parser.add_argument('--branch', default='', help='branch label or nearest')
-    parser.add_argument('--all', action='store_true', help='return every solution')
+    parser.add_argument('--all', action='store_true',
+                        help='return every distinct solution')
+    parser.add_argument('--objective', default='',
+                        help='first, closest, manipulability or centred (default: the '
+                             "node's)")
     parser.add_argument('--timeout', type=float, default=0.0, help='solve timeout, s')
     parser.add_argument('--wait', type=float, default=10.0,
                         help='how long to wait for the service and the reply, s')
@@ -417,7 +425,8 @@ def print_reply(reply: IKReply, as_json: bool) -> None:
         print(f'  solver {reply.solver} branch {reply.branch or "-"}; error '
               f'{reply.position_error * 1000:.4f} mm; {reply.iterations} iterations; '
               f'w {reply.manipulability:.4f}; cond {reply.condition_number:.2f}; reach '
-              f'{reply.reach_fraction * 100:.1f} %; {reply.solve_time * 1e3:.3f} ms')
+              f'{reply.reach_fraction * 100:.1f} %; {reply.solve_time * 1e3:.3f} ms; moved '
+              f'{reply.displacement:.4f} rad from the seed')
     for label, positions in reply.alternatives.items():
         print(f'  alternative {label}: ' + ' '.join(f'{v:+.4f}' for v in positions))
 
@@ -442,7 +451,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         reply = client.solve(args.target, wait=args.wait, goal=GOALS[args.goal],
                              orientation=args.orientation or (0.0, 0.0, 0.0, 1.0),
-                             branch=args.branch, return_all=args.all, timeout=args.timeout)
+                             branch=args.branch, return_all=args.all, timeout=args.timeout,
+                             objective=args.objective)
         print_reply(reply, args.json)
         return 0 if reply.success else 1
     return run_command('ik_client', solve)

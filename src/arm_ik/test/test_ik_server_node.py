@@ -215,7 +215,8 @@ ERROR_CASES = {
     # Below the floor plane (base_link z = 0): a numeric answer through the floor is refused,
     # a closed form offers the closest pose above the floor instead.
     'floor_collision': ('six_axis', 'dls', lambda: request_for([1.0, 0.2, -0.3]),
-                        ErrorCode.FLOOR_COLLISION, ['put tool_link', 'below the floor']),
+                        ErrorCode.FLOOR_COLLISION,
+                        ['the dls solutions found from', 'below the floor']),
     'partial_solution': ('six_axis', 'closed_form', lambda: request_for([1.0, 0.2, -0.3]),
                          ErrorCode.PARTIAL_SOLUTION,
                          ['would hit the floor', 'the closest pose above the floor is',
@@ -608,8 +609,9 @@ def test_failures_do_not_flood_the_log(graph):
 
 
 def test_server_memory_is_modest(graph):
-    # A reference figure for the reliability tests: one server is well under 200 MB.
-    assert rss_kb(graph.servers['six_axis']) < 200_000
+    # A reference figure for the reliability tests: one server stays under 300 MB (about
+    # 100 MB of it is numba's LLVM, which the compiled kernel and IK loop need).
+    assert rss_kb(graph.servers['six_axis']) < 300_000
 
 
 # ---------------------------------------------------------------------- client class

@@ -148,18 +148,18 @@ def test_core_imports_nothing_of_ros(name):
     assert not [i for i in imported if i.split('.')[0] in FORBIDDEN]
 
 
-# Still generating and running code: their replacement is chosen by measurement (issue 30).
-GENERATED_YET = {'arm_kinematics.model.kernel', 'arm_kinematics.ik.solvers.dls'}
-
-
-@pytest.mark.parametrize('name', [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason='generated kernel'))
-    if name in GENERATED_YET else name for name in CORE_MODULES])
+@pytest.mark.parametrize('name', CORE_MODULES)
 def test_no_generated_code_is_executed(name):
     calls = [node.func.id for node in ast.walk(ast.parse(MODULES[name].read_text()))
              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
              and node.func.id in ('exec', 'eval', 'compile')]
     assert not calls
+
+
+def test_the_configs_objectives_are_the_solvers_objectives():
+    from arm_kinematics.description.arm_config import OBJECTIVE_NAMES
+    from arm_kinematics.ik.objectives import OBJECTIVES
+    assert OBJECTIVE_NAMES == OBJECTIVES
 
 
 def test_the_configs_solver_names_are_the_registered_solvers():

@@ -191,7 +191,9 @@ def test_a_tool_down_line_from_another_orientation_turns_the_tool_on_the_way(pla
     tilt = np.degrees(np.arccos(np.clip(
         -planner.model.fk_batch(plan.trajectory.positions)[:, 2, 2], -1.0, 1.0)))
     assert tilt[0] > 60.0 and tilt[-1] < 0.1
-    assert np.all(np.diff(tilt) <= 1e-6)          # turning toward down all the way
+    # Turning toward down all the way: the slerp ends at the IK answer's tool, which is
+    # down within the solver's tolerance, so the tilt may rise by at most what is left.
+    assert np.all(np.diff(tilt) <= max(tilt[-1], 1e-6))
 
 
 def test_short_durations_are_stretched_to_the_velocity_limits(planners):

@@ -260,9 +260,10 @@ def test_floor_collision_of_a_pose_no_solution_clears_says_move_the_target(load_
 
 
 def test_floor_collision_without_a_closed_form_suggests_only_a_seed(load_arm):
-    # ccd5 has no closed-form solver, and its 5 joints leave poses the seeds have not tried.
+    # ccd5 has no closed-form solver; a point 10 cm above its base plate is reached only by
+    # folding the forearm back, and the poses its seeds find put the forearm through the floor.
     dispatcher = _dispatcher(load_arm, 'ccd5', 'dls')
-    result = dispatcher.solve(IKRequest(position=[-0.08, 0.05, 0.06]), SolveOptions(),
+    result = dispatcher.solve(IKRequest(position=[0.01, 0.01, 0.1]), SolveOptions(),
                               np.zeros(5)).result
     assert result.code == ErrorCode.FLOOR_COLLISION, result.reason
     assert result.reason.endswith('below the floor; a seed near a pose above the floor may '

@@ -52,6 +52,7 @@ from arm_interfaces.msg import IKStatus, LabelledSolution
 from arm_interfaces.srv import CartesianPath, SolveIK, SolveIKBatch
 from arm_kinematics.common.joint_state import positions_by_name
 from arm_kinematics.ik.closed_form.common import distinct_solutions
+from arm_kinematics.ik.objectives import OBJECTIVES
 from arm_kinematics.ik.request import IKAnswer, IKDispatcher, IKRequest
 from arm_kinematics.ik.result import ErrorCode, IKResult
 from arm_kinematics.ik.solvers import SOLVERS
@@ -73,7 +74,8 @@ EXECUTOR_THREADS = 6
 STATUS_FIELDS_OF_RESPONSE = ('solver', 'branch', 'error_code', 'message', 'position_error',
                              'orientation_error', 'iterations', 'manipulability',
                              'condition_number', 'reach_fraction', 'solve_time', 'solution')
-# default_solver, max_iterations, damping and tolerance default to the arm configuration's.
+# default_solver, max_iterations, damping, tolerance and objective default to the arm
+# configuration's.
 PARAMETERS = ParameterTable(
     Param('default_solver', '', 'solver of ~/solve_ik when the request names none: '
           f'{", ".join(SOLVERS)}'),
@@ -91,13 +93,15 @@ PARAMETERS = ParameterTable(
     Param('restarts', 200, 'random restarts of numeric solvers when stalled', low=0,
           high=1000),
     Param('random_seed', 0, 'seed of the restart generator (same request, same answer)'),
+    Param('objective', 'first', 'which solution when a goal has several (requests may '
+          f'override): {", ".join(OBJECTIVES)}', choices=OBJECTIVES),
 )
 
 
 def solve_options(values: dict) -> SolveOptions:
     """The SolveOptions of a set of parameter values (not validated)."""
     names = ('max_iterations', 'damping', 'tolerance', 'orientation_tolerance', 'max_step',
-             'timeout', 'restarts', 'random_seed')
+             'timeout', 'restarts', 'random_seed', 'objective')
     return SolveOptions(**{name: values[name] for name in names},
                         respect_limits=values['respect_joint_limits'])
 
@@ -125,7 +129,8 @@ class IKServer(Node):
                 'default_solver': arm_of(self.model, self._config, self.arm).default_solver,
                 'max_iterations': int(ik_config.get('max_iterations', 200)),
                 'damping': float(ik_config.get('damping', 0.05)),
-                'tolerance': float(ik_config.get('tolerance', 1e-4))})
+                'tolerance': float(ik_config.get('tolerance', 1e-4)),
+                'objective': str(ik_config.get('objective', 'first'))})
         except ParameterError as error:
             raise StartupError(str(error)) from None
         self._mesh_paths = declare_mesh_search_paths(self)
@@ -263,7 +268,8 @@ class IKServer(Node):
             return_all=request.return_all_solutions, timeout_sec=request.timeout.sec,
             timeout_nanosec=request.timeout.nanosec, max_iterations=request.max_iterations,
             damping=request.damping, tolerance=request.tolerance,
-            joint_limits=request.joint_limits, avoid_collisions=request.avoid_collisions)
+            joint_limits=request.joint_limits, avoid_collisions=request.avoid_collisions,
+            objective=request.objective)
         dispatcher = self.dispatcher     # one model for the whole request
         seed = self._current_q if self._current_q is not None else self.home
         prepared = dispatcher.prepare(ik_request, self.options, seed.copy(), solver_name)
@@ -352,6 +358,8 @@ class IKServer(Node):
         response.reach_fraction = _finite_or_inf(answer.reach_fraction)
         response.branch_switched = bool(answer.branch_switched)
         response.shortfall = float(answer.shortfall)
+        response.displacement = float(answer.displacement)
+        response.objective_value = float(answer.objective_value)
         if result.q is not None and result.code in (ErrorCode.OK, ErrorCode.PARTIAL_SOLUTION):
             response.solution.header.stamp = self.get_clock().now().to_msg()
             response.solution.name = list(self.model.joint_names)

@@ -31,8 +31,8 @@ _TOP_KEYS = {
     'home_pose': 'home pose, rad (or m): {joint: value} or a list in chain order',
     'masses': 'link masses read by the xacro, kg',
     'visual': 'visual sizes read by the xacro, m',
-    'ik': 'IK defaults: default_solver, min_height_above_shoulder, damping, tolerance, '
-          'max_iterations',
+    'ik': 'IK defaults: default_solver, objective, min_height_above_shoulder, damping, '
+          'tolerance, max_iterations',
     'safety': 'floor, capsules and obstacle; absent: safety off',
     'motion': 'motion defaults: default_law, path_planner (grid | sampling), '
               'default_joint_speed (rad/s, m/s for a slide: joints whose URDF gives no '
@@ -44,7 +44,7 @@ _TOP_KEYS = {
     'info': 'what the arm_config command found (family, solver reason): not read',
 }
 _IK_KEYS = {'default_solver', 'min_height_above_shoulder', 'damping', 'tolerance',
-            'max_iterations', 'avoid_collisions'}
+            'max_iterations', 'avoid_collisions', 'objective'}
 _MOTION_KEYS = {'default_law', 'path_planner', 'default_joint_speed'}
 # motion.path_planner: how a blocked joint move is planned round (kinematics.motion.planner).
 PATH_PLANNERS = ('grid', 'sampling')
@@ -54,6 +54,8 @@ EXPERIMENTS = ('damping_sweep',)
 # The solvers an arm configuration may name (ik.default_solver); arm_kinematics.ik.solvers
 # registers exactly these (a test holds the two together).
 SOLVER_NAMES = ('analytic', 'closed_form', 'ccd', 'dls')
+# The objectives it may name (ik.objective); arm_kinematics.ik.objectives defines them.
+OBJECTIVE_NAMES = ('first', 'closest', 'manipulability', 'centred')
 
 
 class ArmConfigError(ValueError):
@@ -101,6 +103,10 @@ class ArmConfig:
         if solver is not None and solver not in SOLVER_NAMES:
             raise ArmConfigError(f'{source}: ik.default_solver is {solver!r}; valid names: '
                                  f'{", ".join(SOLVER_NAMES)}')
+        objective = ik.get('objective')
+        if objective is not None and objective not in OBJECTIVE_NAMES:
+            raise ArmConfigError(f'{source}: ik.objective is {objective!r}; valid: '
+                                 f'{", ".join(OBJECTIVE_NAMES)}')
         for key in ('min_height_above_shoulder', 'damping', 'tolerance'):
             if key in ik:
                 _finite(ik[key], f'{source}: ik.{key}')

@@ -17,13 +17,15 @@ import numpy as np
 
 from arm_kinematics.common.joint_state import joint_order
 from arm_kinematics.common.transforms import quaternion_to_matrix
-from arm_kinematics.ik import metrics
+from arm_kinematics.ik import metrics, objectives
 from arm_kinematics.ik.floor_rules import solve_above_floor
+from arm_kinematics.ik.objectives import FIRST, unknown_objective_reason
 from arm_kinematics.ik.result import check_vector, ErrorCode, fast_vector, GoalType, IKResult
 from arm_kinematics.ik.solvers import solver_class, SOLVERS, unknown_solver_reason
 from arm_kinematics.ik.solvers.base import (
     MAX_ITERATIONS_CAP,
     MAX_TIMEOUT,
+    NEAREST,
     SolveOptions,
     Solver,
     Workspace,
@@ -64,6 +66,7 @@ class IKRequest:
     tolerance: float = 0.0
     joint_limits: int = LIMITS_DEFAULT
     avoid_collisions: int = AVOID_DEFAULT
+    objective: str = ''     # '' = the node default (ik.objective), else ik.objectives
 
 
 @dataclass
@@ -82,6 +85,9 @@ class IKAnswer:
     condition_number: float = math.inf
     reach_fraction: float = 0.0
     target: np.ndarray = field(default_factory=lambda: np.full(3, math.nan))
+    # |q − seed| (rad) of the answer, and the value of the request's objective there.
+    displacement: float = 0.0
+    objective_value: float = 0.0
 
 
 class PreparedRequest(NamedTuple):
@@ -146,12 +152,19 @@ def _finite_vector(value: object, size: int, field_name: str
 def resolve_options(request: IKRequest, defaults: SolveOptions) -> tuple[SolveOptions | None, str]:
     """The request's overrides applied to the node defaults; (None, reason) when invalid."""
     branch = request.branch.strip()
+    objective = getattr(request, 'objective', '') or ''
     if (branch == defaults.branch and bool(request.return_all) == defaults.return_all
             and not (request.timeout_sec or request.timeout_nanosec or request.max_iterations
-                     or request.damping or request.tolerance or request.joint_limits)):
+                     or request.damping or request.tolerance or request.joint_limits
+                     or objective)):
         # Nothing overridden (most requests): the defaults as they are.
         return defaults.validated()
     changes: dict[str, object] = {'branch': branch, 'return_all': bool(request.return_all)}
+    if objective:
+        reason = unknown_objective_reason(objective)
+        if reason:
+            return None, reason
+        changes['objective'] = objective
     if request.timeout_sec < 0:
         return None, f'timeout is negative ({request.timeout_sec} s)'
     if not 0 <= request.timeout_nanosec < 1_000_000_000:
@@ -316,7 +329,7 @@ class IKDispatcher:
             return _fail(ErrorCode.INTERNAL_ERROR,
                          f'solver "{name}" raised {type(error).__name__}: {error}', name)
         answer.result.solve_time = time.perf_counter() - started
-        return self.measure(answer)
+        return self.measure(answer, prepared.seed, prepared.options.objective)
 
     def solve(self, request: IKRequest, defaults: SolveOptions,
               fallback_seed: np.ndarray, solver_name: str | None = None) -> IKAnswer:
@@ -327,6 +340,9 @@ class IKDispatcher:
     def _solve(self, name: str, position: np.ndarray, orientation: np.ndarray | None,
                goal: GoalType, seed: np.ndarray, options: SolveOptions) -> IKAnswer:
         solver = self.solvers[name]
+        if solver.labelled and options.objective != FIRST and options.branch in NEAREST:
+            options = self._objective_branch(solver, position, orientation, goal, seed,
+                                             options)
         if self.safety is None:
             return IKAnswer(solver.solve(position, orientation, goal, seed, options), name,
                             target=position)
@@ -339,24 +355,26 @@ class IKDispatcher:
             return IKAnswer(result, name, branch_switched=True, shortfall=shortfall,
                             target=position)
         result = solver.solve(position, orientation, goal, seed, options)
-        if not result.success or result.q is None:
+        if not result.success or result.q is None or not self.safety.floor_enabled:
             return IKAnswer(result, name, target=position)
         # Numeric solvers give one answer per seed: one through the floor is retried from
         # other seeds (drawn from clear poses, seeded so the answer stays deterministic).
         deadline = time.perf_counter() + options.timeout
-        rng = np.random.default_rng(options.random_seed)
+        rng = None
         seeds = 1
+        clearance, link = self._floor_clearance(result.q)
         for _ in range(FLOOR_RETRIES):
-            clearance, link = self._floor_clearance(result.q)
             if clearance >= 0.0 or time.perf_counter() >= deadline:
                 break
+            if rng is None:
+                rng = np.random.default_rng(options.random_seed)
             seeds += 1
             retry = solver.solve(position, orientation, goal, self._clear_seed(rng),
                                  options.with_changes(
                                      timeout=max(1e-3, deadline - time.perf_counter())))
             if retry.success:
                 result = retry
-        clearance, link = self._floor_clearance(result.q)
+                clearance, link = self._floor_clearance(result.q)
         if clearance < 0.0:
             found = (f'the {name} solutions found from {seeds} seed{"s" * (seeds != 1)} put '
                      f'{link} {-clearance:.3f} m below the floor')
@@ -364,6 +382,19 @@ class IKDispatcher:
                              reason=found + self._floor_remedy(position, orientation, goal,
                                                                seed, options))
         return IKAnswer(result, name, target=position)
+
+    def _objective_branch(self, solver: Solver, position: np.ndarray,
+                          orientation: np.ndarray | None, goal: GoalType, seed: np.ndarray,
+                          options: SolveOptions) -> SolveOptions:
+        """The options naming the branch best for the objective among every solution of
+        a closed form (unchanged when it has none; the floor rules still apply after)."""
+        every = solver.solve(position, orientation, goal, seed,
+                             options.with_changes(return_all=True))
+        if not every.success or not every.solutions:
+            return options
+        index = objectives.best(options.objective, self.model,
+                                [s.q for s in every.solutions], seed)
+        return options.with_changes(branch=every.solutions[index].label)
 
     def _avoid_collisions(self, answer: IKAnswer, prepared: PreparedRequest,
                           started: float) -> IKAnswer:
@@ -480,8 +511,14 @@ class IKDispatcher:
         clear = np.flatnonzero(self.safety.floor_clearance(candidates) >= 0.0)
         return candidates[clear[0]] if clear.size else candidates[0]
 
-    def measure(self, answer: IKAnswer) -> IKAnswer:
-        """Fill manipulability, condition number and reach fraction for the answer."""
+    def measure(self, answer: IKAnswer, seed: np.ndarray | None = None,
+                objective: str = FIRST) -> IKAnswer:
+        """Fill manipulability, condition number and reach fraction for the answer, and,
+        given the seed, its displacement from it and the objective's value."""
+        q = answer.result.q
+        if seed is not None and q is not None and np.shape(q) == np.shape(seed):
+            answer.displacement = objectives.displacement(self.model, q, seed)
+            answer.objective_value = objectives.value(objective, self.model, q, seed)
         answer.reach_fraction = metrics.reach_fraction(self.workspace, answer.target)
         q = answer.result.q
         values = None if q is None else fast_vector(q, self.model.dof)

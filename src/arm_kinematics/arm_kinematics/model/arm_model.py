@@ -197,20 +197,21 @@ class ArmModel:
 
     @cached_property
     def kernel(self) -> ChainKernel:
-        """This chain's FK and Jacobian compiled into plain-float Python, built on first use:
-        a few microseconds per pose where the 4×4 products above take tens."""
+        """This chain's FK and Jacobian through the compiled walk (``model.kernel``), built
+        on first use: about a microsecond per pose where the 4×4 products above take tens."""
         return ChainKernel(self)
 
     def __getstate__(self) -> dict:
-        # The kernel's generated functions do not pickle (a model sent to a planning
-        # process); the copy compiles its own on first use.
+        # A model sent to a planning process leaves its kernel behind (the copy builds its
+        # own on first use, from the cached compiled code): a smaller message.
         state = dict(self.__dict__)
         state.pop('kernel', None)
         return state
 
-    def _one_pose(self, q: np.ndarray) -> list[float]:
-        """One configuration as n floats (ValueError when it does not have n values)."""
-        return np.asarray(q, dtype=float).reshape(self.dof).tolist()
+    def _one_pose(self, q: np.ndarray) -> np.ndarray:
+        """One configuration as a contiguous vector of n floats (ValueError when it does not
+        have n values)."""
+        return np.ascontiguousarray(q, dtype=float).reshape(self.dof)
 
     def fk(self, q: np.ndarray) -> np.ndarray:
         """Tip transform in the base frame for one configuration (4×4)."""

@@ -83,6 +83,9 @@ from arm_kinematics.motion.validation import (
     Validation,
 )
 
+# A move goes to the solution nearest where the arm stands (least joint displacement;
+# ik.objectives): the objective of every goal solve.
+MOVE_OBJECTIVE = 'closest'
 # Wall-clock budget of the path IK of one Cartesian line, s (a 1 m line at 5 mm is 200
 # samples, well under a second; the margin is for a loaded machine, never for a hang).
 LINE_TIMEOUT = 20.0
@@ -217,7 +220,7 @@ class MotionPlanner:
         request = IKRequest(position=tuple(goal.position), orientation=tuple(goal.orientation),
                             goal=int(goal_type), frame_id=goal.frame_id, solver=goal.solver,
                             seed_names=self.model.joint_names, seed_positions=tuple(start),
-                            branch=goal.branch)
+                            branch=goal.branch, objective=MOVE_OBJECTIVE)
         answer = self.dispatcher.solve(request, self.ik_options, start)
         result = answer.result
         if not result.success or result.q is None:

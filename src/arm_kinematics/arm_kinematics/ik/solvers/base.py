@@ -12,6 +12,8 @@ from arm_kinematics.ik.reach_bounds import planar_link_lengths, reach_sphere
 from arm_kinematics.ik.result import check_vector, ErrorCode, fast_vector, GoalType, IKResult
 from arm_kinematics.model.arm_model import ArmModel
 
+# The objectives of ik.objectives (kept here too: the options come before any solver).
+OBJECTIVE_NAMES = ('first', 'closest', 'manipulability', 'centred')
 # Hard caps so that a request cannot make a solver run unbounded (RELIABILITY cases 7 and 8).
 MAX_ITERATIONS_CAP = 100_000
 MAX_TIMEOUT = 60.0
@@ -33,6 +35,8 @@ class SolveOptions:
         return_all: also return every alternative solution (closed-form solvers).
         restarts: random restarts allowed when a numeric solver stalls.
         random_seed: seed of the restart generator, so the same request gives the same answer.
+        objective: which solution when there are several (``ik.objectives``): first,
+            closest, manipulability or centred.
     """
 
     max_iterations: int = 200
@@ -46,6 +50,7 @@ class SolveOptions:
     return_all: bool = False
     restarts: int = 200
     random_seed: int = 0
+    objective: str = 'first'
 
     def validated(self) -> tuple[SolveOptions | None, str]:
         """Return (options, '') when every value is usable, else (None, reason)."""
@@ -64,6 +69,9 @@ class SolveOptions:
             return None, f'timeout {self.timeout} s exceeds the maximum of {MAX_TIMEOUT} s'
         if self.restarts < 0:
             return None, f'restarts must be >= 0, got {self.restarts}'
+        if self.objective not in OBJECTIVE_NAMES:
+            return None, (f'unknown objective {self.objective!r}; valid: '
+                          f'{", ".join(OBJECTIVE_NAMES)}')
         return self, ''
 
     def with_changes(self, **changes: object) -> SolveOptions:

@@ -1,0 +1,54 @@
+"""Compile every numba function of the core once, into numba's disk cache, after a build.
+
+The FK/Jacobian kernel, the numeric IK loop and the UR/OPW closed form are compiled on
+first use and cached next to their sources (``__pycache__``). Compiling them all costs
+about 15 s of CPU on the project's 2-core machine; loading them from the cache, under a
+second. ``make build`` runs this, so the first node or test after a change does not pay it
+(nor several node processes at once, each compiling its own copy).
+
+Run: ``python tools/warm_compiled.py`` in the environment the nodes use (after ``source
+install/setup.bash``: the cache is kept per source path).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+
+def main() -> int:
+    start = time.perf_counter()
+    from arm_kinematics.description.bundled import description_dir, expand_xacro_file
+    from arm_kinematics.ik.closed_form.families import ClosedFormSolver
+    from arm_kinematics.ik.result import GoalType
+    from arm_kinematics.ik.solvers.base import workspace_from_model
+    from arm_kinematics.ik.solvers.dls import compile_step, DLSSolver
+    from arm_kinematics.model.arm_model import ArmModel
+
+    # An OPW arm exercises the family closed form; DLS and the kernel serve any chain.
+    model = ArmModel.from_urdf(expand_xacro_file(description_dir() / 'urdf'
+                                                 / 'irb2400_like.urdf.xacro'))
+    q = 0.5 * (model.lower + model.upper) + 0.1
+    kernel = model.kernel
+    kernel.pose(q)
+    kernel.pose_jacobian(q)
+    kernel.joint_frames(q)
+    kernel.joint_poses(q)
+    kernel.fk(q)
+    kernel.jacobian(q)
+    kernel.fk_batch(np.array([q, q]))
+    compile_step(6, model.dof)([0.0] * 6 * model.dof, [0.0] * 6, 1.0)
+    workspace = workspace_from_model(model)
+    target = model.fk(q)
+    DLSSolver(model, workspace).solve(target[:3, 3], target[:3, :3], GoalType.FULL_POSE)
+    ClosedFormSolver(model, workspace).solve(target[:3, 3], target[:3, :3],
+                                             GoalType.FULL_POSE)
+    print(f'warm_compiled: the compiled kernel and solvers are ready '
+          f'({time.perf_counter() - start:.1f} s)')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
