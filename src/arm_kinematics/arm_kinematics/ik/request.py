@@ -392,9 +392,17 @@ class IKDispatcher:
                              options.with_changes(return_all=True))
         if not every.success or not every.solutions:
             return options
-        index = objectives.best(options.objective, self.model,
-                                [s.q for s in every.solutions], seed)
-        return options.with_changes(branch=every.solutions[index].label)
+        # A branch named below is answered with the whole-turn copy the solver picks for the
+        # seed: judge exactly that answer of each branch, not the other copies listed.
+        labels = list(dict.fromkeys(solution.label for solution in every.solutions))
+        answers = [(label, solver.solve(position, orientation, goal, seed,
+                                        options.with_changes(branch=label, return_all=False)))
+                   for label in labels]
+        answers = [(label, answer.q) for label, answer in answers if answer.success]
+        if not answers:
+            return options
+        index = objectives.best(options.objective, self.model, [q for _, q in answers], seed)
+        return options.with_changes(branch=answers[index][0])
 
     def _avoid_collisions(self, answer: IKAnswer, prepared: PreparedRequest,
                           started: float) -> IKAnswer:
