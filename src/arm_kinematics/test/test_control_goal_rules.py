@@ -136,7 +136,7 @@ def test_tracker_path_violation_names_joint_and_error(rules):
     verdict = tracker.check(0.4, (0.0, 0.0))       # lagging: desired a = 0.4
     assert verdict.state is GoalState.ABORTED
     assert verdict.code is ResultCode.PATH_TOLERANCE_VIOLATED
-    assert "joint 'a' position error -0.4000 rad exceeds the tolerance 0.1000" in verdict.message
+    assert "joint 'a' position error +0.4000 rad exceeds the tolerance 0.1000" in verdict.message
 
 
 def test_tracker_first_point_at_zero_far_from_state_aborts_on_first_sample(rules):

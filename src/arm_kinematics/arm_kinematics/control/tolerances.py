@@ -34,7 +34,7 @@ class Violation:
 
     joint: str
     quantity: str       # 'position', 'velocity' or 'acceleration'
-    error: float        # actual - desired
+    error: float        # desired - actual (JTC's sign)
     tolerance: float
 
     def __str__(self) -> str:

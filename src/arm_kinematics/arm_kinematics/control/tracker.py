@@ -43,7 +43,7 @@ class Verdict:
 
     Attributes:
         desired: the sample at that time (controller joint order).
-        error: actual - desired positions, rad.
+        error: desired - actual positions (JTC's sign), rad.
     """
 
     state: GoalState
@@ -82,15 +82,20 @@ class GoalTracker:
 
     def check(self, t: float, positions: Sequence[float],
               velocities: Sequence[float] | None = None) -> Verdict:
-        """Compare the measured state at ``t`` with the trajectory; once done, stays done."""
+        """Compare the measured state at ``t`` with the trajectory; once done, stays done.
+
+        Pass ``velocities`` only where JTC compares them: with a velocity (or effort) command
+        interface. With position commands JTC's velocity error is 0, so the goal's velocity
+        tolerance (stopped_velocity_tolerance) is never checked.
+        """
         if self.final is not None:
             return self.final
         desired = self.trajectory.sample(t)
         actual = np.asarray(positions, dtype=float)
-        error = actual - desired.positions
+        error = desired.positions - actual       # JTC's sign: desired - actual
         velocity_error = None
         if velocities is not None and len(velocities):
-            velocity_error = np.asarray(velocities, dtype=float) - desired.velocities
+            velocity_error = desired.velocities - np.asarray(velocities, dtype=float)
         first, self._first_sample = self._first_sample, False
         if not desired.past_end or first:
             path = check(self.joints, self.tolerances.path, error, velocity_error)
