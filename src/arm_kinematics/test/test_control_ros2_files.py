@@ -12,7 +12,6 @@ import xml.etree.ElementTree as ElementTree
 import pytest
 import yaml
 
-from arm_kinematics.control.config import ControllerConfig
 from arm_kinematics.control.ros2_control_files import (
     controlled_joints,
     controllers_yaml,
@@ -20,6 +19,8 @@ from arm_kinematics.control.ros2_control_files import (
     ros2_control_xacro,
     top_level_xacro,
 )
+from arm_kinematics.control.settings import goal_tolerance_of, path_tolerance_of, waits_of
+from arm_kinematics.description.controller_config import ControllerConfig
 from arm_testing.real_arms import REAL_ARMS
 
 xacro = pytest.importorskip('xacro')
@@ -40,7 +41,7 @@ def urdf_limits(path: Path) -> dict[str, tuple[str, float, float]]:
 
 
 def write_files(label: str, folder: Path, config: ControllerConfig) -> tuple[Path, str, list]:
-    from arm_ik.kinematics.arm import load_arm
+    from arm_kinematics.arm import load_arm
     arm_data = REAL_ARMS[label]
     arm = load_arm(arm_data.urdf(), base_frame=arm_data.base, tip_frame=arm_data.tip)
     home = [float(x) for x in arm.home]
@@ -134,6 +135,8 @@ def test_controller_section_refuses_bad_values(section, words):
 
 def test_controller_section_defaults_and_goal_tolerances():
     config = ControllerConfig.from_mapping({'path_tolerance': 0, 'goal_tolerance': 0.05})
-    assert config.path().position == -1.0          # 0 in the arm config: erased in the goal
-    assert config.goal().position == 0.05 and config.goal().velocity == 0.01
-    assert config.waits().cancel_wait == 1.0 and config.action.endswith('follow_joint_trajectory')
+    assert path_tolerance_of(config).position == -1.0   # 0 in the arm config: erased
+    assert goal_tolerance_of(config).position == 0.05
+    assert goal_tolerance_of(config).velocity == 0.01
+    assert waits_of(config).cancel_wait == 1.0
+    assert config.action.endswith('follow_joint_trajectory')

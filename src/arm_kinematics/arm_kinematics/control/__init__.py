@@ -10,6 +10,8 @@ the servo bridge and the executor's action route.
 - ``tracker``: ``GoalTracker``, one accepted goal on the server side: sample(t), check(t, actual).
 - ``client_state``: ``ControllerGoalMonitor``, one goal on the client side: sent, accepted,
   feedback, result, cancel, with bounded waits.
+- ``settings``: the arm configuration's ``controller`` section as goal tolerances and waits.
+- ``ros2_control_files``: the ros2_control xacro block and controllers YAML of an arm.
 
 Units: rad (m for prismatic joints), rad/s, rad/s², s.
 """

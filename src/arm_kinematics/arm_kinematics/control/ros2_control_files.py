@@ -21,7 +21,7 @@ from xml.sax.saxutils import quoteattr
 
 import yaml
 
-from arm_kinematics.control.config import ControllerConfig
+from arm_kinematics.description.controller_config import ControllerConfig
 
 MOCK_PLUGIN = 'mock_components/GenericSystem'
 MACRO = 'arm_ros2_control'

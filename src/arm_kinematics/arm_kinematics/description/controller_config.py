@@ -16,6 +16,7 @@ driven and set up for this arm.
 Every key is optional; ``ControllerConfig.from_mapping`` validates and fills the defaults.
 The executor sends the tolerances with every goal (the controller's own defaults then do not
 matter); ``arm_config`` writes them into the controllers YAML as the defaults too.
+``arm_kinematics.control.settings`` turns this section into goal tolerances and waits.
 """
 
 from __future__ import annotations
@@ -24,9 +25,6 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 import math
 from typing import Any
-
-from arm_kinematics.control.client_state import Waits
-from arm_kinematics.control.tolerances import JointTolerance
 
 DEFAULT_ACTION = 'joint_trajectory_controller/follow_joint_trajectory'
 
@@ -79,24 +77,6 @@ class ControllerConfig:
             raise ValueError(f'{where}.update_rate must be an integer in [1, 10000] Hz, got '
                              f'{rate!r}')
         return cls(**values)
-
-    def path(self) -> JointTolerance:
-        """Per-joint path tolerance of a goal (0: erased, JointTolerance's -1)."""
-        return JointTolerance(position=self.path_tolerance if self.path_tolerance > 0 else -1.0)
-
-    def goal(self) -> JointTolerance:
-        """Per-joint goal tolerance of a goal (position; 0: erased)."""
-        return JointTolerance(position=self.goal_tolerance if self.goal_tolerance > 0 else -1.0,
-                              velocity=self.stopped_velocity_tolerance
-                              if self.stopped_velocity_tolerance > 0 else -1.0)
-
-    def waits(self, silence_timeout: float | None = None) -> Waits:
-        """The executor's bounded waits: feedback silence defaults to five monitor periods."""
-        silence = silence_timeout if silence_timeout is not None else \
-            max(0.5, 5.0 / self.action_monitor_rate)
-        return Waits(server_wait=self.server_wait, response_wait=self.server_wait,
-                     silence_timeout=silence, result_margin=max(1.0, self.goal_time_tolerance),
-                     cancel_wait=self.cancel_wait)
 
     def to_mapping(self) -> dict[str, Any]:
         return asdict(self)
