@@ -78,6 +78,8 @@ class ControllerLink:
         self._lock = threading.Lock()
         self._goals: list[ControllerGoal] = []
         self.timer = node.create_timer(POLL_PERIOD, self._poll, callback_group=group)
+        # A new goal or cancel wakes the poll at once (same group), not at the next period.
+        self._wake = node.create_guard_condition(self._poll, callback_group=group)
 
     # ------------------------------------------------------------------ sending
     def wait_for_server(self, timeout: float) -> bool:
@@ -96,6 +98,7 @@ class ControllerLink:
             self.waits, duration, self.goal_time, time.monotonic()), message)
         with self._lock:
             self._goals.append(goal)
+        self._wake.trigger()
 
     def _dispatch(self, goal: ControllerGoal) -> None:
         if not goal.monitor.server_ready(time.monotonic()):
@@ -141,6 +144,7 @@ class ControllerLink:
         yet sent never goes out)."""
         goal.monitor.request_cancel(reason, time.monotonic())
         self._check(goal)
+        self._wake.trigger()
 
     def _poll(self) -> None:
         with self._lock:
