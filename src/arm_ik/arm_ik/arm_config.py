@@ -35,6 +35,7 @@ from arm_kinematics.arm import ArmConfig, ArmConfigError, load_arm
 from arm_kinematics.control.ros2_control_files import (
     controlled_joints,
     controllers_yaml,
+    MOCK_PLUGIN,
     ros2_control_xacro,
     top_level_xacro,
 )
@@ -73,6 +74,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--ros2-control', metavar='DIR',
                         help="write the arm's ros2_control xacro block, a top-level xacro and "
                              'the controllers YAML into DIR instead')
+    parser.add_argument('--hardware-plugin', default=MOCK_PLUGIN,
+                        help='ros2_control hardware plugin of --ros2-control (default '
+                             f"{MOCK_PLUGIN}; your servo driver's SystemInterface)")
     parser.add_argument('--arm-config', metavar='ARM_CONFIG', default='',
                         help='arm configuration for --ros2-control (home pose, controller '
                              'section, label, frames)')
@@ -109,7 +113,7 @@ def node_parameters(urdf: str, config_path: str, base: str, tip: str) -> str:
 
 
 def ros2_control_files(description_path: str, urdf: str, config_path: str, base: str,
-                       tip: str, folder: str) -> list[Path]:
+                       tip: str, folder: str, plugin: str = MOCK_PLUGIN) -> list[Path]:
     """Write the ros2_control files of the arm into ``folder``; their paths.
 
     Raises:
@@ -128,7 +132,7 @@ def ros2_control_files(description_path: str, urdf: str, config_path: str, base:
         controlled_joints(arm.model.joints, [float(x) for x in arm.home]), source),
         encoding='utf-8')
     top.write_text(top_level_xacro(arm.model.name, str(Path(description_path).absolute()),
-                                   str(block.absolute()), label), encoding='utf-8')
+                                   str(block.absolute()), label, plugin), encoding='utf-8')
     controllers.write_text(controllers_yaml(arm.model.joint_names, config.controller, source),
                            encoding='utf-8')
     return [block, top, controllers]
@@ -153,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         urdf = read_description(args.file)
         if args.ros2_control:
             for path in ros2_control_files(args.file, urdf, args.arm_config, args.base,
-                                           args.tip, args.ros2_control):
+                                           args.tip, args.ros2_control, args.hardware_plugin):
                 print(path)
             return 0
         if args.node_params is not None:
