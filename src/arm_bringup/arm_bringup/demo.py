@@ -261,7 +261,7 @@ def run_pipeline(args: argparse.Namespace, arm: ArmSource, description: str,
             driver = DemoDriver.create(label)
             try:
                 if not pipeline_up(driver, scenario, nodes.processes + recorder_group.processes,
-                                   summary):
+                                   summary, args.controller != 'none'):
                     return
                 if mcap is not None:
                     unrecorded = wait_recording(driver, recorded_topics(
@@ -284,9 +284,10 @@ def run_pipeline(args: argparse.Namespace, arm: ArmSource, description: str,
 
 
 def pipeline_up(driver: DemoDriver, scenario: Scenario, processes: list[NodeProcess],
-                summary: Summary) -> bool:
-    """Wait for the nodes; on failure record it and print the logs of the dead ones."""
-    missing = driver.wait_for_pipeline(scenario.pick_place, START_TIMEOUT)
+                summary: Summary, measured: bool = False) -> bool:
+    """Wait for the nodes (and, measured, the executor's measured state); on failure record
+    it and print the logs of the dead ones."""
+    missing = driver.wait_for_pipeline(scenario.pick_place, START_TIMEOUT, measured)
     dead = [p for p in processes if not p.alive()]
     for process in dead:
         print(f'demo: {process.name} exited:\n{process.output()[-2000:]}', flush=True)
