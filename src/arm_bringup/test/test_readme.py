@@ -69,6 +69,8 @@ EXPECT = {
     'arm_config ur5.yaml --check': (r'ur5\.yaml: valid for ur5',
                                     r'^summary: 1 cycle\(s\), \d+ step\(s\) ok, 0 failed'),
     'ik_client --arm ur5': (r'\bOK\b',),
+    'CONTROLLER=stand_in': (r'ur5_control/ur5_controllers\.yaml',
+                            r'^summary: 1 cycle\(s\), \d+ step\(s\) ok, 0 failed'),
     'IKClient(node': (r"\{'base_yaw': |OUT_OF_REACH",),
     "decoded_messages('demo.mcap'": (r"^\[\('/ccd5/", r'^\d+\.\d\d s  progress \d\.\d\d$'),
     'CollisionChecker(': (r'^collision: ',),
