@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
                              'joint_states_topic': MEASURED, 'constraints.goal_time': 0.5})
         group.start_node('arm_ik', 'trajectory_executor', namespace='/action', params={
             **common, 'output': 'follow_joint_trajectory', 'feedback_topic': MEASURED,
-            'feedback_stale_periods': 10.0})
+            'feedback_stale_periods': 25.0})   # a Python stand-in on a loaded machine
         group.start_node('arm_ik', 'trajectory_executor', namespace='/topic',
                          params={**common, 'output': 'joint_trajectory'})
         action = MotionClient(domain.domain_id, '/action', JOINTS)
