@@ -100,6 +100,7 @@ $(CORE_VENV)/.installed: requirements/core.txt
 test-core: $(CORE_VENV)/.installed
 	$(CORE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
 	  --force-reinstall ./src/arm_kinematics ./src/arm_testing
+	rm -rf src/arm_kinematics/build src/arm_testing/build   # pip builds in the source tree
 	$(CORE_VENV)/bin/python -m pytest src/arm_kinematics $(PYTEST_ARGS)
 
 test: lint build test-core

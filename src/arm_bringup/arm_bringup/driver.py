@@ -240,7 +240,8 @@ class DemoDriver(Node):
     # ------------------------------------------------------------------ helpers
     def _goal(self, move: Move) -> MoveToTarget.Goal:
         goal = MoveToTarget.Goal()
-        goal.target.header.frame_id = 'base_link'
+        # The arm's own base frame (panda_link0, world, ...), as arm_info reports it.
+        goal.target.header.frame_id = self.info.base_frame if self.info is not None else ''
         goal.target.pose.orientation.w = 1.0
         goal.motion_law = move.motion_law
         if move.position is not None:

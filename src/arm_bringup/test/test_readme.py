@@ -115,10 +115,8 @@ def venv_is_stale() -> str:
 @pytest.fixture(scope='module')
 def graph():
     """One ik_server for six_axis in /six_axis on the module's private domain."""
-    from arm_testing.ik_graph import IKGraph
-    with IKGraph() as graph:
-        graph.start('six_axis')
-        graph.wait_ready()
+    from arm_testing.ik_graph import ik_servers
+    with ik_servers('six_axis') as graph:
         yield graph
 
 

@@ -62,8 +62,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('file', help='URDF or .xacro file (or, with --check, a configuration)')
     parser.add_argument('--base', default='', help='root link of the chain (default: the '
                         "URDF's root link)")
-    parser.add_argument('--tip', default='', help='tool link of the chain (default: tool0, '
-                        'else the leaf link at the end of the most joints)')
+    parser.add_argument('--tip', default='', help='tool link of the chain (default: the '
+                        "URDF's tool frame, tool0, flange, *_hand, ..., never a finger; "
+                        'printed with the other candidates)')
     parser.add_argument('--mesh-path', action='append', default=[],
                         help='folder to resolve package:// meshes in (repeatable)')
     parser.add_argument('--check', metavar='URDF', nargs='?', const='',
@@ -166,6 +167,12 @@ def main(argv: list[str] | None = None) -> int:
         search = [*args.mesh_path, *default_search_paths(args.file)]
         data = starting_config(urdf, args.base, args.tip, search)
         ArmConfig.from_mapping(data, 'generated configuration')   # what we write loads
+        # The frames chosen for the user (and why, with the other candidates) and what was
+        # assumed of the URDF, on stderr: stdout is the YAML.
+        info = data['info']
+        for line in ([info['frames']] if not info['frames'].endswith('(given)') else []) + \
+                info['urdf_notes']:
+            print(f'arm_config: {line}', file=sys.stderr)
     except (ArmConfigError, DescriptionError, ValueError, OSError) as error:
         print(f'arm_config: {error}', file=sys.stderr)
         return 1

@@ -22,7 +22,8 @@ def test_goal_and_limit_constants_match():
 
 def test_path_codes_match_the_cartesian_path_constants():
     from arm_interfaces.srv import CartesianPath, SolveIKBatch
-    from arm_kinematics.motion.path_ik import MAX_BATCH, PathCode
+    from arm_kinematics.motion.batch_ik import MAX_BATCH
+    from arm_kinematics.motion.path_request import PathCode
     constants = {name: getattr(CartesianPath.Request, name) for name in PathCode.__members__}
     assert constants == {code.name: int(code) for code in PathCode}
     assert (CartesianPath.Request.GOAL_POSITION, CartesianPath.Request.GOAL_TOOL_DOWN,

@@ -53,3 +53,13 @@ def test_old_from_imports_work():
 def test_an_unknown_old_name_is_not_found():
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module('arm_ik.kinematics.no_such_module')
+
+
+def test_the_readme_changelog_lists_every_moved_module():
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[3] / 'README.md').read_text(encoding='utf-8')
+    changelog = readme[readme.index('## Changelog'):]
+    missing = [old for old, new in MOVED.items()
+               if f'`arm_ik.kinematics.{old}` | `{new}`' not in changelog
+               and f'`arm_ik.kinematics.{old}`' not in changelog]
+    assert not missing

@@ -1,7 +1,10 @@
-"""ROS-free kinematics core of arm_ik.
+"""arm_kinematics: the ROS-free core of the arm pipeline.
 
-Everything numeric lives here: arm models built from URDF, forward kinematics,
-Jacobians, metrics, inverse-kinematics solvers and their structured results.
-Nothing in this package imports rclpy, so it can be used and tested without a
-ROS graph.
+Every rule and formula lives here, laid out as the data flows (docs/ARCHITECTURE.md):
+``common`` → ``model`` (the chain: FK, Jacobians, limits) → ``description`` (the arm
+configuration beside the URDF) → ``scene`` (floor, obstacles, collision) → ``ik`` (requests,
+solvers, closed forms) → ``arm`` (the arm as one value) → ``motion`` (planners, path IK, motion
+laws, the executor's decisions) → ``tasks``; ``visual`` and ``analysis`` on top. Each layer
+imports only the ones before it, and nothing here imports rclpy or a message package, so the
+whole core is used and tested without ROS.
 """

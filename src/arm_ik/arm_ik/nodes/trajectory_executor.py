@@ -104,7 +104,8 @@ from arm_kinematics.motion.executor import (
     WallClock,
 )
 from arm_kinematics.motion.follow import LiveFollow, Verdict
-from arm_kinematics.motion.planner import MotionPlanner, Plan, PlanFailure
+from arm_kinematics.motion.move_types import Plan, PlanFailure
+from arm_kinematics.motion.planner import MotionPlanner
 from arm_kinematics.motion.planning_pool import PlanningPool
 from arm_kinematics.motion.runner import Owner
 from arm_kinematics.motion.safety_check import SceneData
