@@ -13,5 +13,15 @@ the servo bridge and the executor's action route.
 - ``settings``: the arm configuration's ``controller`` section as goal tolerances and waits.
 - ``ros2_control_files``: the ros2_control xacro block and controllers YAML of an arm.
 
+A controller (the stand-in, the servo bridge) uses it like this, once per goal and cycle::
+
+    rules = TrajectoryGoalRules(ControllerSettings(joints, defaults))   # once
+    answer = rules.accept(goal, now)            # goal: TrajectoryGoal (control_messages)
+    if not answer.accepted: reject, log answer.reason
+    tracker = GoalTracker(rules, goal, now, measured_positions)
+    every cycle: command = tracker.sample(now).positions
+                 verdict = tracker.check(now, measured_positions)
+                 if verdict.done: result(verdict.code, verdict.message)
+
 Units: rad (m for prismatic joints), rad/s, rad/s², s.
 """
