@@ -280,3 +280,17 @@ def test_controller_dies_mid_goal(controller):
     controller.start_controller(controller.measured_pose())
     outcome = controller.first_move(HOME)
     assert outcome.code == SUCCESS, outcome.message
+
+
+@pytest.mark.parametrize('params, words', [
+    ({'joints': ['a', 'a']}, 'parameter joints must name unique joints'),
+    ({'joints': ['a', 'b'], 'initial_positions': [0.1]}, 'initial_positions needs 2 finite'),
+    ({'joints': ['a'], 'fault': 'explode'}, 'fault "explode" is not one of'),
+    ({'joints': ['a'], 'constraints.a.trajectory': -0.1}, 'constraints.a.trajectory must be'),
+])
+def test_stand_in_refuses_bad_parameters_in_one_line(rig, params, words):
+    process = rig.group.start_node('arm_ik', 'controller_stand_in', name='bad_controller',
+                                   namespace='/refused', params=params)
+    assert process.wait_for_exit(30.0) == 1
+    output = process.output()
+    assert words in output and 'Traceback' not in output, output
