@@ -34,6 +34,7 @@ from rclpy.node import Node
 
 from arm_kinematics.control.client_state import ClientState, ControllerGoalMonitor, Waits
 from arm_kinematics.control.codes import ControllerOutcome
+from arm_kinematics.motion.errors import MotionCode
 from arm_kinematics.motion.runner import Owner
 
 POLL_PERIOD = 0.02      # s
@@ -203,6 +204,17 @@ class ControllerLink:
     def latest_feedback(self, owner: Owner) -> FollowJointTrajectory.Feedback | None:
         goal = self.goal_of(owner)
         return None if goal is None else goal.feedback
+
+    def end_all(self, code: MotionCode, message: str) -> None:
+        """End every move still waiting for its controller goal with ``code`` and
+        ``message``; the poll then cancels the goals. For a stop the runner cannot see: its
+        trajectory has ended, the controller's result has not come yet."""
+        with self._lock:
+            owners = [g.owner for g in self._goals if not g.owner.done.is_set()]
+        for owner in owners:
+            owner.finish(code, message)
+        if owners:
+            self._wake.trigger()
 
     def cancel_all(self, reason: str) -> None:
         """Cancel every running goal now (an emergency stop does not wait for the poll)."""

@@ -403,6 +403,14 @@ class TrajectoryExecutor(Node):
         now = time.monotonic()
         stamp = Time(nanoseconds=self._wall.nanoseconds(now)).to_msg()
         self.core.check_feedback(now)
+        if self.link is not None and self.core.feedback is not None:
+            # A move past its playback still waits for the controller's result: a stale
+            # measured state ends it too (the runner only stops moves it is playing).
+            measured, age = self.core.feedback.latest(now)
+            if measured is not None and age.stale:
+                self.link.end_all(MotionCode.NO_JOINT_STATE, (
+                    f'measured joint state on {self.core.feedback.topic} is stale '
+                    f'({age.age:.3f} s old, more than {age.limit:.3f} s)'))
         with self._output_lock:
             tick = self.runner.tick(now)
             if tick.q is not None:
