@@ -114,6 +114,9 @@ def test_vendor_prefixes_and_a_blank_line_before_the_declaration_are_accepted():
     urdf = arm(head='\n\n<?xml version="1.0"?>\n', extra=' drake:declaration="none"')
     urdf = urdf.replace('<joint name="j1"', '<joint drake:rotor_inertia="1e-4" name="j1"')
     assert ArmModel.from_urdf(urdf).joint_names == ('j1', 'j2', 'j3')
+    default_namespace = arm().replace('<robot name="lenient"',
+                                      '<robot xmlns="http://www.ros.org" name="lenient"')
+    assert ArmModel.from_urdf(default_namespace).joint_names == ('j1', 'j2', 'j3')
     # The same text for other readers (the lab's yourdfpy, which lxml would refuse).
     import yourdfpy
     robot = yourdfpy.URDF.load(io.BytesIO(lenient_text(urdf).encode('utf-8')),
@@ -334,3 +337,17 @@ def test_a_floating_base_joint_puts_the_default_base_on_the_body_it_carries():
     loaded = load_chain(urdf)
     assert (loaded.model.base_link, loaded.model.tip_link) == ('base_link', 'tool0')
     assert 'base below the floating joint "float"' in loaded.report()[0]
+
+
+def test_a_slide_carrying_the_tool_on_its_own_frame_builds_and_solves():
+    # A linear axis with the tool on its carriage: at 0 the carriage and the tool sit on the
+    # base origin, but the slide moves the tool (its safety capsule is a ball there).
+    urdf = ('<robot name="axis"><link name="base_link"/><link name="carriage"/>'
+            '<joint name="slide" type="prismatic"><parent link="base_link"/>'
+            '<child link="carriage"/><axis xyz="1 0 0"/>'
+            '<limit lower="0" upper="0.5" velocity="0.2"/></joint></robot>')
+    loaded = load_arm(urdf)
+    assert loaded.model.tip_link == 'carriage'
+    answer = loaded.dispatcher().solve(IKRequest(position=[0.3, 0.0, 0.0]), SolveOptions(),
+                                       loaded.home)
+    assert answer.result.success and answer.result.q[0] == pytest.approx(0.3, abs=1e-4)

@@ -160,6 +160,12 @@ def parse_robot_xml(text: str) -> ElementTree.Element:
             root = ElementTree.fromstring(lenient_text(text))
         except ElementTree.ParseError:
             raise DescriptionError(f'robot_description is not valid XML: {error}') from None
+    if root.tag.startswith('{'):
+        # A default namespace (xmlns="...") on <robot>: TinyXML, and so urdfdom, reads the
+        # plain element names.
+        for element in root.iter():
+            if isinstance(element.tag, str) and element.tag.startswith('{'):
+                element.tag = element.tag.split('}', 1)[1]
     if root.tag != 'robot':
         raise DescriptionError(f'root element is <{root.tag}>, expected <robot>')
     return root
@@ -193,7 +199,7 @@ def read_tree(text: str) -> RobotTree:
     links: list[str] = []
     for link in root.findall('link'):
         name = link.get('name')
-        if not name:
+        if not name or not name.strip():
             raise DescriptionError('a <link> has no name')
         if name in links:
             raise DescriptionError(f'link "{name}" is declared twice')
@@ -253,7 +259,7 @@ def _check_mimics(tree: RobotTree) -> None:
 def _read_joint(element: ElementTree.Element, links: set[str],
                 warnings: list[str]) -> JointSpec:
     name = element.get('name')
-    if not name:
+    if not name or not name.strip():
         raise DescriptionError('a <joint> has no name')
     where = f'joint "{name}"'
     kind = element.get('type')
@@ -264,7 +270,7 @@ def _read_joint(element: ElementTree.Element, links: set[str],
     for tag in ('parent', 'child'):
         end = element.find(tag)
         link = end.get('link') if end is not None else None
-        if not link:
+        if not link or not link.strip():
             raise DescriptionError(f'{where} lacks <{tag} link="...">')
         if link not in links:
             raise DescriptionError(f'{where}: <{tag} link="{link}"> is not a link of the '

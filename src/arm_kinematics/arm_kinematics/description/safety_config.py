@@ -218,13 +218,16 @@ def default_safety_section(model: ArmModel,
     Args:
         radii: capsule radius per joint name (m); DEFAULT_LINK_RADIUS where absent.
     """
-    origins, _, tip = model.joint_origins_and_axes(np.zeros(model.dof))
-    points = [*origins, tip]
+    # At q = 0 and with the slides stretched (a carriage may sit on the next frame at 0).
+    poses = []
+    for q in (np.zeros(model.dof), model.stretched_pose()):
+        origins, _, tip = model.joint_origins_and_axes(q)
+        poses.append([*origins, tip])
     child = child_links(model.urdf) if model.urdf else {}
     links = []
     for index, name in enumerate(model.joint_names):
         if all(np.linalg.norm(points[later] - points[index]) <= SAME_POINT
-               for later in range(index + 1, len(points))):
+               for points in poses for later in range(index + 1, len(points))):
             continue
         radius = float((radii or {}).get(name, DEFAULT_LINK_RADIUS))
         links.append({'name': child.get(name, f'{name}_link'), 'joint': name,

@@ -273,6 +273,16 @@ class ArmModel:
                 columns[:, :, index] = np.cross(axis, tip - frames[:, index, :3, 3])
         return columns
 
+    def stretched_pose(self) -> np.ndarray:
+        """q = 0 with every slide at the end of its range farther from 0: the pose where a
+        link that only a slide lengthens has its length (at 0 the carriage may sit on the
+        next frame). Turning joints keep their hops whatever q is."""
+        q = np.zeros(self.dof)
+        for index, joint in enumerate(self.joints):
+            if joint.prismatic:
+                q[index] = max(joint.lower, joint.upper, key=abs)
+        return self.clamp(q)
+
     def segment_bounds(self) -> list[float]:
         """Upper bound of the distance between consecutive moving-joint origins, base origin
         first, then of the tip from the last one, m: whatever q is (a turning joint keeps its

@@ -199,21 +199,24 @@ def _resolve_joint(model: ArmModel, joint: str, link: str) -> int:
 def capsules_of(model: ArmModel, config: SafetyConfig) -> tuple[Capsule, ...]:
     """Capsules of the configured links, each from its joint to the next distinct origin.
 
-    Distances between consecutive frames are fixed by the chain, so "distinct" is decided
-    once at q = 0.
+    Distances between consecutive frames are fixed by the turning joints, so "distinct" is
+    decided once, at q = 0 and with the slides stretched (a carriage may sit on the next frame
+    at 0).
 
     Raises:
-        SafetyConfigError: a link names an unknown joint, or a joint with nothing after it.
+        SafetyConfigError: a link names an unknown joint.
     """
-    points = model.frames(np.zeros(model.dof))[:, :3, 3]
+    poses = [model.frames(q)[:, :3, 3] for q in (np.zeros(model.dof), model.stretched_pose())]
     capsules = []
     for link in config.links:
         start = _resolve_joint(model, link.joint, link.name)
         end = next((k for k in range(start + 1, model.dof + 1)
-                    if np.linalg.norm(points[k] - points[start]) > SAME_POINT), None)
+                    if max(np.linalg.norm(points[k] - points[start]) for points in poses)
+                    > SAME_POINT), None)
         if end is None:
-            raise SafetyConfigError(f'safety link "{link.name}": joint "{link.joint}" has no '
-                                    'distinct joint origin or tip after it (zero length)')
+            # Nothing after it ever leaves its point (a slide carrying the tool on its own
+            # frame, a rotor): the capsule is a ball there.
+            end = start + 1
         capsules.append(Capsule(link.name, start, end, link.radius))
     return tuple(capsules)
 
