@@ -13,3 +13,16 @@ def sim_bus(request, tmp_path_factory):
     link = tmp_path_factory.mktemp(request.param) / 'bus'
     with SimProcess(link, request.param, goal='3000') as sim:
         yield request.param, sim, str(link)
+
+
+@pytest.fixture(scope='session')
+def so101_urdf() -> str:
+    """The SO-101 URDF of example-robot-data (a test dependency; skipped when absent)."""
+    from pathlib import Path
+    import sysconfig
+    path = Path(sysconfig.get_paths()['purelib']) / 'cmeel.prefix' / 'share' / \
+        'example-robot-data' / 'robots' / 'so_arm_description' / 'urdf' / 'so101.urdf'
+    if not path.is_file():
+        pytest.skip('example-robot-data is not installed (requirements/dev.txt)')
+    return path.read_text(encoding='utf-8')
+

@@ -9,7 +9,7 @@ Faults are injected on command, from the process's standard input (one per line,
 :data:`HELP`) or :meth:`SimBus.command` when the bus runs in a thread of a test::
 
     lose ID N | corrupt ID N | remove ID | restore ID | error ID WORD | slow ID SECONDS
-    vanish | replug | status
+    push ID TICKS (move a joint by hand, torque off) | vanish | replug | status
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from arm_servos.sim.packets import (
 from arm_servos.sim.servo import SimServo
 
 HELP = ('commands: lose ID N | corrupt ID N | remove ID | restore ID | '
-        'error ID overload|overheating|voltage|clear | slow ID SECONDS | vanish | replug | '
-        'status')
+        'error ID overload|overheating|voltage|clear | slow ID SECONDS | push ID TICKS | '
+        'vanish | replug | status')
 # Error words → the bits each protocol uses for them (Feetech status byte, Dynamixel reg 70).
 ERROR_BITS = {'feetech': {'voltage': 1, 'overheating': 4, 'overload': 32, 'clear': 0},
               'dynamixel': {'voltage': 1, 'overheating': 4, 'overload': 32, 'clear': 0}}
@@ -280,6 +280,12 @@ class SimBus:
             faults.error_bits = table[args[1]]
         elif verb == 'slow':
             faults.extra_delay = float(args[1])
+        elif verb == 'push':
+            # A hand moving a joint whose torque is off (calibration); a servo holding its
+            # goal under torque does not yield.
+            if servo.torque_on:
+                raise ValueError(f'servo {servo.servo_id} has torque on and does not move')
+            servo.position = float(int(args[1]))
         else:
             raise ValueError(f'unknown command {verb!r}')
         return f'servo {servo.servo_id}: {verb} {" ".join(args[1:])}'.rstrip()
