@@ -95,7 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     except (DescriptionError, CalibrationError) as error:
         print(f'servo_calibrate: {error}', file=sys.stderr)
         return EXIT_BAD_INPUT
-    bus = DRIVERS[protocol](args.port, [p.servo_id for p in plans], baudrate=baudrate)
+    # No cycle to keep here: wait longer for replies than the bridge does.
+    bus = DRIVERS[protocol](args.port, [p.servo_id for p in plans], baudrate=baudrate,
+                            reply_timeout=0.02, cycle_budget=0.1)
     stop = threading.Event()
     if args.yes:
         deadline = time.monotonic() + args.sweep_seconds

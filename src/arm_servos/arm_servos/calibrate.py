@@ -88,8 +88,12 @@ def calibrate(bus: ServoBus, plans: Sequence[ServoPlan], protocol: str, baudrate
     return Calibration.from_mapping(draft.as_mapping(), urdf, chain)
 
 
-def _positions(bus: ServoBus, names: Mapping[int, str]) -> dict[int, int]:
-    states = bus.read()
+def _positions(bus: ServoBus, names: Mapping[int, str], attempts: int = 5) -> dict[int, int]:
+    # Nothing is moving and no cycle is due: a few more tries cost nothing here.
+    for _ in range(attempts):
+        states = bus.read()
+        if all(state is not None for state in states.values()):
+            break
     silent = [f'{names[i]} (id {i})' for i, s in states.items() if s is None]
     if silent:
         raise CalibrationError(f'joints: no reading from {", ".join(silent)}')
