@@ -95,9 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     except (DescriptionError, CalibrationError) as error:
         print(f'servo_calibrate: {error}', file=sys.stderr)
         return EXIT_BAD_INPUT
-    # No cycle to keep here: wait longer for replies than the bridge does.
+    # No cycle to keep here: wait longer for replies than the bridge does (also covers an
+    # adapter left at a 16 ms USB latency timer).
     bus = DRIVERS[protocol](args.port, [p.servo_id for p in plans], baudrate=baudrate,
-                            reply_timeout=0.02, cycle_budget=0.1)
+                            reply_timeout=0.05, cycle_budget=0.5)
     stop = threading.Event()
     if args.yes:
         deadline = time.monotonic() + args.sweep_seconds

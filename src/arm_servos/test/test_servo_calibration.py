@@ -90,7 +90,7 @@ def _run_routine(link: str, so101_urdf: str, sim: SimProcess, pushes: dict[int, 
                  plans=None):
     example = Calibration.load(EXAMPLE, so101_urdf, SO101_CHAIN)
     plans = plans or plans_from(example)
-    bus = FeetechBus(link, [p.servo_id for p in plans], reply_timeout=0.01)
+    bus = FeetechBus(link, [p.servo_id for p in plans], reply_timeout=0.1, cycle_budget=1.0)
     bus.open()
     said: list[str] = []
     done = threading.Event()
