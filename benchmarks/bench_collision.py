@@ -62,17 +62,19 @@ ARMS = {
 }
 
 try:
-    import arm_ik  # noqa: F401
+    import arm_kinematics  # noqa: F401
 except ImportError:
-    sys.path.insert(0, str(REPO / 'src' / 'arm_ik'))
+    sys.path.insert(0, str(REPO / 'src' / 'arm_kinematics'))
 
 from results_file import merge_section  # noqa: E402
 
-from arm_ik.kinematics.collision import backend, CollisionChecker, Scene  # noqa: E402
-from arm_ik.kinematics.collision.planner import path_length, plan_joint_path  # noqa: E402
-from arm_ik.kinematics.collision.shapes import convex_hull, parse_origin  # noqa: E402
-from arm_ik.kinematics.config_writer import default_search_paths, resolve_mesh  # noqa: E402
-from arm_ik.kinematics.model import ArmModel  # noqa: E402
+from arm_kinematics.description.meshes import default_search_paths, resolve_mesh  # noqa: E402
+from arm_kinematics.model.arm_model import ArmModel  # noqa: E402
+from arm_kinematics.motion.sampling_planner import path_length, plan_joint_path  # noqa: E402
+from arm_kinematics.scene import backend  # noqa: E402
+from arm_kinematics.scene.checker import CollisionChecker  # noqa: E402
+from arm_kinematics.scene.objects import Scene  # noqa: E402
+from arm_kinematics.scene.shapes import convex_hull, parse_origin  # noqa: E402
 from arm_testing.real_arms import TABLE_AND_TWO_BOXES  # noqa: E402
 
 # A table under the arm and two boxes in its reach (base frame, m).

@@ -56,11 +56,11 @@ sys.path.insert(0, str(HERE))
 from bench_urdf_arms import ArmSpec, load_urdf, RTB_TOL, RtbLm  # noqa: E402
 from results_file import merge_section  # noqa: E402
 
-from arm_ik.kinematics.description import description_dir, expand_xacro_file  # noqa: E402
-from arm_ik.kinematics.model import ArmModel  # noqa: E402
-from arm_ik.kinematics.result import GoalType  # noqa: E402
-from arm_ik.kinematics.solvers.base import SolveOptions, workspace_from_model  # noqa: E402
-from arm_ik.kinematics.solvers.families import ClosedFormSolver  # noqa: E402
+from arm_kinematics.description.bundled import description_dir, expand_xacro_file  # noqa: E402
+from arm_kinematics.ik.closed_form.families import ClosedFormSolver  # noqa: E402
+from arm_kinematics.ik.result import GoalType  # noqa: E402
+from arm_kinematics.ik.solvers.base import SolveOptions, workspace_from_model  # noqa: E402
+from arm_kinematics.model.arm_model import ArmModel  # noqa: E402
 
 SEED = 2026
 DEFAULT_POSES = 300

@@ -46,10 +46,10 @@ PANDA_BOX = {'id': 'box', 'type': 'box', 'size': [0.2, 0.2, 0.2],
 
 def arms() -> list[tuple[str, Any, np.ndarray]]:
     """(label, planner spec, start pose) of each arm."""
-    from arm_ik.kinematics.arm import load_arm
-    from arm_ik.kinematics.description import expand_xacro, load_arm_config
-    from arm_ik.kinematics.motion import worker
-    from arm_ik.kinematics.motion.safety_check import SceneData
+    from arm_kinematics.arm import load_arm
+    from arm_kinematics.description.bundled import expand_xacro, load_arm_config
+    from arm_kinematics.motion import worker
+    from arm_kinematics.motion.safety_check import SceneData
     from arm_testing.real_arms import REAL_ARMS, robots_dir
 
     config = load_arm_config('six_axis')
@@ -84,7 +84,7 @@ def percentiles(values: list[float], scale: float) -> dict[str, float]:
 
 def per_target(planner: Any, start: np.ndarray, targets: np.ndarray) -> dict[str, Any]:
     """IK and check_move times of each target, seeded with the previous answer."""
-    from arm_ik.kinematics.request import IKRequest
+    from arm_kinematics.ik.request import IKRequest
     solve, check, refused = [], [], 0
     seed = start.copy()
     names = tuple(planner.model.joint_names)
@@ -114,10 +114,10 @@ def tick_times(planner: Any, follow_law: str, start: np.ndarray, targets: np.nda
                guarded: bool) -> list[float]:
     """runner.tick durations (s) of a follow fed ``targets``; the goals come checked from
     ``target_goal`` at once (as if the planning process answered within the tick)."""
-    from arm_ik.kinematics.motion import laws
-    from arm_ik.kinematics.motion.follow import target_goal
-    from arm_ik.kinematics.motion.follow_guard import GuardedFollow, StepGuard
-    from arm_ik.kinematics.motion.runner import MotionRunner, Owner
+    from arm_kinematics.motion import laws
+    from arm_kinematics.motion.follow import target_goal
+    from arm_kinematics.motion.follow_guard import GuardedFollow, StepGuard
+    from arm_kinematics.motion.runner import MotionRunner, Owner
 
     model = planner.model
     limits = model.velocity_limits * 0.5
@@ -150,7 +150,7 @@ def tick_times(planner: Any, follow_law: str, start: np.ndarray, targets: np.nda
 
 def per_tick(planner: Any, start: np.ndarray, targets: np.ndarray,
              repeats: int) -> dict[str, Any]:
-    from arm_ik.kinematics.motion import laws
+    from arm_kinematics.motion import laws
     rows = {}
     for follow_law in (laws.EXPONENTIAL, laws.SPEED_CAP):
         if follow_law == laws.SPEED_CAP and 'ccd' not in planner.dispatcher.solvers:
@@ -174,8 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--quick', action='store_true', help='2 s streams, 1 repeat')
     parser.add_argument('--output', type=Path, default=REPO / 'bench_results.json')
     args = parser.parse_args(argv)
-    from arm_ik.kinematics.description import home_from_config
-    from arm_ik.kinematics.motion import worker
+    from arm_kinematics.description.bundled import home_from_config
+    from arm_kinematics.motion import worker
 
     seconds, repeats = (2.0, 1) if args.quick else (8.0, 3)
     results = {}

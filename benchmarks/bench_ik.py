@@ -51,11 +51,11 @@ OVERSHOOT_TIMEOUT = 0.002     # s, timeout used to measure the overshoot
 def _import_core() -> None:
     """Make ``arm_ik`` importable and its descriptions findable from a source tree."""
     try:
-        import arm_ik  # noqa: F401
+        import arm_kinematics  # noqa: F401
     except ImportError:
-        sys.path.insert(0, str(REPO / 'src' / 'arm_ik'))
-    from arm_ik.kinematics.description import description_dir
-    from arm_ik.kinematics.model import DescriptionError
+        sys.path.insert(0, str(REPO / 'src' / 'arm_kinematics'))
+    from arm_kinematics.description.bundled import description_dir
+    from arm_kinematics.model.arm_model import DescriptionError
     try:
         description_dir()
     except (DescriptionError, OSError):
@@ -66,11 +66,11 @@ _import_core()
 
 from results_file import merge_section  # noqa: E402
 
-from arm_ik.kinematics.description import expand_xacro  # noqa: E402
-from arm_ik.kinematics.model import ArmModel  # noqa: E402
-from arm_ik.kinematics.result import ErrorCode, GoalType  # noqa: E402
-from arm_ik.kinematics.solvers.base import SolveOptions, Solver, workspace_from_model  # noqa: E402,E501
-from arm_ik.kinematics.transforms import rotation_error  # noqa: E402
+from arm_kinematics.common.transforms import rotation_error  # noqa: E402
+from arm_kinematics.description.bundled import expand_xacro  # noqa: E402
+from arm_kinematics.ik.result import ErrorCode, GoalType  # noqa: E402
+from arm_kinematics.ik.solvers.base import SolveOptions, Solver, workspace_from_model  # noqa: E402,E501
+from arm_kinematics.model.arm_model import ArmModel  # noqa: E402
 
 GOAL_NAMES = {GoalType.POSITION: 'position', GoalType.TOOL_DOWN: 'tool_down',
               GoalType.FULL_POSE: 'full_pose'}
@@ -126,14 +126,14 @@ def make_targets(model: ArmModel, goal: GoalType, count: int) -> np.ndarray:
     """FK transforms (count, 4, 4) of random configurations within the limits."""
     rng = np.random.default_rng(SEED)
     if goal == GoalType.TOOL_DOWN:
-        from arm_ik.kinematics.experiments import tool_down_configurations
+        from arm_kinematics.analysis.experiments import tool_down_configurations
         return model.fk_batch(tool_down_configurations(model, count, rng))
     return model.fk_batch(model.random_configurations(count, rng))
 
 
 def optional_solver(name: str, model: ArmModel) -> Solver | None:
     """The solver registered as ``name`` if its module exists and it applies to ``model``."""
-    from arm_ik.kinematics.solvers import SOLVERS
+    from arm_kinematics.ik.solvers import SOLVERS
     module, attribute = SOLVERS[name]
     try:
         cls = getattr(importlib.import_module(module), attribute)
@@ -242,8 +242,8 @@ def overshoot(solver: Solver, target: np.ndarray, runs: int) -> dict[str, float]
 def bench_arm(arm: str, count: int, peer_names: Sequence[str],
               log: Callable[[str], None]) -> dict[str, list]:
     """All records of one arm."""
-    from arm_ik.kinematics.solvers.ccd import CCDSolver
-    from arm_ik.kinematics.solvers.dls import DLSSolver
+    from arm_kinematics.ik.solvers.ccd import CCDSolver
+    from arm_kinematics.ik.solvers.dls import DLSSolver
     urdf = expand_xacro(arm)
     model = ArmModel.from_urdf(urdf)
     workspace = workspace_from_model(model)
@@ -322,8 +322,8 @@ def bench_overshoot(runs: int) -> list[dict]:
     That point is inside the reach sphere but outside the limited workspace (the shoulder
     stops at ±100°), so only the clock ends the solve.
     """
-    from arm_ik.kinematics.solvers.ccd import CCDSolver
-    from arm_ik.kinematics.solvers.dls import DLSSolver
+    from arm_kinematics.ik.solvers.ccd import CCDSolver
+    from arm_kinematics.ik.solvers.dls import DLSSolver
     model = ArmModel.from_urdf(expand_xacro('ccd5'))
     workspace = workspace_from_model(model)
     target = workspace.shoulder - [0.0, 0.0, 0.8 * workspace.max_reach]

@@ -99,7 +99,7 @@ def stream_targets(window: float) -> dict[str, Any]:
     import rclpy
     from rclpy.qos import qos_profile_sensor_data
 
-    from arm_ik.kinematics.description import home_from_config, load_arm_config, load_model
+    from arm_kinematics.description.bundled import home_from_config, load_arm_config, load_model
 
     model = load_model(ARM)
     centre = model.fk(np.asarray(home_from_config(model, load_arm_config(ARM))))[:3, 3]
@@ -201,7 +201,7 @@ CONFIGS = (
 def measure(env: dict[str, str], rate: float, label: str, load: str, window: float,
             log_dir: Path, extra: dict[str, Any]) -> dict[str, Any]:
     from arm_bringup.process_group import ProcessGroup
-    from arm_ik.kinematics.description import expand_xacro
+    from arm_kinematics.description.bundled import expand_xacro
 
     group = ProcessGroup(env=env, log_dir=str(log_dir))
     try:

@@ -49,10 +49,14 @@ from bench_urdf_arms import ArmSpec, load_urdf
 import numpy as np
 from results_file import merge_section
 
-from arm_ik.kinematics.arm import Arm, load_arm
-from arm_ik.kinematics.description import ARMS as BUNDLED
-from arm_ik.kinematics.description import expand_xacro, load_arm_config
-from arm_ik.kinematics.path_ik import (
+from arm_kinematics.arm import Arm, load_arm
+from arm_kinematics.common.transforms import matrix_to_quaternion, quaternion_to_matrix
+from arm_kinematics.description.bundled import ARMS as BUNDLED
+from arm_kinematics.description.bundled import expand_xacro, load_arm_config
+from arm_kinematics.ik.request import IKRequest
+from arm_kinematics.ik.result import GoalType
+from arm_kinematics.ik.solvers.base import SolveOptions
+from arm_kinematics.motion.path_ik import (
     DEFAULT_MAX_CARTESIAN_STEP,
     DEFAULT_MAX_JOINT_STEP,
     DEFAULT_MAX_ROTATION_STEP,
@@ -61,10 +65,6 @@ from arm_ik.kinematics.path_ik import (
     slerp_quaternion,
     ToolPose,
 )
-from arm_ik.kinematics.request import IKRequest
-from arm_ik.kinematics.result import GoalType
-from arm_ik.kinematics.solvers.base import SolveOptions
-from arm_ik.kinematics.transforms import matrix_to_quaternion, quaternion_to_matrix
 from arm_testing.ros_harness import DomainClaim  # the tests' domain locks: never a shared domain
 
 HERE = Path(__file__).resolve().parent

@@ -52,11 +52,11 @@ RESOLUTION_DEG = 4.0
 def _import_core() -> None:
     """Make ``arm_ik`` importable and its descriptions findable from a source tree."""
     try:
-        import arm_ik  # noqa: F401
+        import arm_kinematics  # noqa: F401
     except ImportError:
-        sys.path.insert(0, str(REPO / 'src' / 'arm_ik'))
-    from arm_ik.kinematics.description import description_dir
-    from arm_ik.kinematics.model import DescriptionError
+        sys.path.insert(0, str(REPO / 'src' / 'arm_kinematics'))
+    from arm_kinematics.description.bundled import description_dir
+    from arm_kinematics.model.arm_model import DescriptionError
     try:
         description_dir()
     except (DescriptionError, OSError):
@@ -67,19 +67,22 @@ _import_core()
 
 from results_file import merge_section  # noqa: E402
 
-from arm_ik.kinematics.arm import build_arm  # noqa: E402
-from arm_ik.kinematics.collision import Scene  # noqa: E402
-from arm_ik.kinematics.description import load_arm_config, load_model  # noqa: E402
-from arm_ik.kinematics.safety.config import load_safety_config  # noqa: E402
-from arm_ik.kinematics.safety.geometry import SafetyGeometry  # noqa: E402
-from arm_ik.kinematics.safety.paths import check_path, sample_path  # noqa: E402
-from arm_ik.kinematics.safety.planning import (  # noqa: E402
+from arm_kinematics.arm import build_arm  # noqa: E402
+from arm_kinematics.description.bundled import (  # noqa: E402
+    load_arm_config,
+    load_model,
+    load_safety_config,  # noqa: E402
+)
+from arm_kinematics.motion.detour_planner import (  # noqa: E402
     default_search_joints,
     DetourPlan,
     grid_axis,
     joint_map,
     plan_detour,
 )
+from arm_kinematics.motion.safety_paths import check_path, sample_path  # noqa: E402
+from arm_kinematics.scene.geometry import SafetyGeometry  # noqa: E402
+from arm_kinematics.scene.objects import Scene  # noqa: E402
 
 
 def geometry_of(arm: str, everything: bool = True) -> SafetyGeometry:

@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from arm_bringup.process_group import ProcessGroup
-    from arm_ik.kinematics.description import expand_xacro
+    from arm_kinematics.description.bundled import expand_xacro
     from arm_testing.ros_harness import DomainClaim
 
     sys.path.insert(0, str(HERE))

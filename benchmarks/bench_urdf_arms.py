@@ -84,11 +84,11 @@ RTB_TOL = 0.5 * TOLERANCE ** 2
 def _import_core() -> None:
     """Make ``arm_ik`` importable and its descriptions findable from a source tree."""
     try:
-        import arm_ik  # noqa: F401
+        import arm_kinematics  # noqa: F401
     except ImportError:
-        sys.path.insert(0, str(REPO / 'src' / 'arm_ik'))
-    from arm_ik.kinematics.description import description_dir
-    from arm_ik.kinematics.model import DescriptionError
+        sys.path.insert(0, str(REPO / 'src' / 'arm_kinematics'))
+    from arm_kinematics.description.bundled import description_dir
+    from arm_kinematics.model.arm_model import DescriptionError
     try:
         description_dir()
     except (DescriptionError, OSError):
@@ -99,12 +99,12 @@ _import_core()
 
 from results_file import merge_section  # noqa: E402
 
-from arm_ik.kinematics.description import expand_xacro  # noqa: E402
-from arm_ik.kinematics.model import ArmModel  # noqa: E402
-from arm_ik.kinematics.result import ErrorCode, GoalType  # noqa: E402
-from arm_ik.kinematics.solvers.base import SolveOptions, workspace_from_model  # noqa: E402
-from arm_ik.kinematics.solvers.dls import DLSSolver  # noqa: E402
-from arm_ik.kinematics.transforms import matrix_to_quaternion, rotation_error  # noqa: E402
+from arm_kinematics.common.transforms import matrix_to_quaternion, rotation_error  # noqa: E402
+from arm_kinematics.description.bundled import expand_xacro  # noqa: E402
+from arm_kinematics.ik.result import ErrorCode, GoalType  # noqa: E402
+from arm_kinematics.ik.solvers.base import SolveOptions, workspace_from_model  # noqa: E402
+from arm_kinematics.ik.solvers.dls import DLSSolver  # noqa: E402
+from arm_kinematics.model.arm_model import ArmModel  # noqa: E402
 
 DLS_OPTIONS = SolveOptions(tolerance=TOLERANCE, orientation_tolerance=TOLERANCE,
                            timeout=TIMEOUT, restarts=DLS_RESTARTS)

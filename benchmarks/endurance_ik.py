@@ -81,7 +81,7 @@ def proc_status(pid: int) -> tuple[int, int]:
 def invalid_request(kind: str, arm: str, valid_target: np.ndarray, rng: np.random.Generator):
     """(request, solver or None) that every server must refuse."""
     from arm_ik.client import build_request
-    from arm_ik.kinematics.result import GoalType
+    from arm_kinematics.ik.result import GoalType
     rules = workspace(arm)
     solver = str(rng.choice(APPLICABLE[arm]))
     target = valid_target.copy()
@@ -162,7 +162,7 @@ class Endurance(IKGraph):
             log=print) -> dict[str, Any]:
         """Send for ``duration`` s at ``rate``/s; figures after a ``warmup`` s lead-in."""
         from arm_ik.client import build_request
-        from arm_ik.kinematics.result import ErrorCode
+        from arm_kinematics.ik.result import ErrorCode
         targets = {arm: [fk_position(arm, q) for q in fk_targets(arm, 400, seed=7)]
                    for arm in self.arms}
         pending: dict[Any, tuple[float, str, str, np.ndarray | None, str | None]] = {}
@@ -262,7 +262,7 @@ class Endurance(IKGraph):
     def _probe(self) -> bool:
         """A valid request to every server after the run is answered OK, promptly."""
         from arm_ik.client import build_request
-        from arm_ik.kinematics.result import ErrorCode
+        from arm_kinematics.ik.result import ErrorCode
         for arm in self.arms:
             target = fk_position(arm, fk_targets(arm, 1, seed=99)[0])
             future = self.client(arm, 'dls').call_async(build_request(target))

@@ -40,7 +40,7 @@ def target_of(arm: str) -> list[float]:
     """The arm's picture target: from TARGETS, else FK of its home with the base turned."""
     if arm in TARGETS:
         return list(TARGETS[arm])
-    from arm_ik.kinematics.description import home_from_config, load_arm_config, load_model
+    from arm_kinematics.description.bundled import home_from_config, load_arm_config, load_model
     model = load_model(arm)
     q = np.array(home_from_config(model, load_arm_config(arm)))
     q[0] += 0.7
@@ -87,8 +87,8 @@ class Controls:
 
 def picture(arm: str, out: Path, domain: int, size: tuple[int, int], settle: float) -> Path:
     from arm_bringup.process_group import ProcessGroup
-    from arm_ik.kinematics.description import config_path, expand_xacro
     from arm_ik.lab.browser import capture, pixel_spread
+    from arm_kinematics.description.bundled import config_path, expand_xacro
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     urdf = expand_xacro(arm)
     params = {'robot_description': urdf, 'arm': arm, 'arm_config': str(config_path(arm))}

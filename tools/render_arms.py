@@ -56,11 +56,11 @@ def _above(points: np.ndarray, floor_z: float) -> np.ndarray:
 
 def render(arm: str, out: Path, dpi: int = 150) -> Path:
     """Draw ``arm`` at its home pose into ``out/arm_<arm>.png``; returns the path."""
-    from arm_ik.kinematics.description import home_from_config, load_arm_config, load_model
-    from arm_ik.kinematics.safety.config import safety_config_of
-    from arm_ik.kinematics.safety.geometry import SafetyGeometry
-    from arm_ik.kinematics.solvers.base import workspace_from_model
-    from arm_ik.kinematics.visual import (
+    from arm_kinematics.description.bundled import home_from_config, load_arm_config, load_model
+    from arm_kinematics.description.safety_config import safety_config_of
+    from arm_kinematics.ik.solvers.base import workspace_from_model
+    from arm_kinematics.scene.geometry import SafetyGeometry
+    from arm_kinematics.visual.arm_visual import (
         dashed_circle,
         floor_half_size,
         reach_circle_radii,
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         except (ImportError, LookupError, OSError):
             # Not built or not sourced: read the xacros in the source tree.
             os.environ['ARM_DESCRIPTION_DIR'] = str(REPO / 'src' / 'arm_description')
-    sys.path.insert(0, str(REPO / 'src' / 'arm_ik'))
+    sys.path.insert(0, str(REPO / 'src' / 'arm_kinematics'))
     args.out.mkdir(parents=True, exist_ok=True)
     for arm in args.arms:
         print(render(arm, args.out, args.dpi))

@@ -49,8 +49,8 @@ from arm_bringup.pipeline import (
 from arm_bringup.process_group import executable_path, NodeProcess, ProcessGroup
 from arm_bringup.report import print_recording, Summary
 from arm_bringup.scenario import DEFAULT_ARM, Scenario, SCENARIOS, workspace_scenario
-from arm_ik.kinematics.arm import ArmConfig, ArmConfigError, load_arm
-from arm_ik.kinematics.model import DescriptionError
+from arm_kinematics.arm import ArmConfig, ArmConfigError, load_arm
+from arm_kinematics.model.arm_model import DescriptionError
 
 START_TIMEOUT = 60.0      # s for every node to come up (the executor spawns a planner)
 RECORDER_TIMEOUT = 20.0   # s for the recorder to subscribe to the key topics

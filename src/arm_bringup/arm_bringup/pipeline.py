@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from arm_ik.kinematics.description import ARMS
+from arm_kinematics.description.bundled import ARMS
 
 PACKAGE = 'arm_bringup'
 NODE_PACKAGE = 'arm_ik'

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from arm_bringup.pipeline import PICK_PLACE_ARMS
-from arm_ik.kinematics.arm import Arm
+from arm_kinematics.arm import Arm
 
 DEFAULT_ARM = 'ccd5'   # pick and place and an enabled floor: every part of the script runs
 

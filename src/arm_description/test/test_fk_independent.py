@@ -226,7 +226,7 @@ def test_arm_ik_core_fk_matches_hand_fk(
     spec: ArmSpec, variant: tuple[str, dict[str, float]]
 ) -> None:
     """The project's own kinematics core, when it is installed, agrees with the hand FK."""
-    model_module = pytest.importorskip('arm_ik.kinematics.model')
+    model_module = pytest.importorskip('arm_kinematics.model.arm_model')
     urdf_xml, params = variant
     model = model_module.ArmModel.from_urdf(urdf_xml)
     assert tuple(model.joint_names) == spec.joints

@@ -1,1 +1,1 @@
-"""arm_ik: inverse kinematics for robot arms (core in arm_ik.kinematics, nodes in arm_ik.nodes)."""
+"""arm_ik: inverse kinematics for robot arms (core in arm_kinematics, nodes in arm_ik.nodes)."""

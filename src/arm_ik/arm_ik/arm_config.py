@@ -22,10 +22,11 @@ import sys
 
 import yaml
 
-from arm_ik.kinematics.arm import ArmConfig, ArmConfigError, load_arm
-from arm_ik.kinematics.config_writer import default_search_paths, starting_config
-from arm_ik.kinematics.description import expand_xacro_file
-from arm_ik.kinematics.model import DescriptionError
+from arm_kinematics.analysis.config_writer import starting_config
+from arm_kinematics.arm import ArmConfig, ArmConfigError, load_arm
+from arm_kinematics.description.bundled import expand_xacro_file
+from arm_kinematics.description.meshes import default_search_paths
+from arm_kinematics.model.arm_model import DescriptionError
 
 HEADER = """\
 # Arm configuration written by `arm_config` from {source}.

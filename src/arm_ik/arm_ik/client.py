@@ -35,9 +35,9 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from rclpy.validate_namespace import validate_namespace
 
-from arm_ik.kinematics.result import ErrorCode, GoalType
-from arm_ik.kinematics.solvers import SOLVERS, unknown_solver_reason
 from arm_interfaces.srv import SolveIK
+from arm_kinematics.ik.result import ErrorCode, GoalType
+from arm_kinematics.ik.solvers import SOLVERS, unknown_solver_reason
 
 GOALS = {'position': GoalType.POSITION, 'tool_down': GoalType.TOOL_DOWN,
          'full_pose': GoalType.FULL_POSE}

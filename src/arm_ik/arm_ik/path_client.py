@@ -25,10 +25,10 @@ from geometry_msgs.msg import Point, Pose
 import rclpy
 
 from arm_ik.client import GOALS, SERVICE_QOS
-from arm_ik.kinematics.path_ik import PathCode
-from arm_ik.kinematics.result import ErrorCode
 from arm_ik.nodes.conversions import duration, seconds_of
 from arm_interfaces.srv import CartesianPath, SolveIKBatch
+from arm_kinematics.ik.result import ErrorCode
+from arm_kinematics.motion.path_ik import PathCode
 
 
 def _parser() -> argparse.ArgumentParser:

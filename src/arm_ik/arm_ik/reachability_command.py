@@ -29,10 +29,7 @@ import zlib
 import numpy as np
 
 from arm_ik.arm_config import read_description
-from arm_ik.kinematics import description
-from arm_ik.kinematics.arm import Arm, ArmConfig, ArmConfigError, load_arm
-from arm_ik.kinematics.model import DescriptionError
-from arm_ik.kinematics.reachability import (
+from arm_kinematics.analysis.reachability import (
     DEFAULT_MAX_VOXELS,
     DEFAULT_ORIENTATIONS,
     DEFAULT_RESOLUTION,
@@ -42,6 +39,9 @@ from arm_ik.kinematics.reachability import (
     ReachabilityMap,
     summary_lines,
 )
+from arm_kinematics.arm import Arm, ArmConfig, ArmConfigError, load_arm
+from arm_kinematics.description import bundled as description
+from arm_kinematics.model.arm_model import DescriptionError
 
 EXIT_OK, EXIT_WRITE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 # The plain PNG: pixels per voxel are chosen so a view is about this wide.

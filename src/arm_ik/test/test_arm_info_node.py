@@ -70,7 +70,7 @@ def test_home_update_validated(processes, ros_node, urdf_of):
 
 def test_new_link_lengths_are_republished_and_another_arm_refused(processes, ros_node,
                                                                   urdf_of):
-    from arm_ik.kinematics.description import expand_xacro
+    from arm_kinematics.description.bundled import expand_xacro
     node, spin = ros_node
     processes.start_node('arm_ik', 'arm_info', namespace='/manipulator3d',
                          params={'robot_description': urdf_of('manipulator3d'),

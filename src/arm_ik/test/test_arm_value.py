@@ -15,22 +15,23 @@ import pytest
 import yaml
 
 from arm_ik import arm_config as arm_config_command
-from arm_ik.kinematics.arm import (
+from arm_kinematics.analysis.config_writer import starting_config
+from arm_kinematics.arm import (
     ArmConfig,
     ArmConfigError,
     build_arm,
     default_frames,
     load_arm,
 )
-from arm_ik.kinematics.config_writer import default_search_paths, starting_config
-from arm_ik.kinematics.description import ARMS, expand_xacro, load_arm_config
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.motion import worker
-from arm_ik.kinematics.request import IKRequest
-from arm_ik.kinematics.result import GoalType
-from arm_ik.kinematics.solvers.base import SolveOptions
-from arm_ik.kinematics.solvers.dls import DLSSolver
-from arm_ik.kinematics.transforms import matrix_to_quaternion
+from arm_kinematics.common.transforms import matrix_to_quaternion
+from arm_kinematics.description.bundled import ARMS, expand_xacro, load_arm_config
+from arm_kinematics.description.meshes import default_search_paths
+from arm_kinematics.ik.request import IKRequest
+from arm_kinematics.ik.result import GoalType
+from arm_kinematics.ik.solvers.base import SolveOptions
+from arm_kinematics.ik.solvers.dls import DLSSolver
+from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.motion import worker
 from arm_testing.real_arms import REAL_ARMS
 
 REAL = sorted(REAL_ARMS)

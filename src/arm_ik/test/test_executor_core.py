@@ -12,10 +12,10 @@ import time
 import numpy as np
 import pytest
 
-from arm_ik.kinematics.description import load_arm_config
-from arm_ik.kinematics.motion import laws, worker
-from arm_ik.kinematics.motion.errors import MotionCode, MotionError
-from arm_ik.kinematics.motion.executor import (
+from arm_kinematics.description.bundled import load_arm_config
+from arm_kinematics.motion import laws, worker
+from arm_kinematics.motion.errors import MotionCode, MotionError
+from arm_kinematics.motion.executor import (
     ExecutorCore,
     ExecutorSettings,
     Feedback,
@@ -24,11 +24,11 @@ from arm_ik.kinematics.motion.executor import (
     settings_reason,
     WallClock,
 )
-from arm_ik.kinematics.motion.follow import LiveFollow, target_goal, TargetGoal, Verdict
-from arm_ik.kinematics.motion.planner import MoveGoal, Plan, PlanFailure, preview_of
-from arm_ik.kinematics.motion.planning_pool import PlanningPool
-from arm_ik.kinematics.motion.runner import Mode, Owner
-from arm_ik.kinematics.motion.trajectory import Interpolation, Trajectory
+from arm_kinematics.motion.follow import LiveFollow, target_goal, TargetGoal, Verdict
+from arm_kinematics.motion.planner import MoveGoal, Plan, PlanFailure, preview_of
+from arm_kinematics.motion.planning_pool import PlanningPool
+from arm_kinematics.motion.runner import Mode, Owner
+from arm_kinematics.motion.trajectory import Interpolation, Trajectory
 
 ARM = 'pointer3'
 HOME = np.array([0.0, 0.6, -0.6])
@@ -391,8 +391,8 @@ def test_planned_path_message_and_markers(planner):
 def test_planned_path_samples_are_spread_over_the_move(planner):
     """At most PLAN_SAMPLES joint samples (the GIL cost of the message is bounded), evenly
     spread with both ends; the tool path keeps its 300 points."""
-    from arm_ik.kinematics.motion.planner import preview_rows
     from arm_ik.nodes.motion_messages import PLAN_SAMPLES, planned_path_message
+    from arm_kinematics.motion.planner import preview_rows
     names = planner.model.joint_names
     positions = np.linspace(HOME, HOME + 0.3, 701)
     trajectory = Trajectory(tuple(names), np.linspace(0.0, 7.0, 701), positions,

@@ -29,8 +29,8 @@ import numpy as np
 import pytest
 
 from arm_bringup.process_group import ProcessGroup
-from arm_ik.kinematics.arm import load_arm
-from arm_ik.kinematics.motion.runner import Mode
+from arm_kinematics.arm import load_arm
+from arm_kinematics.motion.runner import Mode
 from arm_testing.motion_harness import MotionClient, wait_until
 from arm_testing.real_arms import REAL_ARMS, robots_dir
 from arm_testing.ros_harness import call_service, DomainClaim, wait_for

@@ -23,9 +23,9 @@ from rclpy.signals import SignalHandlerOptions
 
 from arm_bringup.process_group import executable_path
 from arm_ik.client import IKClient
-from arm_ik.kinematics.result import ErrorCode
-from arm_ik.kinematics.solvers import SOLVERS
 from arm_interfaces.srv import SolveIK
+from arm_kinematics.ik.result import ErrorCode
+from arm_kinematics.ik.solvers import SOLVERS
 from arm_testing.ik_graph import fk_position, IKGraph, REPLY_TIMEOUT
 from arm_testing.ros_harness import call_service
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from arm_ik.client import build_request
-from arm_ik.kinematics.result import ErrorCode
 from arm_interfaces.srv import SolveIK
+from arm_kinematics.ik.result import ErrorCode
 from arm_testing.ik_graph import fk_position, IKGraph, model, no_nan_in, VALID_CODES
 
 EXAMPLES = 1000

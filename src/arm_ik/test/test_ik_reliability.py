@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from arm_ik.client import build_request
-from arm_ik.kinematics.result import ErrorCode, GoalType
-from arm_ik.kinematics.solvers.base import MAX_ITERATIONS_CAP, MAX_TIMEOUT
 from arm_ik.nodes.ik_server import EXECUTOR_THREADS
 from arm_interfaces.srv import SolveIK
+from arm_kinematics.ik.result import ErrorCode, GoalType
+from arm_kinematics.ik.solvers.base import MAX_ITERATIONS_CAP, MAX_TIMEOUT
 from arm_testing.faulty_ik_server import FAULT_MESSAGE
 from arm_testing.ik_graph import (
     APPLICABLE,

@@ -15,12 +15,12 @@ from sensor_msgs.msg import JointState
 
 from arm_bringup.process_group import executable_path
 from arm_ik.client import build_request, IKClient, IKReply
-from arm_ik.kinematics.description import expand_xacro, load_arm_config, load_model
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.result import ErrorCode, GoalType
-from arm_ik.kinematics.solvers.base import workspace_from_model
-from arm_ik.kinematics.transforms import matrix_to_quaternion
 from arm_interfaces.srv import SolveIK
+from arm_kinematics.common.transforms import matrix_to_quaternion
+from arm_kinematics.description.bundled import expand_xacro, load_arm_config, load_model
+from arm_kinematics.ik.result import ErrorCode, GoalType
+from arm_kinematics.ik.solvers.base import workspace_from_model
+from arm_kinematics.model.arm_model import ArmModel
 from arm_testing.faulty_ik_server import FAULT_MESSAGE
 from arm_testing.ik_graph import (
     APPLICABLE,
@@ -353,13 +353,13 @@ def _check_branches(graph, arm: str, solver: str, request: SolveIK.Request,
 
 
 def test_analytic_branches_and_alternatives(graph):
-    from arm_ik.kinematics.solvers.analytic import BRANCHES
+    from arm_kinematics.ik.closed_form.analytic import BRANCHES
     target = np.array([1.0, 0.2, 1.2])
     _check_branches(graph, 'pointer3', 'analytic', request_for(target), BRANCHES, target)
 
 
 def test_closed_form_branches_and_alternatives(graph):
-    from arm_ik.kinematics.solvers.closed_form import BRANCHES
+    from arm_kinematics.ik.closed_form.spherical_wrist import BRANCHES
     pose = model('six_axis').fk(fk_targets('six_axis', 1, seed=3)[0])
     request = request_for(pose[:3, 3], goal=GoalType.FULL_POSE,
                           orientation=matrix_to_quaternion(pose[:3, :3]))

@@ -1,9 +1,9 @@
 """The .msg/.srv constants and the core's enums must never drift apart."""
 
-from arm_ik.kinematics.request import LIMITS_DEFAULT, LIMITS_OFF, LIMITS_ON
-from arm_ik.kinematics.result import ErrorCode, GoalType
 from arm_interfaces.msg import IKErrorCode
 from arm_interfaces.srv import SolveIK
+from arm_kinematics.ik.request import LIMITS_DEFAULT, LIMITS_OFF, LIMITS_ON
+from arm_kinematics.ik.result import ErrorCode, GoalType
 
 
 def test_error_codes_match_the_message_constants():
@@ -21,8 +21,8 @@ def test_goal_and_limit_constants_match():
 
 
 def test_path_codes_match_the_cartesian_path_constants():
-    from arm_ik.kinematics.path_ik import MAX_BATCH, PathCode
     from arm_interfaces.srv import CartesianPath, SolveIKBatch
+    from arm_kinematics.motion.path_ik import MAX_BATCH, PathCode
     constants = {name: getattr(CartesianPath.Request, name) for name in PathCode.__members__}
     assert constants == {code.name: int(code) for code in PathCode}
     assert (CartesianPath.Request.GOAL_POSITION, CartesianPath.Request.GOAL_TOOL_DOWN,
@@ -31,8 +31,8 @@ def test_path_codes_match_the_cartesian_path_constants():
 
 
 def test_target_status_states_match_the_cycle_core():
-    from arm_ik.kinematics.tasks.cycle_effects import ReportState
     from arm_interfaces.msg import TargetStatus
+    from arm_kinematics.tasks.cycle_effects import ReportState
     constants = {name: getattr(TargetStatus, name) for name in dir(TargetStatus)
                  if name.isupper() and isinstance(getattr(TargetStatus, name), int)}
     assert constants == {state.name: int(state) for state in ReportState}

@@ -30,7 +30,7 @@ def test_hosts(host, reason, loopback):
 def test_the_lab_checks_its_vectors_and_lengths_with_the_core_checks():
     """The gizmo's values and the link lengths go through kinematics.checks (the lab had
     copies of its own)."""
-    from arm_ik.kinematics.checks import check_vector, positive_reason
+    from arm_kinematics.common.checks import check_vector, positive_reason
     assert check_vector([1, 2, 3], 3, 'target')[0].tolist() == [1.0, 2.0, 3.0]
     assert 'target[1] is nan' in check_vector([1, math.nan, 3], 3, 'target')[1]
     assert 'expected 3' in check_vector([1, 2], 3, 'target')[1]
@@ -54,7 +54,7 @@ def test_control_coercion():
 
 
 def test_controls_of_the_arms(load_arm):
-    from arm_ik.kinematics.description import load_arm_config
+    from arm_kinematics.description.bundled import load_arm_config
     six = load_arm('six_axis')
     keys = [c.key for c in arm_controls(six, load_arm_config('six_axis'))]
     assert {'solver', 'damping', 'motion_law', 'obstacle_radius', 'motor_speed',
@@ -95,9 +95,11 @@ def test_joint_map_image():
 
 
 def _capsules_of(model):
-    from arm_ik.kinematics.arm import default_safety_section
-    from arm_ik.kinematics.safety.config import parse_safety_config
-    from arm_ik.kinematics.safety.geometry import SafetyGeometry
+    from arm_kinematics.description.safety_config import (
+        default_safety_section,
+        parse_safety_config,
+    )
+    from arm_kinematics.scene.geometry import SafetyGeometry
     return SafetyGeometry(model, parse_safety_config(default_safety_section(model)))
 
 
@@ -116,8 +118,8 @@ def test_meshes_resolve_through_the_urdf_folder_or_the_arm_is_capsules(viser_ser
     """SO-101's package://example-robot-data/... STL meshes: found from the URDF file's
     folder and drawn opaque; with no search path they are not found and the arm is drawn as
     its capsules, posed by FK."""
-    from arm_ik.kinematics.model import ArmModel
     from arm_ik.lab.urdf_view import ArmView, load_urdf, MeshError, search_paths
+    from arm_kinematics.model.arm_model import ArmModel
     from arm_testing.real_arms import REAL_ARMS
     arm = REAL_ARMS['so101']
     urdf = load_urdf(arm.urdf(), search_paths(str(arm.path)))
@@ -167,9 +169,9 @@ def test_panel_reverts_a_refused_change(viser_server):
 
 
 def test_panel_texts(load_arm):
-    from arm_ik.kinematics.solvers.base import workspace_from_model
-    from arm_ik.kinematics.visual import pose_metrics
     from arm_ik.lab.texts import damping_sweep_markdown, joint_map_caption, readout_rows, table
+    from arm_kinematics.ik.solvers.base import workspace_from_model
+    from arm_kinematics.visual.arm_visual import pose_metrics
     model = load_arm('six_axis')
     q = np.array([0.1, 0.5, -0.8, 0.0, 0.6, 0.0])
     readout = pose_metrics(model, workspace_from_model(model), q)
@@ -194,8 +196,8 @@ def test_an_executed_path_is_plotted_in_the_arms_joint_order(load_arm):
     from builtin_interfaces.msg import Duration
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-    from arm_ik.kinematics.metrics import manipulability
     from arm_ik.nodes.lab_moves import LabMoves
+    from arm_kinematics.ik.metrics import manipulability
 
     model = load_arm('pointer3')
     plots = []
@@ -233,8 +235,8 @@ SCARA = """<robot name="scara">
 def test_the_joint_map_tab_says_what_it_maps_or_why_there_is_none(load_arm):
     """ccd5 gets a map of shoulder × elbow that is one slice (two more pitch joints); an
     arm without two horizontal axes (a SCARA) is told why it gets none."""
-    from arm_ik.kinematics.model import ArmModel
     from arm_ik.lab.texts import joint_map_note
+    from arm_kinematics.model.arm_model import ArmModel
     note = joint_map_note(load_arm('ccd5'))
     assert 'shoulder_pitch (up) × elbow_pitch (right)' in note
     assert 'wrist_pitch, wrist_tip_pitch are pitch joints too' in note and 'slice' in note
@@ -254,8 +256,8 @@ def test_collada_meshes_show_or_the_arm_is_capsules_with_the_reason(viser_server
     is drawn as capsules and the reason names the missing package."""
     import importlib.util
 
-    from arm_ik.kinematics.model import ArmModel
     from arm_ik.lab.urdf_view import ArmView, search_paths
+    from arm_kinematics.model.arm_model import ArmModel
     from arm_testing.real_arms import REAL_ARMS
     arm = REAL_ARMS[key]
     model = ArmModel.from_urdf(arm.urdf(), arm.base, arm.tip)

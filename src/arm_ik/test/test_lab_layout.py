@@ -44,8 +44,8 @@ def lab(tmp_path_factory):
     from rclpy.executors import SingleThreadedExecutor
 
     from arm_bringup.process_group import ProcessGroup
-    from arm_ik.kinematics.description import expand_xacro
     from arm_ik.nodes.lab_viewer import STATUS_QOS
+    from arm_kinematics.description.bundled import expand_xacro
     claim = DomainClaim()
     group = ProcessGroup(env=claim.environment())
     context = rclpy.Context()

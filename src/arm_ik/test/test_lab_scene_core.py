@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arm_ik.kinematics.transforms import make_transform, rpy_to_matrix
 from arm_ik.lab.collision_view import collision_text, collision_view, CollisionView, LinkMarks
 from arm_ik.lab.joint_map_image import (
     CELL_SCENE_CONTACT,
@@ -23,6 +22,7 @@ from arm_ik.lab.joint_map_image import (
     SELF_COLLISION,
 )
 from arm_ik.lab.scene_objects import SceneDrawings
+from arm_kinematics.common.transforms import make_transform, rpy_to_matrix
 
 BOX = {'id': 'crate', 'type': 'box', 'size': [0.2, 0.3, 0.4],
        'pose': {'xyz': [0.5, 0.0, 0.2], 'rpy': [0.0, 0.0, 0.5]}}
@@ -170,7 +170,7 @@ def test_the_monitors_pairs_are_split_into_self_and_scene_contact():
 
 
 def test_link_labels_sit_at_the_links_origins_as_the_checker_poses_them(load_arm):
-    from arm_ik.kinematics.collision import CollisionChecker
+    from arm_kinematics.scene.checker import CollisionChecker
     model = load_arm('six_axis')
     marks = LinkMarks(model)
     q = np.array([0.3, -0.4, 1.1, 0.2, -0.5, 0.7])
@@ -205,5 +205,5 @@ def test_a_pose_matrix_and_its_drawing_agree():
     (sphere,), _ = SceneDrawings('base_link').drawings(
         [(dict(SPHERE, pose=pose.tolist()), [])])
     w, x, y, z = sphere.wxyz
-    from arm_ik.kinematics.transforms import quaternion_to_matrix
+    from arm_kinematics.common.transforms import quaternion_to_matrix
     np.testing.assert_allclose(quaternion_to_matrix(x, y, z, w), pose[:3, :3], atol=1e-12)

@@ -212,7 +212,7 @@ def test_plan_and_go_and_live_follow_move_the_arm(processes, urdf_of, ros_node):
     states: list[JointState] = []
     panel.node.create_subscription(JointState, f'{NAMESPACE}/joint_states', states.append,
                                    qos_profile_sensor_data)
-    from arm_ik.kinematics.description import load_model
+    from arm_kinematics.description.bundled import load_model
     model = load_model(ARM)
 
     def near(target: list[float], tolerance: float) -> bool:
@@ -259,7 +259,7 @@ def test_link_lengths_reach_every_node_or_none(processes, urdf_of, ros_node):
         return accepted and 'arm_info: not running' not in reason
 
     wait_for(applied_everywhere, 60.0, panel.spin, 'every node taking the new lengths')
-    from arm_ik.kinematics.description import expand_xacro
+    from arm_kinematics.description.bundled import expand_xacro
     longer = expand_xacro(ARM, {'L2': repr(1.1)})
     for node_name in ('trajectory_executor', 'ik_server', 'safety_monitor', 'arm_info'):
         assert panel.parameter(node_name, 'robot_description') == longer, node_name

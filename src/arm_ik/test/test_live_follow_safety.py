@@ -17,13 +17,13 @@ import time
 import numpy as np
 import pytest
 
-from arm_ik.kinematics.arm import load_arm
-from arm_ik.kinematics.motion import worker
-from arm_ik.kinematics.motion.executor import ExecutorCore, ExecutorSettings
-from arm_ik.kinematics.motion.follow import LiveFollow, target_goal, TargetGoal, Verdict
-from arm_ik.kinematics.motion.follow_guard import RefusalThrottle, REPORT_INTERVAL, StepGuard
-from arm_ik.kinematics.motion.runner import Mode
-from arm_ik.kinematics.motion.safety_check import CollisionGuard, SceneData
+from arm_kinematics.arm import load_arm
+from arm_kinematics.motion import worker
+from arm_kinematics.motion.executor import ExecutorCore, ExecutorSettings
+from arm_kinematics.motion.follow import LiveFollow, target_goal, TargetGoal, Verdict
+from arm_kinematics.motion.follow_guard import RefusalThrottle, REPORT_INTERVAL, StepGuard
+from arm_kinematics.motion.runner import Mode
+from arm_kinematics.motion.safety_check import CollisionGuard, SceneData
 from arm_testing.real_arms import REAL_ARMS, robots_dir
 
 START = np.array([0.0, -1.2, 1.2, -1.57, -1.57, 0.0])

@@ -15,9 +15,9 @@ from rclpy.parameter import Parameter, parameter_value_to_python
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
-from arm_ik.kinematics.visual import PATH_END, PATH_START
 from arm_ik.nodes.common import LATCHED_QOS
 from arm_interfaces.msg import ArmReadout, IKErrorCode, IKStatus, PlannedPath, SafetyStatus
+from arm_kinematics.visual.arm_visual import PATH_END, PATH_START
 from arm_testing.ros_harness import call_service, config_file, wait_for
 
 NS = '/pointer3'

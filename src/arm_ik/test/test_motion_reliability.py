@@ -128,8 +128,8 @@ def test_case16_too_fast_is_rejected_and_short_goals_are_time_scaled(arm):
 
 # ---------------------------------------------------------------------------- case 17
 def test_case17_a_floor_dip_is_detoured_or_rejected_before_anything_moves(arm, load_arm):
-    from arm_ik.kinematics.description import load_arm_config
-    from arm_ik.kinematics.motion.safety_check import load_safety
+    from arm_kinematics.description.bundled import load_arm_config
+    from arm_kinematics.motion.safety_check import load_safety
     model = load_arm('six_axis')
     geometry = load_safety(model, load_arm_config('six_axis'), 'six_axis').geometry
     goto = arm.move(arm.goal(joints=DIP_START))

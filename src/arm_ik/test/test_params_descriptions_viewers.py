@@ -36,11 +36,11 @@ from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
 from arm_ik.client import build_request
-from arm_ik.kinematics.description import DescriptionError, expand_xacro, xacro_path
-from arm_ik.kinematics.result import ErrorCode
 from arm_ik.nodes.common import LATCHED_QOS
 from arm_interfaces.msg import ArmInfo, ArmReadout
 from arm_interfaces.srv import SolveIK
+from arm_kinematics.description.bundled import DescriptionError, expand_xacro, xacro_path
+from arm_kinematics.ik.result import ErrorCode
 from arm_testing.ros_harness import call_service, config_file, wait_for
 
 REPO = Path(__file__).resolve().parents[3]

@@ -13,12 +13,12 @@ import pytest
 
 from arm_bringup.process_group import executable_path
 from arm_ik.client import SERVICE_QOS
-from arm_ik.kinematics.arm import load_arm
-from arm_ik.kinematics.description import expand_xacro, load_arm_config
-from arm_ik.kinematics.path_ik import PathIK, PathRequest, ToolPose
-from arm_ik.kinematics.result import ErrorCode, GoalType
-from arm_ik.kinematics.solvers.base import SolveOptions
 from arm_interfaces.srv import CartesianPath, SolveIK, SolveIKBatch
+from arm_kinematics.arm import load_arm
+from arm_kinematics.description.bundled import expand_xacro, load_arm_config
+from arm_kinematics.ik.result import ErrorCode, GoalType
+from arm_kinematics.ik.solvers.base import SolveOptions
+from arm_kinematics.motion.path_ik import PathIK, PathRequest, ToolPose
 from arm_testing.ik_graph import IKGraph, service
 from arm_testing.ros_harness import call_service
 

@@ -10,9 +10,8 @@ import zlib
 import numpy as np
 import pytest
 
-from arm_ik.kinematics import description, metrics
-from arm_ik.kinematics.arm import ArmConfig, load_arm
-from arm_ik.kinematics.reachability import (
+from arm_ik.reachability_command import main, plain_png, write_picture
+from arm_kinematics.analysis.reachability import (
     reach_grid,
     Reachability,
     ReachabilityError,
@@ -21,10 +20,12 @@ from arm_ik.kinematics.reachability import (
     urdf_hash,
     VoxelCode,
 )
-from arm_ik.kinematics.request import IKDispatcher, IKRequest
-from arm_ik.kinematics.result import ErrorCode, GoalType
-from arm_ik.kinematics.solvers.base import SolveOptions
-from arm_ik.reachability_command import main, plain_png, write_picture
+from arm_kinematics.arm import ArmConfig, load_arm
+from arm_kinematics.description import bundled as description
+from arm_kinematics.ik import metrics
+from arm_kinematics.ik.request import IKDispatcher, IKRequest
+from arm_kinematics.ik.result import ErrorCode, GoalType
+from arm_kinematics.ik.solvers.base import SolveOptions
 from arm_testing.real_arms import REAL_ARMS
 
 
@@ -160,7 +161,7 @@ def test_too_many_voxels_are_refused_with_a_resolution_that_fits() -> None:
 
 
 def test_tool_orientations_spread_the_tool_axis() -> None:
-    from arm_ik.kinematics.transforms import quaternion_to_matrix
+    from arm_kinematics.common.transforms import quaternion_to_matrix
     axes = np.array([quaternion_to_matrix(*q)[:, 2] for q in
                      tool_orientations(GoalType.FULL_POSE, 8)])
     np.testing.assert_allclose(np.linalg.norm(axes, axis=1), 1.0)

@@ -19,9 +19,9 @@ import pytest
 from std_msgs.msg import String
 
 from arm_bringup.process_group import ProcessGroup
-from arm_ik.kinematics.arm import load_arm
 from arm_interfaces.msg import ArmInfo, IKErrorCode, SafetyStatus
 from arm_interfaces.srv import SolveIK
+from arm_kinematics.arm import load_arm
 from arm_testing.real_arms import REAL_ARMS, RealArm
 from arm_testing.ros_harness import call_service, DomainClaim, wait_for
 
@@ -29,11 +29,12 @@ COMMENTED = '<!-- calibrated: 2026-12-01 # by hand (default: none) -->'
 
 
 class FileArm(RealArm):
-    """An arm of this package's own test data (test/urdf)."""
+    """An arm of the core's test data (src/arm_kinematics/test/urdf)."""
 
     @property
     def path(self) -> Path:
-        return Path(__file__).parent / 'urdf' / self.relative_path
+        return Path(__file__).resolve().parents[2] / 'arm_kinematics' / 'test' / 'urdf' / \
+            self.relative_path
 
 
 # The three real arms, and a yaw + two-pitch arm on a linear rail (a prismatic joint).
@@ -136,7 +137,7 @@ def test_executor_moves_a_real_arm(pipeline, name):
         assert arm.model.within_limits(pose)
         # Joints outside the chain (the Panda's fingers, the SO-101's jaw) are published
         # too, held where they rest, so robot_state_publisher has every link.
-        from arm_ik.kinematics.passive_joints import PassiveJoints
+        from arm_kinematics.description.passive_joints import PassiveJoints
         passive = PassiveJoints.of(arm.model)
         state = client.states.last()
         assert list(state.name) == [*arm.model.joint_names, *passive.names]

@@ -21,11 +21,11 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import MarkerArray
 
-from arm_ik.kinematics.safety.config import load_safety_config
-from arm_ik.kinematics.safety.geometry import SafetyGeometry, Verdict
-from arm_ik.kinematics.safety.planning import PlanCode
 from arm_interfaces.msg import SafetyStatus
 from arm_interfaces.srv import CheckPath, GetJointMap, PlanDetour
+from arm_kinematics.description.bundled import load_safety_config
+from arm_kinematics.motion.detour_planner import PlanCode
+from arm_kinematics.scene.geometry import SafetyGeometry, Verdict
 from arm_testing.ros_harness import call_service, config_file, wait_for
 
 DEG = math.pi / 180.0

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from visualization_msgs.msg import Marker
 
-from arm_ik.kinematics.collision import Scene, SceneError
-from arm_ik.kinematics.transforms import rpy_to_matrix
 from arm_ik.nodes import scene_messages
 from arm_interfaces.msg import SceneObject
+from arm_kinematics.common.transforms import rpy_to_matrix
+from arm_kinematics.scene.objects import Scene, SceneError
 
 OBJECTS = [
     {'id': 'table', 'type': 'box', 'size': [1.0, 0.6, 0.02],

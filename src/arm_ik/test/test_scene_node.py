@@ -19,14 +19,14 @@ from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
 from arm_bringup.process_group import ProcessGroup
-from arm_ik.kinematics.arm import ArmConfig, load_arm
-from arm_ik.kinematics.collision import Scene
-from arm_ik.kinematics.description import expand_xacro
-from arm_ik.kinematics.safety.planning import joint_map
-from arm_ik.kinematics.transforms import matrix_to_quaternion
 from arm_interfaces.msg import IKErrorCode, JointMap, SafetyStatus, SceneObject
 from arm_interfaces.msg import Scene as SceneMsg
 from arm_interfaces.srv import ApplySceneObject, GetJointMap, RemoveSceneObject, SolveIK
+from arm_kinematics.arm import ArmConfig, load_arm
+from arm_kinematics.common.transforms import matrix_to_quaternion
+from arm_kinematics.description.bundled import expand_xacro
+from arm_kinematics.motion.detour_planner import joint_map
+from arm_kinematics.scene.objects import Scene
 from arm_testing.real_arms import REAL_ARMS, robots_dir
 from arm_testing.ros_harness import call_service, config_file, DomainClaim, wait_for
 

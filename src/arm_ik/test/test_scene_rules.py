@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 from visualization_msgs.msg import Marker
 
-from arm_ik.kinematics.arm import ArmConfig, load_arm
-from arm_ik.kinematics.collision import Scene, SceneError
-from arm_ik.kinematics.description import expand_xacro
-from arm_ik.kinematics.safety.scene_rules import (
+from arm_ik.nodes import scene_messages
+from arm_kinematics.arm import ArmConfig, load_arm
+from arm_kinematics.description.bundled import expand_xacro
+from arm_kinematics.scene.objects import Scene, SceneError
+from arm_kinematics.scene.scene_rules import (
     FLOOR_ID,
     geometry_in,
     OBSTACLE_ID,
@@ -19,7 +20,6 @@ from arm_ik.kinematics.safety.scene_rules import (
     resized_ball,
     SceneRules,
 )
-from arm_ik.nodes import scene_messages
 from arm_testing.ros_harness import config_file
 
 BOX = {'id': 'box', 'type': 'box', 'size': [0.2, 0.2, 0.2], 'pose': {'xyz': [1.0, 0.0, 0.5]}}
@@ -68,8 +68,8 @@ def test_the_floor_and_ball_of_pointer3_are_scene_objects(pointer3, seeded):
 
 
 def test_an_arm_without_floor_or_ball_has_no_rule_objects(load_arm):
-    from arm_ik.kinematics.arm import build_arm
-    from arm_ik.kinematics.description import load_arm_config
+    from arm_kinematics.arm import build_arm
+    from arm_kinematics.description.bundled import load_arm_config
     six = build_arm(load_arm('six_axis'), load_arm_config('six_axis'), 'six_axis')
     assert not six.safety.obstacle_enabled
     rules = SceneRules(six.safety)

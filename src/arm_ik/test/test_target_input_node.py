@@ -32,10 +32,10 @@ from visualization_msgs.msg import Marker
 import yaml
 
 from arm_bringup.process_group import executable_path
-from arm_ik.kinematics.description import load_model
-from arm_ik.kinematics.model import ArmModel
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import BallState, IKErrorCode, MotionErrorCode, TargetStatus
+from arm_kinematics.description.bundled import load_model
+from arm_kinematics.model.arm_model import ArmModel
 from arm_testing.ros_harness import call_service, config_file, wait_for
 
 CONFIG = Path(__file__).resolve().parents[2] / 'arm_bringup' / 'config'

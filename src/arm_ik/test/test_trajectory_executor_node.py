@@ -14,7 +14,7 @@ from action_msgs.msg import GoalStatus
 import numpy as np
 import pytest
 
-from arm_ik.kinematics.motion.laws import min_jerk
+from arm_kinematics.motion.laws import min_jerk
 from arm_testing.motion_harness import max_step_ratio, MotionClient, stamp_of, wait_until
 from arm_testing.ros_harness import config_file, DomainClaim
 
@@ -472,13 +472,13 @@ def test_the_scenes_ball_reaches_planning(pointer):
     its side, 0.25 m above its centre) touches it with the YAML's 0.25 m radius (+ 0.075 m
     rod) and not with 0.05 m (checked offline with the planner: 56 contact samples against 0),
     nor once the ball is moved away."""
-    from arm_ik.kinematics.arm import ArmConfig, load_arm
-    from arm_ik.kinematics.collision import Scene
-    from arm_ik.kinematics.description import expand_xacro
-    from arm_ik.kinematics.safety.scene_rules import obstacle_spec, SceneRules
     from arm_ik.nodes.common import LATCHED_QOS
     from arm_ik.nodes.scene_messages import scene_message
     from arm_interfaces.msg import Scene as SceneMsg
+    from arm_kinematics.arm import ArmConfig, load_arm
+    from arm_kinematics.description.bundled import expand_xacro
+    from arm_kinematics.scene.objects import Scene
+    from arm_kinematics.scene.scene_rules import obstacle_spec, SceneRules
     client, _ = pointer
     above = (1.3, -0.15, 1.455)
     arm = load_arm(expand_xacro('pointer3'), ArmConfig.from_file(config_file('pointer3')))
@@ -514,8 +514,8 @@ def test_the_scenes_ball_reaches_planning(pointer):
 
 def test_robot_description_is_replaced_at_rest_and_refused_while_moving(domain, group,
                                                                          urdf_of):
-    from arm_ik.kinematics.description import expand_xacro, load_arm_config
-    from arm_ik.kinematics.model import ArmModel
+    from arm_kinematics.description.bundled import expand_xacro, load_arm_config
+    from arm_kinematics.model.arm_model import ArmModel
     lengths = load_arm_config('six_axis')['kinematics']
     longer_urdf = expand_xacro('six_axis', {'L2': repr(lengths['L2'] * 1.4),
                                             'L3': repr(lengths['L3'] * 1.4)})

@@ -8,10 +8,11 @@ import xml.etree.ElementTree as ElementTree
 import numpy as np
 import pytest
 
-from arm_ik.kinematics.chain_checks import zero_length_reason
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.solvers.base import workspace_from_model
-from arm_ik.kinematics.visual import (
+from arm_ik.nodes.marker_settings import MarkerSettings, PARAMETERS, settings_reason
+from arm_kinematics.description.chain_rules import zero_length_reason
+from arm_kinematics.ik.solvers.base import workspace_from_model
+from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.visual.arm_visual import (
     circle_points,
     colour_ramp,
     colour_reason,
@@ -32,7 +33,6 @@ from arm_ik.kinematics.visual import (
     wire_cube_edges,
     z_to_direction,
 )
-from arm_ik.nodes.marker_settings import MarkerSettings, PARAMETERS, settings_reason
 
 ARMS = ('pointer3', 'ccd5', 'six_axis', 'manipulator3d')
 
@@ -225,8 +225,8 @@ def test_a_plan_keeps_finite_points_and_whole_ghosts():
 
 # ---------------------------------------------------------------------------- marker scene
 def test_marker_scene_rules(load_arm):
-    from arm_ik.kinematics.marker_scene import FAILED, IKAnswer, MarkerScene, PENDING, REACHED
-    from arm_ik.kinematics.result import ErrorCode
+    from arm_kinematics.ik.result import ErrorCode
+    from arm_kinematics.visual.marker_scene import FAILED, IKAnswer, MarkerScene, PENDING, REACHED
     scene = MarkerScene(reach_shell(workspace_from_model(load_arm('pointer3'))))
     # A pose counts as motion only beyond 1e-5 rad of the pose drawn.
     assert scene.pose(np.zeros(3), 1.0, None)

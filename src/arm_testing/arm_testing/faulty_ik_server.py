@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import sys
 
-from arm_ik.kinematics.result import IKResult
 from arm_ik.middleware import HandoffExecutor
 from arm_ik.nodes.common import run
 from arm_ik.nodes.ik_server import Derived, EXECUTOR_THREADS, IKServer
+from arm_kinematics.ik.result import IKResult
 
 FAULT_MESSAGE = 'fault injected by faulty_ik_server'
 

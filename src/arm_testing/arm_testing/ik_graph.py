@@ -28,13 +28,13 @@ from rclpy.task import Future
 
 from arm_bringup.process_group import NodeProcess, ProcessGroup
 from arm_ik.client import SERVICE_QOS
-from arm_ik.kinematics.description import expand_xacro, load_arm_config, load_model
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.safety.config import safety_config_of
-from arm_ik.kinematics.safety.geometry import SafetyGeometry
-from arm_ik.kinematics.solvers.base import Workspace, workspace_from_model
 from arm_interfaces.msg import IKErrorCode, IKStatus
 from arm_interfaces.srv import SolveIK
+from arm_kinematics.description.bundled import expand_xacro, load_arm_config, load_model
+from arm_kinematics.description.safety_config import safety_config_of
+from arm_kinematics.ik.solvers.base import Workspace, workspace_from_model
+from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.scene.geometry import SafetyGeometry
 from arm_testing.ros_harness import call_service, config_file, DomainClaim
 
 ARMS = ('pointer3', 'manipulator3d', 'ccd5', 'six_axis')

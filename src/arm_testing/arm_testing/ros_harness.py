@@ -130,5 +130,5 @@ def ros_node(ros_domain: DomainClaim):
 
 def config_file(arm: str) -> str:
     """Path of a bundled example arm's configuration (the nodes' ``arm_config``)."""
-    from arm_ik.kinematics.description import config_path
+    from arm_kinematics.description.bundled import config_path
     return str(config_path(arm))

@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 
-from arm_ik.kinematics.collision.links import link_tree, LinkTree
-from arm_ik.kinematics.model import ArmModel, DescriptionError
+from arm_kinematics.model.arm_model import ArmModel, DescriptionError
+from arm_kinematics.scene.links import link_tree, LinkTree
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from arm_ik.kinematics.arm import ArmConfig, choose_solver
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.motion import laws
-from arm_ik.kinematics.result import GoalType
-from arm_ik.kinematics.solvers import solver_class, SOLVERS
+from arm_kinematics.arm import ArmConfig, choose_solver
+from arm_kinematics.ik.result import GoalType
+from arm_kinematics.ik.solvers import solver_class, SOLVERS
+from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.motion import laws
 
 # Panel label → SolveIK/MoveToTarget goal type.
 ORIENTATIONS = {'free': GoalType.POSITION, 'pointing down': GoalType.TOOL_DOWN,
@@ -91,10 +91,10 @@ def branch_labels(model: ArmModel) -> tuple[str, ...]:
     labels: list[str] = [NEAREST]
     solvers = applicable_solvers(model)
     if 'analytic' in solvers:
-        from arm_ik.kinematics.solvers.analytic import BRANCHES
+        from arm_kinematics.ik.closed_form.analytic import BRANCHES
         labels += BRANCHES
     if 'closed_form' in solvers:
-        from arm_ik.kinematics.solvers.closed_form import BRANCHES
+        from arm_kinematics.ik.closed_form.spherical_wrist import BRANCHES
         labels += BRANCHES
     return tuple(labels)
 

@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 
-from arm_ik.kinematics.metrics import manipulability
-from arm_ik.kinematics.model import ArmModel
+from arm_kinematics.ik.metrics import manipulability
+from arm_kinematics.model.arm_model import ArmModel
 
 # Planned tip path: blue at the start, orange at the end (as the RViz markers).
 PATH_START = np.array([40, 110, 255], dtype=float)

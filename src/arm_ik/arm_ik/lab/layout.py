@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from arm_ik.kinematics.checks import check_vector
 from arm_ik.lab.controls import Control
 from arm_ik.lab.panel import ControlPanel, Outcome
+from arm_kinematics.common.checks import check_vector
 
 # Series colours of the joint plot (cycled).
 COLOURS = ('#2659bf', '#f27f19', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#17becf')
@@ -25,7 +25,7 @@ BUTTONS = {
                    'is, the arm holds its pose and the panel drives it'),
     'refresh_joint_map': ('Refresh joint map', 'safety_monitor ~/joint_map at the current yaw'),
     'damping_sweep': ('Run damping sweep', 'plain fixed-lambda DLS near the stretched '
-                      'singularity (arm_ik.kinematics.experiments)'),
+                      'singularity (arm_kinematics.analysis.experiments)'),
     'apply_lengths': ('Apply link lengths', 'expand the xacro with these lengths and set it '
                       'as robot_description of the running nodes'),
 }

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from arm_ik.kinematics.safety.geometry import SafetyGeometry
-from arm_ik.kinematics.visual import PlanDrawing
 from arm_ik.lab.drawing import gradient_segments, polyline_segments
 from arm_ik.lab.object_view import ObjectView
+from arm_kinematics.scene.geometry import SafetyGeometry
+from arm_kinematics.visual.arm_visual import PlanDrawing
 
 SHELL = (120, 170, 255)
 HOLE = (255, 150, 60)

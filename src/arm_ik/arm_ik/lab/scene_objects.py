@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from arm_ik.kinematics.collision.scene import Scene, SceneError
-from arm_ik.kinematics.config_writer import resolve_mesh
-from arm_ik.kinematics.transforms import matrix_to_quaternion
+from arm_kinematics.common.transforms import matrix_to_quaternion
+from arm_kinematics.description.meshes import resolve_mesh
+from arm_kinematics.scene.objects import Scene, SceneError
 
 # Meshes kept loaded (a scene holds a few; an old one is dropped first).
 MESH_CACHE = 16

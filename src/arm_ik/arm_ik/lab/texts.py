@@ -7,10 +7,10 @@ import math
 
 import numpy as np
 
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.visual import PoseMetrics
 from arm_ik.lab.checks import is_loopback
 from arm_ik.lab.drawing import format_number
+from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.visual.arm_visual import PoseMetrics
 
 
 def table(rows: Sequence[tuple[str, str]]) -> str:
@@ -45,7 +45,7 @@ def readout_rows(readout: PoseMetrics, tracked: np.ndarray | None, ik: dict,
 
 def damping_sweep_markdown(model: ArmModel) -> tuple[str, int]:
     """Run the reference damping sweep on ``model``: (its table as markdown, rows)."""
-    from arm_ik.kinematics.experiments import damping_sweep, sweep_setup
+    from arm_kinematics.analysis.experiments import damping_sweep, sweep_setup
     q0, target = sweep_setup(model)
     rows = damping_sweep(model)
     lines = [f'Plain DLS from q0 = {np.round(q0, 3).tolist()} rad to '
@@ -72,7 +72,7 @@ def joint_map_caption(axes: Sequence[str], base: dict[str, float], summary: str)
 def joint_map_note(model: ArmModel) -> str:
     """What the joint-map tab says before its first map: which joints it maps and why, or
     why this arm gets none (a bare "no map yet" left users guessing)."""
-    from arm_ik.kinematics.safety.planning import default_search_joints
+    from arm_kinematics.motion.detour_planner import default_search_joints
     names = list(model.joint_names)
     _, axes, _ = model.joint_origins_and_axes(np.zeros(model.dof))
     horizontal = [name for name, axis in zip(names, axes) if abs(axis[2]) < 1e-6]

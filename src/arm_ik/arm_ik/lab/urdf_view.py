@@ -16,11 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from arm_ik.kinematics.arm import default_safety_section
-from arm_ik.kinematics.config_writer import default_search_paths, resolve_mesh
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.safety.config import parse_safety_config
-from arm_ik.kinematics.safety.geometry import SafetyGeometry
+from arm_kinematics.description.meshes import default_search_paths, resolve_mesh
+from arm_kinematics.description.safety_config import default_safety_section, parse_safety_config
+from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.scene.geometry import SafetyGeometry
 
 CAPSULE_COLOUR = (38, 89, 191)
 JOINT_COLOUR = (90, 90, 100)

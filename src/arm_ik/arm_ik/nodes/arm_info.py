@@ -13,8 +13,6 @@ from geometry_msgs.msg import Point
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from arm_ik.kinematics.arm import Arm
-from arm_ik.kinematics.description import check_home
 from arm_ik.nodes.common import (
     arm_of,
     declare_arm_model,
@@ -25,6 +23,8 @@ from arm_ik.nodes.common import (
 )
 from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
 from arm_interfaces.msg import ArmInfo
+from arm_kinematics.arm import Arm
+from arm_kinematics.description.bundled import check_home
 
 # home's default is the arm's home pose (given to declare: its length is the arm's).
 PARAMETERS = ParameterTable(

@@ -18,11 +18,11 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
-from arm_ik.kinematics.arm import Arm, ArmConfig, ArmConfigError, build_arm, default_frames
-from arm_ik.kinematics.chain_checks import zero_length_reason
-from arm_ik.kinematics.model import ArmModel, DescriptionError
-from arm_ik.kinematics.safety.geometry import SafetyGeometry
 from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
+from arm_kinematics.arm import Arm, ArmConfig, ArmConfigError, build_arm, default_frames
+from arm_kinematics.description.chain_rules import zero_length_reason
+from arm_kinematics.model.arm_model import ArmModel, DescriptionError
+from arm_kinematics.scene.geometry import SafetyGeometry
 
 # Latched: late joiners (RViz, viewers, clients) still get the last message.
 LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,

@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from arm_ik.kinematics.arm import ArmConfig
-from arm_ik.kinematics.description import check_home, home_from_config
-from arm_ik.kinematics.joint_state import joint_order
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.motion import laws
 from arm_ik.nodes.parameters import Param, ParameterTable
+from arm_kinematics.arm import ArmConfig
+from arm_kinematics.common.joint_state import joint_order
+from arm_kinematics.description.bundled import check_home, home_from_config
+from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.motion import laws
 
 OUTPUTS = ('none', 'joint_trajectory', 'forward_position')
 CONTROL_LOOPS = ('thread', 'timer')

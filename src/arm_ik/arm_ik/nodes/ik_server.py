@@ -31,20 +31,6 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
 from arm_ik.client import SERVICE_QOS
-from arm_ik.kinematics.joint_state import positions_by_name
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.path_ik import PathCode, PathIK, PathResult
-from arm_ik.kinematics.request import IKAnswer, IKDispatcher, IKRequest
-from arm_ik.kinematics.result import ErrorCode, IKResult
-from arm_ik.kinematics.safety.geometry import SafetyGeometry
-from arm_ik.kinematics.safety.scene_rules import geometry_in
-from arm_ik.kinematics.solvers import SOLVERS
-from arm_ik.kinematics.solvers.base import (
-    MAX_ITERATIONS_CAP,
-    MAX_TIMEOUT,
-    SolveOptions,
-    Workspace,
-)
 from arm_ik.middleware import HandoffExecutor, HiddenServices
 from arm_ik.nodes.common import (
     arm_of,
@@ -64,6 +50,20 @@ from arm_ik.nodes.path_messages import (
 from arm_ik.nodes.scene_messages import SceneFollower
 from arm_interfaces.msg import IKStatus, LabelledSolution
 from arm_interfaces.srv import CartesianPath, SolveIK, SolveIKBatch
+from arm_kinematics.common.joint_state import positions_by_name
+from arm_kinematics.ik.request import IKAnswer, IKDispatcher, IKRequest
+from arm_kinematics.ik.result import ErrorCode, IKResult
+from arm_kinematics.ik.solvers import SOLVERS
+from arm_kinematics.ik.solvers.base import (
+    MAX_ITERATIONS_CAP,
+    MAX_TIMEOUT,
+    SolveOptions,
+    Workspace,
+)
+from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.motion.path_ik import PathCode, PathIK, PathResult
+from arm_kinematics.scene.geometry import SafetyGeometry
+from arm_kinematics.scene.scene_rules import geometry_in
 
 CHEAP_SOLVERS = ('analytic', 'closed_form')
 EXECUTOR_THREADS = 6

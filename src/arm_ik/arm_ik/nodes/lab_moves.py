@@ -14,11 +14,6 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from arm_ik.kinematics.checks import check_vector, positive_reason
-from arm_ik.kinematics.description import expand_xacro_file
-from arm_ik.kinematics.joint_state import positions_by_name
-from arm_ik.kinematics.model import ArmModel, DescriptionError
-from arm_ik.kinematics.motion import laws
 from arm_ik.lab import texts
 from arm_ik.lab.controls import NEAREST, ORIENTATIONS
 from arm_ik.lab.drawing import format_number, manipulability_along
@@ -31,6 +26,11 @@ from arm_ik.nodes.lab_remote import call
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import MotionErrorCode
 from arm_interfaces.srv import GetJointMap, SolveIK
+from arm_kinematics.common.checks import check_vector, positive_reason
+from arm_kinematics.common.joint_state import positions_by_name
+from arm_kinematics.description.bundled import expand_xacro_file
+from arm_kinematics.model.arm_model import ArmModel, DescriptionError
+from arm_kinematics.motion import laws
 
 MOTION_CODES = constant_names(MotionErrorCode)
 FIRST_MAP_TRIES = 30        # one a second

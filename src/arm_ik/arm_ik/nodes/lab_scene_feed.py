@@ -16,9 +16,6 @@ from pathlib import Path
 import numpy as np
 from rclpy.node import Node
 
-from arm_ik.kinematics.collision import SceneError
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.safety.scene_rules import ball_of
 from arm_ik.lab import texts
 from arm_ik.lab.collision_view import collision_text, collision_view, LinkMarks
 from arm_ik.lab.scene_objects import SceneDrawings
@@ -27,6 +24,9 @@ from arm_ik.nodes.common import constant_names, LATCHED_QOS
 from arm_ik.nodes.scene_messages import object_entries
 from arm_interfaces.msg import SafetyStatus
 from arm_interfaces.msg import Scene as SceneMsg
+from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.scene.objects import SceneError
+from arm_kinematics.scene.scene_rules import ball_of
 
 SAFETY_VERDICTS = constant_names(SafetyStatus)
 

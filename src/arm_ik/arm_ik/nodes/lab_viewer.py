@@ -43,13 +43,6 @@ from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, Rel
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-from arm_ik.kinematics.description import home_from_config
-from arm_ik.kinematics.joint_state import positions_by_name
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.safety.geometry import SafetyGeometry
-from arm_ik.kinematics.safety.planning import default_search_joints
-from arm_ik.kinematics.solvers.base import workspace_from_model
-from arm_ik.kinematics.visual import pose_metrics
 from arm_ik.lab import texts
 from arm_ik.lab.controls import (
     arm_controls,
@@ -89,6 +82,13 @@ from arm_interfaces.msg import (
     SafetyStatus,
     TargetStatus,
 )
+from arm_kinematics.common.joint_state import positions_by_name
+from arm_kinematics.description.bundled import home_from_config
+from arm_kinematics.ik.solvers.base import workspace_from_model
+from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.motion.detour_planner import default_search_joints
+from arm_kinematics.scene.geometry import SafetyGeometry
+from arm_kinematics.visual.arm_visual import pose_metrics
 
 EXECUTOR_THREADS = 4
 STATUS_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.RELIABLE,

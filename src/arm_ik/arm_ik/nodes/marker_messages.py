@@ -16,8 +16,9 @@ from builtin_interfaces.msg import Time
 import numpy as np
 from visualization_msgs.msg import Marker, MarkerArray
 
-from arm_ik.kinematics.marker_scene import FAILED, IKAnswer, PENDING, REACHED
-from arm_ik.kinematics.visual import (
+from arm_ik.nodes.conversions import colour, duration, point
+from arm_interfaces.msg import ArmReadout, PlannedPath
+from arm_kinematics.visual.arm_visual import (
     Colour,
     colour_ramp,
     dashed_circle,
@@ -29,8 +30,7 @@ from arm_ik.kinematics.visual import (
     wire_cube_edges,
     z_to_direction,
 )
-from arm_ik.nodes.conversions import colour, duration, point
-from arm_interfaces.msg import ArmReadout, PlannedPath
+from arm_kinematics.visual.marker_scene import FAILED, IKAnswer, PENDING, REACHED
 
 NAMESPACES = ('floor', 'reach_circles', 'reach_shell', 'target', 'tip_path', 'path_failure',
               'ghosts', 'contacts', 'link_capsules', 'readout')

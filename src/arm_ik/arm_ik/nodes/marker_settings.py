@@ -13,14 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from arm_ik.kinematics.visual import (
+from arm_ik.nodes.parameters import Param, ParameterTable
+from arm_kinematics.visual.arm_visual import (
     Colour,
     colour_reason,
     PATH_END,
     PATH_START,
     REACH_CIRCLE_SPACING,
 )
-from arm_ik.nodes.parameters import Param, ParameterTable
 
 
 def _positive(name: str, default: float, high: float, description: str) -> Param:

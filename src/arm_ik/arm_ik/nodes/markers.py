@@ -38,19 +38,6 @@ from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, Rel
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
-from arm_ik.kinematics.joint_state import positions_by_name
-from arm_ik.kinematics.marker_scene import IKAnswer, MarkerScene
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.safety.geometry import SafetyGeometry
-from arm_ik.kinematics.solvers.base import Workspace, workspace_from_model
-from arm_ik.kinematics.visual import (
-    format_readout,
-    pose_metrics,
-    PoseMetrics,
-    reach_shell,
-    ReachShell,
-    Readout,
-)
 from arm_ik.nodes import marker_messages as draw
 from arm_ik.nodes.common import (
     declare_arm_model,
@@ -71,6 +58,19 @@ from arm_interfaces.msg import (
     SafetyStatus,
     TargetStatus,
 )
+from arm_kinematics.common.joint_state import positions_by_name
+from arm_kinematics.ik.solvers.base import Workspace, workspace_from_model
+from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.scene.geometry import SafetyGeometry
+from arm_kinematics.visual.arm_visual import (
+    format_readout,
+    pose_metrics,
+    PoseMetrics,
+    reach_shell,
+    ReachShell,
+    Readout,
+)
+from arm_kinematics.visual.marker_scene import IKAnswer, MarkerScene
 
 # target_status keeps its recent history for late joiners (target_input's STATUS_QOS).
 TARGET_STATUS_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.RELIABLE,

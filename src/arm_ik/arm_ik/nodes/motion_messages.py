@@ -12,18 +12,18 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from arm_ik.kinematics.motion.commands import TrajectoryPoint
-from arm_ik.kinematics.motion.errors import MotionCode
-from arm_ik.kinematics.motion.executor import GoalReport, Progress
-from arm_ik.kinematics.motion.planner import MoveGoal, Plan, PlanFailure, preview_rows
-from arm_ik.kinematics.motion.runner import Tick
-from arm_ik.kinematics.motion.trajectory import Trajectory
-from arm_ik.kinematics.passive_joints import PassiveJoints
-from arm_ik.kinematics.visual import plan_drawing, PlanDrawing
 from arm_ik.nodes.conversions import duration, point, seconds_of
 from arm_ik.nodes.executor_parameters import Outputs
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import ExecutorStatus, PlannedPath
+from arm_kinematics.description.passive_joints import PassiveJoints
+from arm_kinematics.motion.commands import TrajectoryPoint
+from arm_kinematics.motion.errors import MotionCode
+from arm_kinematics.motion.executor import GoalReport, Progress
+from arm_kinematics.motion.planner import MoveGoal, Plan, PlanFailure, preview_rows
+from arm_kinematics.motion.runner import Tick
+from arm_kinematics.motion.trajectory import Trajectory
+from arm_kinematics.visual.arm_visual import plan_drawing, PlanDrawing
 
 
 def goal_from_message(goal: MoveToTarget.Goal) -> MoveGoal:

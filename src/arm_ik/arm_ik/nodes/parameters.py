@@ -27,7 +27,7 @@ from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValu
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from arm_ik.kinematics.checks import number_reason
+from arm_kinematics.common.checks import number_reason
 
 
 class ParameterError(ValueError):

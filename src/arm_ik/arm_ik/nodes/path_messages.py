@@ -8,19 +8,19 @@ import math
 from geometry_msgs.msg import Point, Pose
 import numpy as np
 
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.path_ik import (
+from arm_ik.nodes.conversions import seconds_of
+from arm_ik.nodes.motion_messages import trajectory_message
+from arm_interfaces.srv import CartesianPath, SolveIKBatch
+from arm_kinematics.ik.request import IKAnswer, IKRequest, resolve_seed
+from arm_kinematics.ik.result import ErrorCode
+from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.motion.path_ik import (
     MAX_BATCH,
     PathCode,
     PathRequest,
     PathResult,
     ToolPose,
 )
-from arm_ik.kinematics.request import IKAnswer, IKRequest, resolve_seed
-from arm_ik.kinematics.result import ErrorCode
-from arm_ik.nodes.conversions import seconds_of
-from arm_ik.nodes.motion_messages import trajectory_message
-from arm_interfaces.srv import CartesianPath, SolveIKBatch
 
 
 def path_request(message: CartesianPath.Request, model: ArmModel,

@@ -9,17 +9,17 @@ import numpy as np
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from arm_ik.kinematics.collision import CollisionReport
-from arm_ik.kinematics.joint_state import joint_order
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.safety.geometry import PoseCheck, SafetyGeometry, Verdict
-from arm_ik.kinematics.safety.monitor import map_samples_reason, path_samples_reason
-from arm_ik.kinematics.safety.paths import PathCheck
-from arm_ik.kinematics.safety.planning import DetourPlan, JointMap, PlanCode
 from arm_ik.nodes.conversions import checked_seconds, duration, point
 from arm_interfaces.msg import JointMap as JointMapMsg
 from arm_interfaces.msg import SafetyStatus
 from arm_interfaces.srv import CheckPath, PlanDetour
+from arm_kinematics.common.joint_state import joint_order
+from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.motion.detour_planner import DetourPlan, JointMap, PlanCode
+from arm_kinematics.motion.safety_paths import PathCheck
+from arm_kinematics.scene.checker import CollisionReport
+from arm_kinematics.scene.geometry import PoseCheck, SafetyGeometry, Verdict
+from arm_kinematics.scene.monitor import map_samples_reason, path_samples_reason
 
 
 # ---------------------------------------------------------------------------- requests

@@ -43,34 +43,6 @@ from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 
-from arm_ik.kinematics.arm import ArmConfigError
-from arm_ik.kinematics.collision import CollisionChecker, Scene, SceneError
-from arm_ik.kinematics.joint_state import positions_by_name
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.safety.config import SafetyConfigError
-from arm_ik.kinematics.safety.geometry import SafetyGeometry, Verdict
-from arm_ik.kinematics.safety.monitor import (
-    LogLine,
-    MonitorSettings,
-    SafetyWatch,
-    watching,
-)
-from arm_ik.kinematics.safety.paths import check_path, MAX_POINT_STEP
-from arm_ik.kinematics.safety.planning import (
-    joint_map,
-    JointMapError,
-    MAX_RESOLUTION,
-    MIN_RESOLUTION,
-    plan_detour,
-    PlanCode,
-)
-from arm_ik.kinematics.safety.scene_rules import (
-    floor_spec,
-    geometry_in,
-    obstacle_in,
-    resized_ball,
-    SceneRules,
-)
 from arm_ik.middleware import HandoffExecutor
 from arm_ik.nodes import marker_messages as draw
 from arm_ik.nodes.common import (
@@ -102,6 +74,35 @@ from arm_interfaces.srv import (
     CheckPath,
     GetJointMap,
     PlanDetour,
+)
+from arm_kinematics.arm import ArmConfigError
+from arm_kinematics.common.joint_state import positions_by_name
+from arm_kinematics.description.safety_config import SafetyConfigError
+from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.motion.detour_planner import (
+    joint_map,
+    JointMapError,
+    MAX_RESOLUTION,
+    MIN_RESOLUTION,
+    plan_detour,
+    PlanCode,
+)
+from arm_kinematics.motion.safety_paths import check_path, MAX_POINT_STEP
+from arm_kinematics.scene.checker import CollisionChecker
+from arm_kinematics.scene.geometry import SafetyGeometry, Verdict
+from arm_kinematics.scene.monitor import (
+    LogLine,
+    MonitorSettings,
+    SafetyWatch,
+    watching,
+)
+from arm_kinematics.scene.objects import Scene, SceneError
+from arm_kinematics.scene.scene_rules import (
+    floor_spec,
+    geometry_in,
+    obstacle_in,
+    resized_ball,
+    SceneRules,
 )
 
 SERVICE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)

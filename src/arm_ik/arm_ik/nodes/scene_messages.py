@@ -14,12 +14,12 @@ import numpy as np
 from rclpy.node import Node
 from visualization_msgs.msg import Marker, MarkerArray
 
-from arm_ik.kinematics.collision.scene import KINDS, Scene, SceneError, SceneObject
-from arm_ik.kinematics.config_writer import resolve_mesh
-from arm_ik.kinematics.transforms import matrix_to_quaternion
 from arm_ik.nodes import marker_messages as draw
 from arm_interfaces.msg import Scene as SceneMsg
 from arm_interfaces.msg import SceneObject as SceneObjectMsg
+from arm_kinematics.common.transforms import matrix_to_quaternion
+from arm_kinematics.description.meshes import resolve_mesh
+from arm_kinematics.scene.objects import KINDS, Scene, SceneError, SceneObject
 
 SCENE_RGBA = (0.55, 0.45, 0.85, 0.6)
 

@@ -15,12 +15,12 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from visualization_msgs.msg import MarkerArray
 
-from arm_ik.kinematics.collision import Scene, SceneError
-from arm_ik.kinematics.safety.scene_rules import SceneRules
 from arm_ik.nodes import scene_messages
 from arm_ik.nodes.common import LATCHED_QOS
 from arm_interfaces.msg import Scene as SceneMsg
 from arm_interfaces.srv import ApplySceneObject, RemoveSceneObject
+from arm_kinematics.scene.objects import Scene, SceneError
+from arm_kinematics.scene.scene_rules import SceneRules
 
 
 class SceneServer:

@@ -46,25 +46,6 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import Marker
 
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.motion.errors import MotionCode
-from arm_ik.kinematics.request import IKDispatcher
-from arm_ik.kinematics.safety.geometry import SafetyGeometry
-from arm_ik.kinematics.tasks import cycle as core
-from arm_ik.kinematics.tasks.console import ask_points
-from arm_ik.kinematics.tasks.cycle import CycleRunner, POINT_PARAMETERS
-from arm_ik.kinematics.tasks.pick_place import (
-    check_reachable,
-    CYCLES,
-    PickPlaceMachine,
-    Reachability,
-)
-from arm_ik.kinematics.tasks.sequences import (
-    load_sequence,
-    resolve_sequence_path,
-    SequenceError,
-    TaskSequence,
-)
 from arm_ik.middleware import GoalCourier
 from arm_ik.nodes import marker_messages, task_messages
 from arm_ik.nodes import target_input_parameters as params
@@ -79,6 +60,25 @@ from arm_ik.nodes.common import (
 from arm_ik.nodes.parameters import ParameterError
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import BallState, TargetStatus
+from arm_kinematics.ik.request import IKDispatcher
+from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.motion.errors import MotionCode
+from arm_kinematics.scene.geometry import SafetyGeometry
+from arm_kinematics.tasks import cycle as core
+from arm_kinematics.tasks.console import ask_points
+from arm_kinematics.tasks.cycle import CycleRunner, POINT_PARAMETERS
+from arm_kinematics.tasks.pick_place import (
+    check_reachable,
+    CYCLES,
+    PickPlaceMachine,
+    Reachability,
+)
+from arm_kinematics.tasks.sequences import (
+    load_sequence,
+    resolve_sequence_path,
+    SequenceError,
+    TaskSequence,
+)
 
 STATUS_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.RELIABLE,
                         durability=DurabilityPolicy.TRANSIENT_LOCAL)

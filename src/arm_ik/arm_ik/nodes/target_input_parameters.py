@@ -16,20 +16,20 @@ from rclpy.exceptions import ParameterException, ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from arm_ik.kinematics.checks import check_vector
-from arm_ik.kinematics.tasks.current_pose import DEFAULT_WAIT
-from arm_ik.kinematics.tasks.cycle import CycleSettings, POINT_PARAMETERS
-from arm_ik.kinematics.tasks.sequences import (
+from arm_ik.middleware import SEND_ATTEMPTS
+from arm_ik.nodes.common import StartupError
+from arm_ik.nodes.parameters import Param, ParameterTable
+from arm_ik.nodes.task_messages import GOAL_TYPES
+from arm_kinematics.common.checks import check_vector
+from arm_kinematics.tasks.current_pose import DEFAULT_WAIT
+from arm_kinematics.tasks.cycle import CycleSettings, POINT_PARAMETERS
+from arm_kinematics.tasks.sequences import (
     MOTION_LAWS,
     MoveSettings,
     SequenceError,
     TaskSequence,
     with_points,
 )
-from arm_ik.middleware import SEND_ATTEMPTS
-from arm_ik.nodes.common import StartupError
-from arm_ik.nodes.parameters import Param, ParameterTable
-from arm_ik.nodes.task_messages import GOAL_TYPES
 
 TABLE = ParameterTable(
     Param('action_name', 'trajectory_executor/move_to_target',

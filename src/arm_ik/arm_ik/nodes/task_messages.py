@@ -15,13 +15,13 @@ import numpy as np
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
-from arm_ik.kinematics.joint_state import positions_by_name
-from arm_ik.kinematics.tasks.cycle import GoalOutcome, GoalRequest, Report
-from arm_ik.kinematics.tasks.pick_place import Ball
-from arm_ik.kinematics.tasks.sequences import MoveSettings
 from arm_ik.nodes.conversions import point
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import BallState, TargetStatus
+from arm_kinematics.common.joint_state import positions_by_name
+from arm_kinematics.tasks.cycle import GoalOutcome, GoalRequest, Report
+from arm_kinematics.tasks.pick_place import Ball
+from arm_kinematics.tasks.sequences import MoveSettings
 
 GOAL_TYPES = {'position': MoveToTarget.Goal.GOAL_POSITION,
               'tool_down': MoveToTarget.Goal.GOAL_TOOL_DOWN,

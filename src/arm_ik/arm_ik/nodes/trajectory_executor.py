@@ -60,29 +60,6 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
-from arm_ik.kinematics.joint_state import positions_by_name
-from arm_ik.kinematics.model import ArmModel
-from arm_ik.kinematics.motion import worker
-from arm_ik.kinematics.motion.commands import trajectory_from_points
-from arm_ik.kinematics.motion.errors import MotionCode
-from arm_ik.kinematics.motion.executor import (
-    ExecutorCore,
-    ExecutorSettings,
-    Feedback,
-    goal_report,
-    GoalEnd,
-    settings_reason,
-    WallClock,
-)
-from arm_ik.kinematics.motion.follow import LiveFollow, Verdict
-from arm_ik.kinematics.motion.planner import MotionPlanner, Plan, PlanFailure
-from arm_ik.kinematics.motion.planning_pool import PlanningPool
-from arm_ik.kinematics.motion.runner import Owner
-from arm_ik.kinematics.motion.safety_check import SceneData
-from arm_ik.kinematics.motion.trajectory import Trajectory
-from arm_ik.kinematics.passive_joints import PassiveJoints
-from arm_ik.kinematics.safety.scene_rules import configured_ball, obstacle_in, same_ball
-from arm_ik.kinematics.solvers.base import SolveOptions
 from arm_ik.middleware import cancel_settled, ControlThread, HandoffExecutor, shutting_down
 from arm_ik.nodes import motion_messages as messages
 from arm_ik.nodes.common import (
@@ -101,6 +78,29 @@ from arm_ik.nodes.scene_messages import SceneFollower
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import ExecutorStatus, PlannedPath, Scene
 from arm_interfaces.srv import ExecuteTrajectory
+from arm_kinematics.common.joint_state import positions_by_name
+from arm_kinematics.description.passive_joints import PassiveJoints
+from arm_kinematics.ik.solvers.base import SolveOptions
+from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.motion import worker
+from arm_kinematics.motion.commands import trajectory_from_points
+from arm_kinematics.motion.errors import MotionCode
+from arm_kinematics.motion.executor import (
+    ExecutorCore,
+    ExecutorSettings,
+    Feedback,
+    goal_report,
+    GoalEnd,
+    settings_reason,
+    WallClock,
+)
+from arm_kinematics.motion.follow import LiveFollow, Verdict
+from arm_kinematics.motion.planner import MotionPlanner, Plan, PlanFailure
+from arm_kinematics.motion.planning_pool import PlanningPool
+from arm_kinematics.motion.runner import Owner
+from arm_kinematics.motion.safety_check import SceneData
+from arm_kinematics.motion.trajectory import Trajectory
+from arm_kinematics.scene.scene_rules import configured_ball, obstacle_in, same_ball
 
 EXECUTOR_THREADS = 8
 

@@ -1,0 +1,296 @@
+"""What every solver shares: options, the workspace pre-check and the solver interface."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+import math
+from time import perf_counter
+
+import numpy as np
+
+from arm_kinematics.ik.result import check_vector, ErrorCode, fast_vector, GoalType, IKResult
+from arm_kinematics.model.arm_model import ArmModel
+
+# Hard caps so that a request cannot make a solver run unbounded (RELIABILITY cases 7 and 8).
+MAX_ITERATIONS_CAP = 100_000
+MAX_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class SolveOptions:
+    """Per-request solver settings. Units: metres, radians, seconds.
+
+    Attributes:
+        max_iterations: iteration limit of numeric solvers (1..MAX_ITERATIONS_CAP).
+        tolerance: position tolerance, metres.
+        orientation_tolerance: orientation tolerance, radians.
+        damping: DLS damping λ (> 0).
+        max_step: largest change of any joint per iteration, radians (0 = no cap).
+        timeout: wall-clock budget, seconds (> 0, ≤ MAX_TIMEOUT).
+        respect_limits: clamp (or wrap) to the URDF joint limits.
+        branch: '' or 'nearest' for the solution nearest the seed, or a branch label.
+        return_all: also return every alternative solution (closed-form solvers).
+        restarts: random restarts allowed when a numeric solver stalls.
+        random_seed: seed of the restart generator, so the same request gives the same answer.
+    """
+
+    max_iterations: int = 200
+    tolerance: float = 1e-4
+    orientation_tolerance: float = 1e-3
+    damping: float = 0.05
+    max_step: float = 0.0
+    timeout: float = 1.0
+    respect_limits: bool = True
+    branch: str = ''
+    return_all: bool = False
+    restarts: int = 200
+    random_seed: int = 0
+
+    def validated(self) -> tuple[SolveOptions | None, str]:
+        """Return (options, '') when every value is usable, else (None, reason)."""
+        if isinstance(self.max_iterations, bool) or not isinstance(self.max_iterations, int):
+            return None, f'max_iterations must be an integer, got {self.max_iterations!r}'
+        if not 1 <= self.max_iterations <= MAX_ITERATIONS_CAP:
+            return None, (f'max_iterations {self.max_iterations} is outside 1..'
+                          f'{MAX_ITERATIONS_CAP}')
+        for name in ('tolerance', 'orientation_tolerance', 'damping', 'timeout'):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0.0):
+                return None, f'{name} must be a finite number > 0, got {value!r}'
+        if not (math.isfinite(self.max_step) and self.max_step >= 0.0):
+            return None, f'max_step must be finite and >= 0, got {self.max_step!r}'
+        if self.timeout > MAX_TIMEOUT:
+            return None, f'timeout {self.timeout} s exceeds the maximum of {MAX_TIMEOUT} s'
+        if self.restarts < 0:
+            return None, f'restarts must be >= 0, got {self.restarts}'
+        return self, ''
+
+    def with_changes(self, **changes: object) -> SolveOptions:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """Reach rules of an arm, measured from its shoulder.
+
+    Attributes:
+        shoulder: shoulder position in the base frame (metres).
+        max_reach: outer radius of the reachable shell from the shoulder.
+        min_reach: radius of the unreachable hole around the shoulder (0 when none).
+        min_height_above_shoulder: lowest allowed target height relative to the shoulder,
+            or None when the arm has no such rule.
+    """
+
+    shoulder: np.ndarray
+    max_reach: float
+    min_reach: float = 0.0
+    min_height_above_shoulder: float | None = None
+
+    def check_position(self, position: object) -> tuple[np.ndarray | None, IKResult | None]:
+        """Validate a target position; return (vector, None) or (None, failure result)."""
+        target, reason = check_vector(position, 3, 'target position')
+        if target is None:
+            return None, IKResult(ErrorCode.INVALID_INPUT, reason)
+        relative = target - self.shoulder
+        # hypot of pre-scaled values never overflows, even for 1e308 coordinates.
+        distance = math.hypot(*relative)
+        if self.min_height_above_shoulder is not None and \
+                relative[2] < self.min_height_above_shoulder - 1e-12:
+            return None, IKResult(
+                ErrorCode.BELOW_MIN_HEIGHT,
+                f'target is {relative[2]:.3f} m above the shoulder; this arm needs at least '
+                f'{self.min_height_above_shoulder:.3f} m')
+        if distance > self.max_reach + 1e-12:
+            return None, IKResult(
+                ErrorCode.OUT_OF_REACH,
+                f'target {distance:.3g} m from the shoulder, maximum reach '
+                f'{self.max_reach:.3f} m')
+        if distance < self.min_reach - 1e-12:
+            return None, IKResult(
+                ErrorCode.INSIDE_INNER_HOLE,
+                f'target {distance:.3f} m from the shoulder is inside the inner hole '
+                f'(minimum reach {self.min_reach:.3f} m)')
+        return target, None
+
+    def admits(self, points: np.ndarray) -> np.ndarray:
+        """(N,) bool: which of N finite positions (N, 3) ``check_position`` lets through —
+        the same rules and tolerances, for many points at once (a sampled workspace)."""
+        relative = np.asarray(points, dtype=float) - self.shoulder
+        distance = np.linalg.norm(relative, axis=1)
+        ok = (distance <= self.max_reach + 1e-12) & (distance >= self.min_reach - 1e-12)
+        if self.min_height_above_shoulder is not None:
+            ok &= relative[:, 2] >= self.min_height_above_shoulder - 1e-12
+        return ok
+
+
+class Solver:
+    """Interface of every IK solver: built once per model, then ``solve`` per request."""
+
+    name = ''
+    # True for closed forms whose ``return_all`` lists every labelled solution (branch),
+    # among which the floor rules may switch.
+    labelled = False
+
+    def __init__(self, model: ArmModel, workspace: Workspace) -> None:
+        self.model = model
+        self.workspace = workspace
+
+    # Solvers written for turning joints refuse chains with a slide (prismatic joint).
+    supports_prismatic = False
+
+    @classmethod
+    def applicability(cls, model: ArmModel) -> str:
+        """'' when the solver can handle ``model``, else the reason it cannot."""
+        return ''
+
+    @classmethod
+    def reason_for(cls, model: ArmModel) -> str:
+        """``applicability`` with the rule every solver shares: '' when it serves ``model``."""
+        slides = [j.name for j in model.joints if j.prismatic]
+        if slides and not cls.supports_prismatic:
+            return f'prismatic joint(s) {", ".join(slides)}: this solver turns joints only'
+        return cls.applicability(model)
+
+    def solve(self, position: object, orientation: object = None,
+              goal: GoalType = GoalType.POSITION, seed: object = None,
+              options: SolveOptions = SolveOptions()) -> IKResult:
+        """Solve one request; never raises for bad input (returns INVALID_INPUT)."""
+        raise NotImplementedError
+
+
+
+
+def planar_link_lengths(model: ArmModel) -> tuple[float, float] | None:
+    """(l1, l2) of a yaw + two-pitch arm (shoulder→elbow, elbow→tip), else None.
+
+    Read from the model's zero-pose frames, so the URDF stays the only source.
+    """
+    if model.dof != 3:
+        return None
+    origins, axes, tip = model.joint_origins_and_axes(np.zeros(3))
+    vertical = abs(abs(axes[0][2]) - 1.0) < 1e-9
+    parallel_pitch = abs(abs(float(np.dot(axes[1], axes[2]))) - 1.0) < 1e-9 and \
+        abs(axes[1][2]) < 1e-9
+    if not (vertical and parallel_pitch):
+        return None
+    return float(np.linalg.norm(origins[2] - origins[1])), float(np.linalg.norm(tip - origins[2]))
+
+
+def workspace_of_arm(model: ArmModel, config: dict) -> Workspace:
+    """Reach rules of ``model`` with the minimum target height of the arm's YAML (``ik:``)."""
+    min_height = (config.get('ik') or {}).get('min_height_above_shoulder')
+    return workspace_from_model(model, None if min_height is None else float(min_height))
+
+
+def workspace_from_model(model: ArmModel,
+                         min_height_above_shoulder: float | None = None) -> Workspace:
+    """Reach rules derived from the URDF: the shell, and the hole for two-link arms."""
+    lengths = planar_link_lengths(model)
+    if lengths is not None:
+        l1, l2 = lengths
+        origins, _, _ = model.joint_origins_and_axes(np.zeros(3))
+        return Workspace(origins[1].copy(), l1 + l2, abs(l1 - l2), min_height_above_shoulder)
+    centre, reach = reach_sphere(model)
+    return Workspace(centre, reach, 0.0, min_height_above_shoulder)
+
+
+def reach_sphere(model: ArmModel) -> tuple[np.ndarray, float]:
+    """(centre, radius) of a sphere that holds every tip position of ``model``.
+
+    The shoulder-centred bound (``max_reach``) holds when the shoulder lies on the axes of
+    the joints before it. An off-axis shoulder (SO-101's lift joint sits 3 cm beside the
+    pan axis) sweeps a circle round the first axis as the arm pans: the sphere is centred
+    on that axis and grows by the circle's radius. With more joints before the shoulder,
+    the sum of the joint-to-joint distances from the first joint bounds the reach.
+    """
+    shoulder = model.shoulder_position()
+    reach = model.max_reach()
+    origins, axes, tip = model.joint_origins_and_axes(np.zeros(model.dof))
+    if model.prismatic.any():
+        # A slide moves every later joint: bound from the first joint, travels included.
+        points = [*origins, tip]
+        travel = sum(max(abs(j.lower), abs(j.upper)) for j in model.joints if j.prismatic)
+        return origins[0].copy(), travel + float(sum(np.linalg.norm(b - a)
+                                                     for a, b in zip(points, points[1:])))
+    index = next(i for i, origin in enumerate(origins) if np.allclose(origin, shoulder))
+    if index == 0:
+        return shoulder.copy(), reach
+    if index == 1:
+        offset = shoulder - origins[0]
+        foot = origins[0] + axes[0] * float(np.dot(offset, axes[0]))
+        beside = float(np.linalg.norm(shoulder - foot))
+        if beside <= 1e-9:
+            return shoulder.copy(), reach
+        return foot, reach + beside
+    points = [*origins, tip]
+    return origins[0].copy(), float(sum(np.linalg.norm(b - a)
+                                        for a, b in zip(points, points[1:])))
+
+
+# A branch request that means "the solution nearest the seed".
+NEAREST = ('', 'nearest')
+
+
+class ClosedFormBase(Solver):
+    """What every closed-form solver checks before it solves, in one wording.
+
+    Subclasses set ``self.home`` (the reference without a seed) and call these in the order
+    their goals need; each returns the failure to answer with, or None to go on.
+    """
+
+    _checked_options: SolveOptions | None = None
+
+    def _failure(self, start: float, code: ErrorCode, reason: str) -> IKResult:
+        return IKResult(code, reason, solve_time=perf_counter() - start)
+
+    def _options_failure(self, start: float, options: SolveOptions,
+                         branches: tuple[str, ...]) -> IKResult | None:
+        """INVALID_INPUT for options that do not validate or a branch not in ``branches``."""
+        if options is not self._checked_options:
+            checked, reason = options.validated()
+            if checked is None:
+                return self._failure(start, ErrorCode.INVALID_INPUT, reason)
+            self._checked_options = options
+        if options.branch not in NEAREST and options.branch not in branches:
+            return self._failure(start, ErrorCode.INVALID_INPUT,
+                                 f'unknown branch "{options.branch}"; valid: nearest, '
+                                 + ', '.join(branches))
+        return None
+
+    def _reference(self, start: float, seed: object, size: int
+                   ) -> tuple[tuple[float, ...] | None, IKResult | None]:
+        """(the seed as plain floats, or the home pose without one; None) or (None, failure)."""
+        if seed is None:
+            return self.home, None
+        reference = fast_vector(seed, size)
+        if reference is None:
+            vector, reason = check_vector(seed, size, 'seed')
+            if vector is None:
+                return None, self._failure(start, ErrorCode.INVALID_INPUT, reason)
+            reference = tuple(vector.tolist())
+        return reference, None
+
+    def _target(self, start: float, position: object
+                ) -> tuple[tuple[float, float, float] | None, IKResult | None]:
+        """The position through the workspace gate (``self.gate``): (target, None) or
+        (None, the failure, timed)."""
+        target, failure = self.gate.check(position)
+        if failure is not None:
+            failure.solve_time = perf_counter() - start
+        return target, failure
+
+    def _none_within_limits(self, start: float, branch: str, outside: list,
+                            noun: str = 'target') -> IKResult:
+        """The answer when no solution of ``branch`` lies within the joint limits: the
+        nearest one past them (``outside``: (label, how far, words) per branch), or
+        OUT_OF_REACH when the branch has none at all."""
+        nearest = branch in NEAREST
+        candidates = outside if nearest else [o for o in outside if o[0] == branch]
+        if not candidates:
+            return self._failure(start, ErrorCode.OUT_OF_REACH,
+                                 f'branch {branch} does not reach this {noun}')
+        label, _, words = min(candidates, key=lambda entry: entry[1])
+        prefix = 'every solution breaks a joint limit; the nearest, ' if nearest else ''
+        return self._failure(start, ErrorCode.JOINT_LIMITS,
+                             f'{prefix}{label}: {words} ({len(candidates)} '
+                             f'branch{"es" * (len(candidates) != 1)} out of limits)')

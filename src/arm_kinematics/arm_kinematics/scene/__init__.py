@@ -1,0 +1,24 @@
+"""The scene: what the arm can touch, and whether it does (ROS-free).
+
+- ``CollisionChecker`` (``checker``): self-collision with an allowed-pairs list and a scene,
+  per pose and along joint paths (``check``, ``is_free``, ``check_path``, ``max_link_motion``);
+- ``Scene`` (``objects``): boxes, spheres, cylinders and meshes in the base frame;
+- ``compute_allowed_pairs`` (``allowed``): adjacent, default (home), always and never pairs;
+- ``SafetyGeometry`` (``geometry``): link capsules, the floor plane and the obstacle ball,
+  pose checks vectorised over N poses (``Verdict``);
+- ``scene_rules``: the floor and the ball as scene objects judged by their own rules;
+- ``monitor``: what the safety monitor decides of each measured pose;
+- ``backend``: the one module that talks to the collision library (coal).
+
+Planning round the scene lives one layer up, in ``arm_kinematics.motion``.
+"""
+
+from arm_kinematics.scene.allowed import compute_allowed_pairs
+from arm_kinematics.scene.checker import CollisionChecker, CollisionReport, Contact, PathCheck
+from arm_kinematics.scene.geometry import PoseCheck, PoseChecks, SafetyGeometry, Verdict
+from arm_kinematics.scene.objects import Scene, SceneError, SceneObject
+from arm_kinematics.scene.shapes import ShapeError
+
+__all__ = ['CollisionChecker', 'CollisionReport', 'compute_allowed_pairs', 'Contact',
+           'PathCheck', 'PoseCheck', 'PoseChecks', 'SafetyGeometry', 'Scene', 'SceneError',
+           'SceneObject', 'ShapeError', 'Verdict']
