@@ -43,7 +43,10 @@ else
   PY := $(VENV)/bin/python
   ACTIVATE := source $(VENV)/bin/activate && export AMENT_PREFIX_PATH=$(VENV) \
               CMAKE_PREFIX_PATH=$(VENV)
-  COLCON_ARGS := --cmake-args -DPython3_EXECUTABLE=$(PY) -DBUILD_TESTING=OFF
+  # without_ros/ holds the control_msgs subset a ROS 2 install brings itself (its COLCON_IGNORE
+  # hides it from every other build; see without_ros/README.md).
+  COLCON_ARGS := --base-paths . without_ros/control_msgs \
+                 --cmake-args -DPython3_EXECUTABLE=$(PY) -DBUILD_TESTING=OFF
 endif
 
 BUILD_BASE := build$(SUFFIX)
