@@ -22,8 +22,8 @@ import threading
 import time
 
 from arm_ik.arm_config import read_description
-from arm_ik.kinematics.model import DescriptionError
 from arm_ik.servo_description import ServoArm
+from arm_kinematics.model.arm_model import DescriptionError
 from arm_servos.bus import BusError
 from arm_servos.calibrate import calibrate, plans_from, ServoPlan
 from arm_servos.calibration import CalibrationError, PROTOCOLS

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arm_ik.kinematics.arm import default_frames
-from arm_ik.kinematics.model import ArmModel
+from arm_kinematics.description.frames import default_frames
+from arm_kinematics.model.arm_model import ArmModel
 from arm_servos.calibration import Calibration, urdf_joints, UrdfJoint
 
 

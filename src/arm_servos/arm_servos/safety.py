@@ -228,6 +228,32 @@ class ServoSafety:
         return checked, (f'clipped to the calibrated range: {", ".join(clipped)}'
                          if clipped else '')
 
+    def trajectory_reason(self, joint_names: Sequence[str],
+                          points: Sequence[tuple[float, Sequence[float]]]) -> str:
+        """'' when a trajectory (time from start in s, positions in ``joint_names`` order)
+        stays in the calibrated ranges (unless clipping) and under the velocity limits from
+        the current setpoint on; else the first problem, naming the joint and the point."""
+        by_name = {j.name: j for j in self.joints}
+        previous_time = 0.0
+        previous = [self.setpoint.get(n, self.measured.get(n)) for n in joint_names]
+        for index, (time_from_start, positions) in enumerate(points):
+            for name, value, before in zip(joint_names, positions, previous):
+                joint = by_name.get(name)
+                if joint is None:
+                    return f'unknown joint {name}'
+                if not self.config.clip and not joint.lower <= value <= joint.upper:
+                    return (f'{name}: point {index} at {value:.4f} rad is outside the '
+                            f'calibrated range [{joint.lower:.4f}, {joint.upper:.4f}]')
+                duration = time_from_start - previous_time
+                if before is None or duration <= 0:
+                    continue
+                speed = abs(value - before) / duration
+                if speed > self.max_velocity[name] * (1 + 1e-6):
+                    return (f'{name}: {speed:.3f} rad/s to point {index} is above its velocity '
+                            f'limit {self.max_velocity[name]:.3f} rad/s')
+            previous_time, previous = time_from_start, list(positions)
+        return ''
+
     def command(self, positions: Mapping[str, float], now: float,
                 clip: bool | None = None, from_trajectory: bool = False) -> Outcome:
         """A new target (rad per joint; joints left out keep theirs)."""

@@ -214,3 +214,17 @@ def test_after_the_adapter_comes_back_the_arm_restarts_from_where_it_is():
 def test_bad_settings_are_refused_with_the_reason(field, value, words):
     with pytest.raises(ValueError, match=words.replace('(', r'\(').replace(')', r'\)')):
         SafetyConfig(**{field: value})
+
+
+def test_a_trajectory_outside_the_range_or_too_fast_is_refused_naming_joint_and_point():
+    safety = _enabled(shoulder=0.0, elbow=0.0)
+    assert safety.trajectory_reason(('shoulder', 'elbow'), [(1.0, (0.5, 0.5)),
+                                                            (2.0, (1.0, 1.9))]) == ''
+    assert safety.trajectory_reason(('elbow', 'shoulder'), [(1.0, (0.5, 0.0)),
+                                                            (2.0, (2.4, 0.0))]) == \
+        'elbow: point 1 at 2.4000 rad is outside the calibrated range [-1.0000, 2.0000]'
+    # shoulder's limit is 2 rad/s: 1 rad in 0.25 s from the setpoint is 4 rad/s.
+    assert safety.trajectory_reason(('shoulder', 'elbow'), [(0.25, (1.0, 0.0))]) == \
+        'shoulder: 4.000 rad/s to point 0 is above its velocity limit 2.000 rad/s'
+    clipping = _enabled(SafetyConfig(clip=True))
+    assert clipping.trajectory_reason(('elbow',), [(5.0, (2.4,))]) == ''
