@@ -317,7 +317,11 @@ class ServoBridge(Node):
     # ------------------------------------------------------------------ services, topics
     def _answer(self, response: Trigger.Response, ok: bool, message: str) -> Trigger.Response:
         response.success, response.message = ok, message
-        (self.get_logger().info if ok else self.get_logger().error)(message)
+        # rclpy refuses one call site logging at two severities: two call sites.
+        if ok:
+            self.get_logger().info(message)
+        else:
+            self.get_logger().error(message)
         return response
 
     def _enable(self, _: Trigger.Request, response: Trigger.Response) -> Trigger.Response:

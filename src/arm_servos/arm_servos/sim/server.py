@@ -41,7 +41,7 @@ from arm_servos.sim.servo import SimServo
 
 HELP = ('commands: lose ID N | corrupt ID N | remove ID | restore ID | '
         'error ID overload|overheating|voltage|clear | slow ID SECONDS | push ID TICKS | '
-        'vanish | replug | status')
+        'vanish | replug | status | writes')
 # Error words → the bits each protocol uses for them (Feetech status byte, Dynamixel reg 70).
 ERROR_BITS = {'feetech': {'voltage': 1, 'overheating': 4, 'overload': 32, 'clear': 0},
               'dynamixel': {'voltage': 1, 'overheating': 4, 'overload': 32, 'clear': 0}}
@@ -63,6 +63,7 @@ class SimBus:
         self.bad_instructions = 0
         self.instructions = 0
         self.goal_writes: list[tuple[float, dict[int, int]]] = []  # (time, goals), for tests
+        self.torque_writes = 0
         self._lock = threading.Lock()
         self._master = -1
         self._slave = -1
@@ -184,6 +185,8 @@ class SimBus:
                     servo.write(address, body[start + 1:start + 1 + size], clock)
                     if address == servo.layout.goal:
                         goals[servo.servo_id] = servo.goal_ticks()
+            if any(s.layout.torque == address for s in self.servos.values()):
+                self.torque_writes += 1
             if goals:
                 self.goal_writes.append((clock, goals))
             return
@@ -258,6 +261,8 @@ class SimBus:
                 self._plug()
                 os.write(self._wake_w, b'x')
             return f'adapter plugged in: {self.link} -> {self.device}'
+        if verb == 'writes':
+            return f'goal writes {len(self.goal_writes)}, torque writes {self.torque_writes}'
         if verb == 'status':
             return '; '.join(
                 f'id {s.servo_id}: pos {s.position:.0f} goal {s.goal_ticks()} '
