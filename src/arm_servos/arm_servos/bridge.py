@@ -59,7 +59,11 @@ class BridgeCore:
         self.safety = safety
         self.efforts = {j.name: float((efforts or {}).get(j.name, 0.0))
                         for j in calibration.joints}
+        # The last answer of each servo and how many cycles ago it came: a reply lost in one
+        # cycle (retried and counted) does not leave a hole in joint_states; a servo silent
+        # for silent_cycles does (and stops the arm).
         self.states: dict[int, ServoState | None] = {j.servo_id: None for j in calibration.joints}
+        self.age: dict[int, int] = {j.servo_id: 0 for j in calibration.joints}
         self.last_fault = ''
         self.bus_error = ''
 
@@ -74,7 +78,13 @@ class BridgeCore:
             fault = self.safety.bus_lost(str(error))
         else:
             self.bus_error = ''
-            self.states.update(states)
+            for servo_id, state in states.items():
+                if state is None:
+                    self.age[servo_id] += 1
+                    if self.age[servo_id] >= self.safety.config.silent_cycles:
+                        self.states[servo_id] = None
+                else:
+                    self.states[servo_id], self.age[servo_id] = state, 0
             fault = self.safety.observe(states, now)
         if fault:
             self.last_fault = fault

@@ -129,6 +129,13 @@ class SimBus:
             ready, _, _ = select.select(readers, [], [], timeout)
             if self._wake_r in ready:
                 os.read(self._wake_r, 64)
+            # The bus first: a command typed after a write has arrived sees its effect.
+            if self._master >= 0 and self._master in ready:
+                try:
+                    data = os.read(self._master, 4096)
+                except OSError:
+                    data = b''
+                self._receive(data, time.monotonic())
             if control is not None and control in ready:
                 chunk = os.read(control, 4096)
                 if not chunk:
@@ -138,12 +145,6 @@ class SimBus:
                 while b'\n' in control_buffer:
                     line, control_buffer = control_buffer.split(b'\n', 1)
                     print(self.command(line.decode(errors='replace')), flush=True)
-            if self._master >= 0 and self._master in ready:
-                try:
-                    data = os.read(self._master, 4096)
-                except OSError:
-                    data = b''
-                self._receive(data, time.monotonic())
             self._flush_due()
 
     def _flush_due(self) -> None:
