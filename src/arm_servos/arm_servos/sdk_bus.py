@@ -14,6 +14,8 @@ Where the SDKs fall short, and the small workarounds here:
 * The SDKs' reply timeout assumes a 16 ms USB latency timer (34 ms per lost reply), which
   would eat a whole cycle; we set the timeout from the bytes expected plus a margin
   (``reply_timeout``; raise it for an adapter whose latency timer is not 1 ms).
+* The SDKs wait for a reply by polling a non-blocking port in a busy loop (a whole CPU core
+  per bus); we sleep in ``select()`` until the first byte of a reply is there.
 * ``scservo_sdk``'s ``PortHandler.clearPort`` calls ``flush()``, which drains output and keeps
   stale input: a late reply from the previous cycle would be read as this cycle's. We discard
   input before each instruction on both protocols.
@@ -24,6 +26,7 @@ Where the SDKs fall short, and the small workarounds here:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+import select
 import termios
 import time
 from types import ModuleType
@@ -36,6 +39,9 @@ from arm_servos.bus import BusStats, BusUnavailableError, ServoBus, ServoState
 # pyserial reports a vanished adapter as SerialException (an OSError subclass), a bare OSError
 # (EIO) from the file descriptor, or termios.error from flushing its buffers.
 PORT_ERRORS = (serial.SerialException, OSError, termios.error)
+# s added to the wire time of a sync read's replies: the servos' return delay and the USB
+# adapter's latency (FTDI adapters: set the latency timer to 1 ms, see the README).
+REPLY_MARGIN = 0.003
 
 
 class SdkServoBus(ServoBus):
@@ -65,7 +71,7 @@ class SdkServoBus(ServoBus):
                 rate used with X-series arms).
             retries: extra sync reads of the servos that did not answer, within the cycle.
             reply_timeout: seconds to wait for the replies of one sync read; default: their
-                bytes on the wire plus 2 ms.
+                bytes on the wire plus REPLY_MARGIN.
             cycle_budget: seconds after which no retry is started in this cycle.
             reopen_interval: seconds between attempts to reopen a vanished port.
         """
@@ -154,6 +160,13 @@ class SdkServoBus(ServoBus):
         self._last_open_attempt = time.monotonic()
         return self._unavailable(f'serial adapter on {self.port_name} lost: {_reason(exc)}')
 
+    def _wait_readable(self, deadline: float) -> None:
+        # The SDKs poll a non-blocking port in a busy loop until a reply or the timeout;
+        # sleeping in select() until the first byte is there spares a CPU core per bus.
+        remaining = deadline - time.monotonic()
+        if remaining > 0 and not self._port.ser.in_waiting:
+            select.select([self._port.ser.fileno()], [], [], remaining)
+
     def _discard_input(self) -> None:
         self._port.ser.reset_input_buffer()
 
@@ -170,7 +183,7 @@ class SdkServoBus(ServoBus):
     def reply_timeout(self, count: int) -> float:
         if self._reply_timeout is not None:
             return self._reply_timeout
-        return count * self.status_bytes() * 10.0 / self.baudrate + 0.002
+        return count * self.status_bytes() * 10.0 / self.baudrate + REPLY_MARGIN
 
     # ------------------------------------------------------------------ operations
     def ping(self, ids: Iterable[int] | None = None) -> dict[int, int | None]:
@@ -230,10 +243,13 @@ class SdkServoBus(ServoBus):
             if result != self.sdk.COMM_SUCCESS:
                 self.stats.note(f'sync read not sent: {self._packets.getTxRxResult(result)}')
                 return replies
-            self._port.setPacketTimeoutMillis(self.reply_timeout(len(ids)) * 1000.0)
+            timeout = self.reply_timeout(len(ids))
+            self._port.setPacketTimeoutMillis(timeout * 1000.0)
+            deadline = time.monotonic() + timeout
             waiting = set(ids)
             corrupt: set[int] = set()
             while waiting:
+                self._wait_readable(deadline)
                 packet, result = self.receive()
                 servo_id = packet[self.id_offset] if len(packet) > self.id_offset else None
                 if result == self.sdk.COMM_SUCCESS:

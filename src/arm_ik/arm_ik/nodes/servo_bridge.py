@@ -26,6 +26,7 @@ import time
 
 from control_msgs.action import FollowJointTrajectory
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
@@ -34,6 +35,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray
 from std_srvs.srv import Trigger
 
+from arm_ik.arm_config import read_description
 from arm_ik.nodes.common import LATCHED_QOS, run, StartupError, wait_for_description
 from arm_ik.nodes.control_messages import feedback_message, goal_from_message
 from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
@@ -50,8 +52,9 @@ from arm_servos.drivers import DRIVERS
 from arm_servos.safety import FAULT_POLICIES, SafetyConfig, ServoSafety
 
 PARAMETERS = ParameterTable(
-    Param('robot_description', '', 'URDF text (empty: read the robot_description topic)',
-          read_only=True),
+    Param('robot_description', '', 'URDF text (empty: urdf_file, else the robot_description '
+          'topic)', read_only=True),
+    Param('urdf_file', '', 'URDF file, read when robot_description is empty', read_only=True),
     Param('base_frame', '', "root link of the controlled chain (empty: the URDF's root)",
           read_only=True),
     Param('tip_frame', '', 'tip link of the controlled chain (empty: tool0 or the deepest '
@@ -64,11 +67,11 @@ PARAMETERS = ParameterTable(
     Param('rate', 100.0, 'Hz, bus cycles (one sync read + one sync write each) and '
           'joint_states', read_only=True, low=1.0, high=1000.0),
     Param('reply_timeout', 0.0, 's to wait for the replies of one sync read (0: their bytes '
-          'on the wire + 2 ms; raise it for an adapter with a 16 ms latency timer)',
+          'on the wire + 3 ms; raise it for an adapter with a 16 ms latency timer)',
           read_only=True, low=0.0, high=1.0),
     Param('retries', 2, 'extra sync reads of silent servos within one cycle',
           read_only=True, low=0, high=10),
-    Param('silent_cycles', 3, 'cycles a servo may stay silent before the arm stops',
+    Param('silent_cycles', 5, 'cycles a servo may stay silent before the arm stops',
           read_only=True, low=1, high=1000),
     Param('on_fault', 'hold', 'what a servo fault does to the arm', read_only=True,
           choices=FAULT_POLICIES),
@@ -102,7 +105,13 @@ class ServoBridge(Node):
         for required in ('calibration_file', 'port'):
             if not values[required]:
                 raise StartupError(f'parameter {required} is required')
-        urdf = values['robot_description'] or wait_for_description(self)
+        urdf = values['robot_description']
+        if not urdf and values['urdf_file']:
+            try:
+                urdf = read_description(values['urdf_file'])
+            except DescriptionError as error:
+                raise StartupError(str(error)) from None
+        urdf = urdf or wait_for_description(self)
         try:
             arm = ServoArm.from_urdf(urdf, values['base_frame'], values['tip_frame'])
             calibration = arm.load(values['calibration_file'], urdf)
@@ -117,6 +126,9 @@ class ServoBridge(Node):
         except (DescriptionError, CalibrationError, ValueError) as error:
             raise StartupError(str(error)) from None
         self.joints = tuple(n for n in calibration.names if n in arm.chain)
+        self.declare_parameter('controller_joints', list(self.joints), ParameterDescriptor(
+            description='the joints of ~/follow_joint_trajectory and ~/commands, in order '
+            '(the calibrated joints of the chain)', read_only=True))
         bus = DRIVERS[calibration.protocol](
             values['port'], calibration.ids, baudrate=calibration.baudrate,
             retries=values['retries'], reply_timeout=values['reply_timeout'] or None,

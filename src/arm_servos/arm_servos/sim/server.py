@@ -115,14 +115,21 @@ class SimBus:
             with contextlib.suppress(OSError):
                 os.close(fd)
 
-    def serve(self, control: int | None = None) -> None:
-        """Run until :meth:`stop` (or end of ``control`` input, a file descriptor)."""
+    def serve(self, control: int | None = None, fifo: Path | None = None) -> None:
+        """Run until :meth:`stop`, taking fault commands from ``control`` (a file descriptor,
+        e.g. standard input) and from ``fifo`` (a named pipe: ``echo 'error 3 overload' >
+        FIFO`` from any shell), answers on standard output."""
         self._running = True
         control_buffer = b''
+        # Opened for writing too, so the pipe never reads as closed between two writers.
+        fifo_fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK) if fifo is not None else None
+        fifo_buffer = b''
         while self._running:
             readers = [self._wake_r] + ([self._master] if self._master >= 0 else [])
             if control is not None:
                 readers.append(control)
+            if fifo_fd is not None:
+                readers.append(fifo_fd)
             timeout = None
             if self._outbox:
                 timeout = max(0.0, self._outbox[0][0] - time.monotonic())
@@ -136,6 +143,11 @@ class SimBus:
                 except OSError:
                     data = b''
                 self._receive(data, time.monotonic())
+            if fifo_fd is not None and fifo_fd in ready:
+                fifo_buffer += os.read(fifo_fd, 4096)
+                while b'\n' in fifo_buffer:
+                    line, fifo_buffer = fifo_buffer.split(b'\n', 1)
+                    print(self.command(line.decode(errors='replace')), flush=True)
             if control is not None and control in ready:
                 chunk = os.read(control, 4096)
                 if not chunk:
@@ -318,6 +330,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument('--position', default='2048', help='start ticks, one or per id')
     parser.add_argument('--goal', default='', help='stale goal ticks left in the servos')
     parser.add_argument('--tau', type=float, default=0.05, help='motor time constant, s')
+    parser.add_argument('--control', default='', help='also take commands from this named '
+                        'pipe (created; e.g. echo "error 3 overload" > PATH)')
     args = parser.parse_args(argv)
     ids = [int(v) for v in args.ids.split(',')]
     positions = parse_ticks(args.position, len(ids), '--position')
@@ -328,13 +342,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     bus = SimBus(args.protocol, servos, args.link, args.baud)
     print(f'servo_sim: {args.protocol} bus, ids {ids}, {args.baud} baud on {bus.link} '
           f'-> {bus.device}', flush=True)
+    fifo = Path(args.control) if args.control else None
+    if fifo is not None:
+        with contextlib.suppress(FileNotFoundError):
+            fifo.unlink()
+        os.mkfifo(fifo)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
-        bus.serve(control=sys.stdin.fileno())
+        bus.serve(control=sys.stdin.fileno(), fifo=fifo)
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
         bus._unplug()
+        if fifo is not None:
+            with contextlib.suppress(FileNotFoundError):
+                fifo.unlink()
     return 0
 
 
