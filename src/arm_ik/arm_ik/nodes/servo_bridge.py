@@ -37,7 +37,7 @@ from std_srvs.srv import Trigger
 
 from arm_ik.arm_config import read_description
 from arm_ik.nodes.common import LATCHED_QOS, run, StartupError, wait_for_description
-from arm_ik.nodes.control_messages import feedback_message, goal_from_message
+from arm_ik.nodes.control_messages import feedback_message, goal_from_message, seconds_of
 from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
 from arm_ik.servo_description import ServoArm
 from arm_kinematics.control.codes import ResultCode
@@ -278,6 +278,9 @@ class ServoBridge(Node):
             self.goal_handle = goal_handle
             self.result_future = Future()
             self.finished = None
+        points = goal_handle.request.trajectory.points
+        self.get_logger().info(f'goal accepted: {len(points)} point(s), '
+                               f'{seconds_of(points[-1].time_from_start):.2f} s')
         goal_handle.execute()
 
     async def _execute(self, goal_handle) -> FollowJointTrajectory.Result:
