@@ -29,14 +29,15 @@ RESULT_NAMES = {0: 'SUCCESSFUL', -1: 'INVALID_GOAL', -2: 'INVALID_JOINTS',
 class BridgeClient:
     """A client node of one servo_bridge (namespace ``ns``, node name ``servo_bridge``)."""
 
-    def __init__(self, ns: str, node_name: str = 'servo_bridge', timeout: float = 10.0) -> None:
+    def __init__(self, ns: str, node_name: str = 'servo_bridge', timeout: float = 30.0,
+                 client_name: str = 'servo_client') -> None:
         from control_msgs.action import FollowJointTrajectory
         import rclpy
         from rclpy.action import ActionClient
         from rclpy.executors import SingleThreadedExecutor
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
-        self.node = rclpy.create_node('servo_client', context=self.context)
+        self.node = rclpy.create_node(client_name, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self.prefix = f'{ns.rstrip("/")}/{node_name}'
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog='servo_client', description='Drive a running '
                                      'servo_bridge: enable, move, status, estop.')
     parser.add_argument('--ns', default='', help='namespace of the servo_bridge (e.g. /so101)')
-    parser.add_argument('--timeout', type=float, default=10.0, help='s to wait for the bridge')
+    parser.add_argument('--timeout', type=float, default=30.0, help='s to wait for the bridge')
     commands = parser.add_subparsers(dest='command', required=True)
     for service in SERVICES:
         commands.add_parser(service, help=f'call ~/{service}')
