@@ -63,7 +63,7 @@ def run(cycles: int) -> int:
                 'urdf_file': str(urdf), 'tip_frame': 'gripper_frame_link',
                 'calibration_file': str(calibration), 'port': str(link),
                 # The simulated servos share the CPU with everything else here.
-                'reply_timeout': 0.02, 'silent_cycles': 10})
+                'reply_timeout': 0.03, 'silent_cycles': 25})
             client = BridgeClient(NS, timeout=60.0)
             while cycles <= 0 or summary.cycles < cycles:
                 print(f'cycle {summary.cycles + 1}:', flush=True)

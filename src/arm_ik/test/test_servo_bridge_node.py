@@ -46,8 +46,8 @@ class Rig:
             'robot_description': self.urdf, 'tip_frame': 'gripper_frame_link',
             'calibration_file': str(EXAMPLE), 'port': str(link), 'rate': 100.0,
             # A busy test machine may delay the simulated servos: wait longer for replies
-            # than a real bus needs, and call a servo silent after 10 cycles, not 3.
-            'reply_timeout': 0.02, 'silent_cycles': 10, 'approach_velocity': 1.0,
+            # than a real bus needs, and call a servo silent after 25 cycles, not 5.
+            'reply_timeout': 0.03, 'silent_cycles': 25, 'approach_velocity': 1.0,
             'goal_time': 2.0, 'diagnostics_rate': 5.0})
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=domain.domain_id)
