@@ -70,7 +70,7 @@ from results_file import merge_section  # noqa: E402
 
 from arm_kinematics.description.meshes import default_search_paths, resolve_mesh  # noqa: E402
 from arm_kinematics.model.arm_model import ArmModel  # noqa: E402
-from arm_kinematics.motion.sampling_planner import path_length, plan_joint_path  # noqa: E402
+from arm_kinematics.motion.planning.sampling import path_length, plan_joint_path  # noqa: E402
 from arm_kinematics.scene import backend  # noqa: E402
 from arm_kinematics.scene.checker import CollisionChecker  # noqa: E402
 from arm_kinematics.scene.objects import Scene  # noqa: E402

@@ -56,15 +56,15 @@ from arm_kinematics.description.bundled import expand_xacro, load_arm_config
 from arm_kinematics.ik.request import IKRequest
 from arm_kinematics.ik.result import GoalType
 from arm_kinematics.ik.solvers.base import SolveOptions
-from arm_kinematics.motion.path_ik import (
+from arm_kinematics.motion.path_ik import PathIK
+from arm_kinematics.motion.path_request import (
     DEFAULT_MAX_CARTESIAN_STEP,
     DEFAULT_MAX_JOINT_STEP,
     DEFAULT_MAX_ROTATION_STEP,
-    PathIK,
     PathRequest,
-    slerp_quaternion,
     ToolPose,
 )
+from arm_kinematics.motion.tool_path import slerp_quaternion
 from arm_testing.ros_harness import DomainClaim  # the tests' domain locks: never a shared domain
 
 HERE = Path(__file__).resolve().parent

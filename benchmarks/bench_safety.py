@@ -73,13 +73,12 @@ from arm_kinematics.description.bundled import (  # noqa: E402
     load_model,
     load_safety_config,  # noqa: E402
 )
-from arm_kinematics.motion.detour_planner import (  # noqa: E402
+from arm_kinematics.motion.planning.grid import DetourPlan, plan_detour  # noqa: E402
+from arm_kinematics.motion.planning.grid_search import (  # noqa: E402
     default_search_joints,
-    DetourPlan,
     grid_axis,
-    joint_map,
-    plan_detour,
 )
+from arm_kinematics.motion.planning.joint_map import joint_map  # noqa: E402
 from arm_kinematics.motion.safety_paths import check_path, sample_path  # noqa: E402
 from arm_kinematics.scene.geometry import SafetyGeometry  # noqa: E402
 from arm_kinematics.scene.objects import Scene  # noqa: E402

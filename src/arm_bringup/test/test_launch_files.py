@@ -128,7 +128,8 @@ def test_arm_launch_covers_every_arm_and_the_issue_arguments():
     assert {'urdf_file', 'arm_config', 'base_frame', 'tip_frame', 'namespace'} <= \
         set(arguments)
     assert arguments['rviz'].choices == ['true', 'false']
-    assert arguments['output'].choices == ['none', 'joint_trajectory', 'forward_position']
+    assert arguments['output'].choices == ['none', 'joint_trajectory', 'forward_position',
+                                           'follow_joint_trajectory']
     assert {'solver', 'motion', 'use_sim_time', 'description_package',
             'description_file'} <= set(arguments)
     assert ('robot_state_publisher', 'robot_state_publisher') in launch.nodes

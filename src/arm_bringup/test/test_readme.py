@@ -69,6 +69,15 @@ EXPECT = {
     'arm_config ur5.yaml --check': (r'ur5\.yaml: valid for ur5',
                                     r'^summary: 1 cycle\(s\), \d+ step\(s\) ok, 0 failed'),
     'ik_client --arm ur5': (r'\bOK\b',),
+    # The files, the cycle over the action, and the MCAP with the controller action's
+    # feedback and status (the goal and its end: accepted, executing, succeeded).
+    'CONTROLLER=stand_in': (
+        r'ur5_control/ur5_controllers\.yaml',
+        r'^\s+[1-9]\d*\s+/ur5/joint_trajectory_controller/follow_joint_trajectory/_action/'
+        r'feedback$',
+        r'^\s+[1-9]\d*\s+/ur5/joint_trajectory_controller/follow_joint_trajectory/_action/'
+        r'status$',
+        r'^summary: 1 cycle\(s\), \d+ step\(s\) ok, 0 failed'),
     'IKClient(node': (r"\{'base_yaw': |OUT_OF_REACH",),
     "decoded_messages('demo.mcap'": (r"^\[\('/ccd5/", r'^\d+\.\d\d s  progress \d\.\d\d$'),
     'CollisionChecker(': (r'^collision: ',),
@@ -115,10 +124,8 @@ def venv_is_stale() -> str:
 @pytest.fixture(scope='module')
 def graph():
     """One ik_server for six_axis in /six_axis on the module's private domain."""
-    from arm_testing.ik_graph import IKGraph
-    with IKGraph() as graph:
-        graph.start('six_axis')
-        graph.wait_ready()
+    from arm_testing.ik_graph import ik_servers
+    with ik_servers('six_axis') as graph:
         yield graph
 
 

@@ -18,7 +18,7 @@ its docstring), and the two can be mixed on one node.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 import json
 import math
@@ -434,9 +434,8 @@ def main(argv: list[str] | None = None) -> int:
             print_reply(IKReply(ErrorCode.UNKNOWN_SOLVER, reason, solver=args.solver),
                         args.json)
             return 1
-    rclpy.init()
-    node = rclpy.create_node('ik_client')
-    try:
+
+    def solve(node: Node) -> int:
         client = IKClient(node, args.arm, args.solver)
         if not client.wait_for_service(args.wait):
             print(not_served(node, client, args.arm, args.wait), file=sys.stderr)
@@ -444,16 +443,27 @@ def main(argv: list[str] | None = None) -> int:
         reply = client.solve(args.target, wait=args.wait, goal=GOALS[args.goal],
                              orientation=args.orientation or (0.0, 0.0, 0.0, 1.0),
                              branch=args.branch, return_all=args.all, timeout=args.timeout)
+        print_reply(reply, args.json)
+        return 0 if reply.success else 1
+    return run_command('ik_client', solve)
+
+
+def run_command(program: str, command: Callable[[Node], int]) -> int:
+    """Run a command-line tool's ``command`` on a node named ``program`` and return its exit
+    status: 2 when a service is missing or silent (TimeoutError, printed), 130 on Ctrl-C.
+    The node is destroyed and rclpy shut down in every case."""
+    rclpy.init()
+    node = rclpy.create_node(program)
+    try:
+        return command(node)
     except TimeoutError as error:
-        print(f'ik_client: {error}', file=sys.stderr)
+        print(f'{program}: {error}', file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
-    print_reply(reply, args.json)
-    return 0 if reply.success else 1
 
 
 if __name__ == '__main__':

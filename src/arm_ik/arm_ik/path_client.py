@@ -24,11 +24,11 @@ import sys
 from geometry_msgs.msg import Point, Pose
 import rclpy
 
-from arm_ik.client import GOALS, SERVICE_QOS
+from arm_ik.client import GOALS, run_command, SERVICE_QOS
 from arm_ik.nodes.conversions import duration, seconds_of
 from arm_interfaces.srv import CartesianPath, SolveIKBatch
 from arm_kinematics.ik.result import ErrorCode
-from arm_kinematics.motion.path_ik import PathCode
+from arm_kinematics.motion.path_request import PathCode
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -245,30 +245,22 @@ def _call(node, kind: type, name: str, request, wait: float):
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    rclpy.init()
-    node = rclpy.create_node('ik_path')
+    return run_command('ik_path', lambda node: _ask_and_print(node, args))
+
+
+def _ask_and_print(node, args: argparse.Namespace) -> int:
+    """Call the path or batch service of ``args.arm``'s ik_server, print the answer; the exit
+    status."""
     base = f'/{args.arm}/ik_server/ik'
-    try:
-        if args.command in ('line', 'arc'):
-            response = _call(node, CartesianPath, f'{base}/cartesian_path',
-                             path_request(args), args.wait)
-        else:
-            response = _call(node, SolveIKBatch, f'{base}/batch', batch_request(args),
-                             args.wait)
-    except TimeoutError as error:
-        print(f'ik_path: {error}', file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
     if args.command in ('line', 'arc'):
+        response = _call(node, CartesianPath, f'{base}/cartesian_path', path_request(args),
+                         args.wait)
         if args.json:
             print(json.dumps(path_summary(response), indent=2))
         else:
             print_path(response)
         return 0 if response.code == PathCode.OK else 1
+    response = _call(node, SolveIKBatch, f'{base}/batch', batch_request(args), args.wait)
     if args.json:
         print(json.dumps({'code': ErrorCode(response.error_code.val).name,
                           'message': response.message, 'joint_names': list(

@@ -30,7 +30,6 @@ from arm_kinematics.ik.request import IKRequest
 from arm_kinematics.ik.result import GoalType
 from arm_kinematics.ik.solvers.base import SolveOptions
 from arm_kinematics.ik.solvers.dls import DLSSolver
-from arm_kinematics.model.arm_model import ArmModel
 from arm_kinematics.motion import worker
 from arm_testing.real_arms import REAL_ARMS
 
@@ -132,10 +131,9 @@ def test_full_pose_targets_of_six_and_seven_joint_arms(name, real_arm):
 
 def test_default_frames_of_real_urdfs():
     assert default_frames(REAL_ARMS['ur5'].urdf()) == ('world', 'tool0')
-    base, tip = default_frames(REAL_ARMS['so101'].urdf())
-    assert base == 'base_link' and tip  # the leaf at the end of the most joints
-    model = ArmModel.from_urdf(REAL_ARMS['so101'].urdf(), base, tip)
-    assert model.dof == 6  # the jaw is the deepest leaf: users name gripper_frame_link
+    # The tool frame the gripper's jaw hangs from, never the jaw: the arm's own five joints.
+    assert default_frames(REAL_ARMS['so101'].urdf()) == ('base_link', 'gripper_frame_link')
+    assert default_frames(REAL_ARMS['panda'].urdf()) == ('panda_link0', 'panda_hand')
 
 
 @pytest.mark.parametrize('arm', ARMS)
@@ -191,6 +189,18 @@ def test_arm_config_command_writes_a_file_that_checks(tmp_path, capsys):
     assert 'valid for ur5' in capsys.readouterr().out
     assert arm_config_command.main([str(spec.path), '--tip', 'no_such_link']) == 1
     assert 'no_such_link' in capsys.readouterr().err
+
+
+def test_arm_config_says_which_frames_it_chose_and_why(capsys):
+    # No --base, --tip: the defaults, their reason and the other candidates on stderr (the
+    # YAML on stdout carries them in info).
+    assert arm_config_command.main([str(REAL_ARMS['panda'].path)]) == 0
+    captured = capsys.readouterr()
+    assert 'arm_config: frames panda_link0 -> panda_hand (tool-frame name *_hand' in \
+        captured.err and 'other candidates: panda_hand_tcp' in captured.err
+    data = yaml.safe_load(captured.out)
+    assert data['frames'] == {'base': 'panda_link0', 'tip': 'panda_hand'}
+    assert data['info']['frames'].startswith('frames panda_link0 -> panda_hand')
 
 
 @pytest.mark.parametrize(('data', 'words'), [

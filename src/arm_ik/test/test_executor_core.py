@@ -25,7 +25,7 @@ from arm_kinematics.motion.executor import (
     WallClock,
 )
 from arm_kinematics.motion.follow import LiveFollow, target_goal, TargetGoal, Verdict
-from arm_kinematics.motion.planner import MoveGoal, Plan, PlanFailure, preview_of
+from arm_kinematics.motion.move_types import MoveGoal, Plan, PlanFailure, preview_of
 from arm_kinematics.motion.planning_pool import PlanningPool
 from arm_kinematics.motion.runner import Mode, Owner
 from arm_kinematics.motion.trajectory import Interpolation, Trajectory
@@ -88,7 +88,7 @@ def test_settings_from_the_table_defaults_and_the_cross_field_rules():
 def test_the_table_holds_the_ranges(name, value, refused):
     from arm_ik.nodes.executor_parameters import TABLE
     assert bool(TABLE.params[name].reason(value)) == refused
-    assert len(TABLE.params) == 29 and 'follow_solver' in TABLE.dynamic
+    assert len(TABLE.params) == 30 and 'follow_solver' in TABLE.dynamic
     assert 'output' not in TABLE.dynamic and 'realtime_priority' not in TABLE.dynamic
 
 
@@ -392,7 +392,7 @@ def test_planned_path_samples_are_spread_over_the_move(planner):
     """At most PLAN_SAMPLES joint samples (the GIL cost of the message is bounded), evenly
     spread with both ends; the tool path keeps its 300 points."""
     from arm_ik.nodes.motion_messages import PLAN_SAMPLES, planned_path_message
-    from arm_kinematics.motion.planner import preview_rows
+    from arm_kinematics.motion.move_types import preview_rows
     names = planner.model.joint_names
     positions = np.linspace(HOME, HOME + 0.3, 701)
     trajectory = Trajectory(tuple(names), np.linspace(0.0, 7.0, 701), positions,

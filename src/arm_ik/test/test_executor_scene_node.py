@@ -21,45 +21,33 @@ The shell equivalent of the scene change is in the README (``ros2 service call
 
 from __future__ import annotations
 
-from pathlib import Path
-import tempfile
 import time
 
 import numpy as np
 import pytest
+import yaml
 
-from arm_bringup.process_group import ProcessGroup
 from arm_kinematics.arm import load_arm
 from arm_kinematics.motion.runner import Mode
 from arm_testing.motion_harness import MotionClient, wait_until
-from arm_testing.real_arms import REAL_ARMS, robots_dir
-from arm_testing.ros_harness import call_service, DomainClaim, wait_for
+from arm_testing.real_arms import mesh_root, REAL_ARMS
+from arm_testing.real_arms import UR5_BLOCKING_BOX as BOX
+from arm_testing.ros_harness import call_service, claimed_domain, process_group, wait_for
 
 START = [0.0, -1.2, 1.2, -1.57, -1.57, 0.0]       # wrist at (0.64, 0.11, 0.49) m
 GOAL = [1.6, -1.2, 1.2, -1.57, -1.57, 0.0]        # the base turned by 1.6 rad
-BOX = {'id': 'box', 'type': 'box', 'size': [0.2, 0.2, 0.4], 'pose': {'xyz': [0.37, 0.54, 0.4]}}
 DENSE_STEP = 0.005     # m: finer than the executor's own 1 cm check
 NAMESPACE = '/ur5'
 
 
-def mesh_root() -> str:
-    """Where package://example-robot-data/... resolves (what a user passes as a search path)."""
-    return str(robots_dir().parent.parent)
-
-
 @pytest.fixture(scope='module')
-def demo():
-    claim = DomainClaim()
-    group = ProcessGroup(env=claim.environment())
-    folder = tempfile.TemporaryDirectory()
-    scene_file = Path(folder.name) / 'scene.yaml'
-    scene_file.write_text('objects:\n  - {id: box, type: box, size: [0.2, 0.2, 0.4], '
-                          'pose: {xyz: [0.37, 0.54, 0.4]}}\n', encoding='utf-8')
+def demo(tmp_path_factory):
+    scene_file = tmp_path_factory.mktemp('scene') / 'scene.yaml'
+    scene_file.write_text(yaml.safe_dump({'objects': [BOX]}), encoding='utf-8')
     ur5 = REAL_ARMS['ur5']
     params = {'robot_description': ur5.urdf(), 'base_frame': ur5.base, 'tip_frame': ur5.tip,
               'mesh_search_paths': mesh_root()}
-    client = None
-    try:
+    with claimed_domain() as claim, process_group(claim) as group:
         group.start_node('arm_ik', 'safety_monitor', namespace=NAMESPACE,
                          params={**params, 'scene_file': str(scene_file)})
         executor = group.start_node('arm_ik', 'trajectory_executor', namespace=NAMESPACE,
@@ -67,20 +55,17 @@ def demo():
                                             'initial_positions': START})
         arm = load_arm(ur5.urdf(), None, ur5.base, ur5.tip)
         client = MotionClient(claim.domain_id, NAMESPACE, arm.model.joint_names)
-        client.wait_for_server(90.0)
-        # The executor logs each scene it takes from the monitor's latched topic.
-        wait_until(lambda: 'scene version 1: 1 objects (box)' in executor.output(), 60.0,
-                   'the executor to receive the scene')
-        checker = arm.collision_checker(search_paths=[mesh_root()])
-        checker.scene.add(BOX)
-        yield {'client': client, 'checker': checker, 'executor': executor,
-               'claim': claim}
-    finally:
-        if client is not None:
+        try:
+            client.wait_for_server(90.0)
+            # The executor logs each scene it takes from the monitor's latched topic.
+            wait_until(lambda: 'scene version 1: 1 objects (box)' in executor.output(), 60.0,
+                       'the executor to receive the scene')
+            checker = arm.collision_checker(search_paths=[mesh_root()])
+            checker.scene.add(BOX)
+            yield {'client': client, 'checker': checker, 'executor': executor,
+                   'claim': claim}
+        finally:
             client.close()
-        group.close()
-        claim.release()
-        folder.cleanup()
 
 
 def executed_positions(outcome) -> np.ndarray:

@@ -26,7 +26,7 @@ from arm_ik.client import IKClient
 from arm_interfaces.srv import SolveIK
 from arm_kinematics.ik.result import ErrorCode
 from arm_kinematics.ik.solvers import SOLVERS
-from arm_testing.ik_graph import fk_position, IKGraph, REPLY_TIMEOUT
+from arm_testing.ik_graph import fk_position, ik_servers, REPLY_TIMEOUT
 from arm_testing.ros_harness import call_service
 
 TARGET = [1.0, 0.2, 0.8]      # m, the README's six_axis target
@@ -36,9 +36,7 @@ VALID = f'valid names (exact, lower case): {", ".join(SOLVERS)}'
 
 @pytest.fixture(scope='module')
 def graph():
-    with IKGraph() as graph:
-        graph.start('six_axis')
-        graph.wait_ready()
+    with ik_servers('six_axis') as graph:
         yield graph
 
 

@@ -18,7 +18,14 @@ import pytest
 from arm_ik.client import build_request
 from arm_interfaces.srv import SolveIK
 from arm_kinematics.ik.result import ErrorCode
-from arm_testing.ik_graph import fk_position, IKGraph, model, no_nan_in, VALID_CODES
+from arm_testing.ik_graph import (
+    fk_position,
+    ik_servers,
+    IKGraph,
+    model,
+    no_nan_in,
+    VALID_CODES,
+)
 
 EXAMPLES = 1000
 NODE_TIMEOUT = 0.05        # s, the servers' default timeout in this module
@@ -137,10 +144,7 @@ def requests(draw) -> tuple[str, str | None, SolveIK.Request]:
 
 @pytest.fixture(scope='module')
 def graph():
-    with IKGraph() as graph:
-        for arm in ARMS:
-            graph.start(arm, params={'timeout': NODE_TIMEOUT})
-        graph.wait_ready()
+    with ik_servers(*ARMS, params={'timeout': NODE_TIMEOUT}) as graph:
         yield graph
 
 

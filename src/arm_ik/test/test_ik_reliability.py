@@ -24,8 +24,10 @@ from arm_testing.faulty_ik_server import FAULT_MESSAGE
 from arm_testing.ik_graph import (
     APPLICABLE,
     ARMS,
+    assert_refusal,
     fk_position,
     fk_targets,
+    ik_servers,
     IKGraph,
     model,
     no_nan_in,
@@ -65,10 +67,7 @@ FIELDS = ('position.x', 'position.y', 'position.z', 'orientation.x', 'orientatio
 
 @pytest.fixture(scope='module')
 def graph():
-    with IKGraph() as graph:
-        for arm in ARMS:
-            graph.start(arm)
-        graph.wait_ready()
+    with ik_servers(*ARMS) as graph:
         yield graph
 
 
@@ -97,15 +96,6 @@ def assert_ok(arm: str, response: SolveIK.Response, target, tolerance: float = T
     if limits:
         assert model(arm).within_limits(q)
     return q
-
-
-def assert_refused(response: SolveIK.Response, code: ErrorCode, *fragments: str) -> None:
-    assert ErrorCode(response.error_code.val) == code, \
-        f'{ErrorCode(response.error_code.val).name}: {response.message}'
-    for fragment in fragments:
-        assert fragment in response.message, f'{fragment!r} not in {response.message!r}'
-    assert not response.solution.position, 'joints offered with a refusal'
-    assert no_nan_in(response)
 
 
 def assert_answer_consistent(arm: str, response: SolveIK.Response, target) -> None:
@@ -142,7 +132,7 @@ def _nonfinite_case(graph: IKGraph, values: tuple[float, ...], text: dict[float,
         set_target_field(request, field, value)
         response = graph.call(arm, solver, request)
         index = 'xyzw'.index(field[-1])
-        assert_refused(response, ErrorCode.INVALID_INPUT,
+        assert_refusal(response, ErrorCode.INVALID_INPUT,
                        f'target.pose.{field.split(".")[0]}[{index}] is {text[value]}',
                        'must be finite')
         sent[arm] += 1
@@ -175,14 +165,14 @@ def test_case_03_huge_finite_targets_are_out_of_reach(graph):
     for arm in ARMS:
         for solver, target in itertools.product((None, *APPLICABLE[arm]), HUGE):
             response = graph.call(arm, solver, request_for(target))
-            assert_refused(response, ErrorCode.OUT_OF_REACH, 'm from the shoulder',
+            assert_refusal(response, ErrorCode.OUT_OF_REACH, 'm from the shoulder',
                            f'maximum reach {workspace(arm).max_reach:.3f} m')
             assert 'nan' not in response.message
             assert response.reach_fraction > 1.0   # inf for the last row, never NaN
         # Below the floor of the arms with a minimum height: that rule answers first.
         if workspace(arm).min_height_above_shoulder is not None:
             response = graph.call(arm, None, request_for((0.5, 0.2, -1e308)))
-            assert_refused(response, ErrorCode.BELOW_MIN_HEIGHT, 'above the shoulder',
+            assert_refusal(response, ErrorCode.BELOW_MIN_HEIGHT, 'above the shoulder',
                            'at least')
             assert 'nan' not in response.message
         assert_alive(graph, arm)
@@ -200,13 +190,13 @@ def test_case_04_inner_hole_and_shoulder_point(graph):
             (-0.06, 0.05, 0.03), (1e-12, 0.0, 1e-12)]
     for solver, target in itertools.product((None, *APPLICABLE['manipulator3d']), hole):
         response = graph.call('manipulator3d', solver, request_for(target))
-        assert_refused(response, ErrorCode.INSIDE_INNER_HOLE, 'inside the inner hole',
+        assert_refusal(response, ErrorCode.INSIDE_INNER_HOLE, 'inside the inner hole',
                        'minimum reach 0.100 m')
         assert response.iterations == 0
     for solver, target in itertools.product((None, *APPLICABLE['pointer3']),
                                             [(0.0, 0.0, 0.405), (0.03, 0.0, 0.455)]):
         response = graph.call('pointer3', solver, request_for(target))
-        assert_refused(response, ErrorCode.BELOW_MIN_HEIGHT, 'at least 0.100 m')
+        assert_refusal(response, ErrorCode.BELOW_MIN_HEIGHT, 'at least 0.100 m')
         assert response.iterations == 0
     # Just outside the hole the elbow would pass its limit: no solver calls that a success.
     for solver in APPLICABLE['manipulator3d']:
@@ -229,7 +219,7 @@ def test_case_05_below_minimum_height_refused_before_solving(graph):
         minimum = workspace(arm).min_height_above_shoulder
         for solver, target in itertools.product((None, *APPLICABLE[arm]), targets):
             response = graph.call(arm, solver, request_for(target))
-            assert_refused(response, ErrorCode.BELOW_MIN_HEIGHT, 'above the shoulder',
+            assert_refusal(response, ErrorCode.BELOW_MIN_HEIGHT, 'above the shoulder',
                            f'this arm needs at least {minimum:.3f} m')
             # Refused before solving: no iteration ran (a wall-time bound flaked under load).
             assert response.iterations == 0
@@ -249,17 +239,17 @@ def test_case_06_unknown_solver_names(graph):
             request = request_for(PROBES[arm][1])
             request.solver = name
             response = graph.call(arm, None, request)
-            assert_refused(response, ErrorCode.UNKNOWN_SOLVER, valid)
+            assert_refusal(response, ErrorCode.UNKNOWN_SOLVER, valid)
             # The per-solver services answer the same typed error.
             response = graph.call(arm, 'dls', request)
-            assert_refused(response, ErrorCode.UNKNOWN_SOLVER, 'this is the dls service',
+            assert_refusal(response, ErrorCode.UNKNOWN_SOLVER, 'this is the dls service',
                            valid)
     # A known name on the wrong arm, or a different known name on a per-solver service.
     request = request_for(PROBES['six_axis'][1])
     request.solver = 'analytic'
-    assert_refused(graph.call('six_axis', None, request), ErrorCode.SOLVER_NOT_APPLICABLE,
+    assert_refusal(graph.call('six_axis', None, request), ErrorCode.SOLVER_NOT_APPLICABLE,
                    'does not apply to six_axis')
-    assert_refused(graph.call('six_axis', 'dls', request), ErrorCode.INVALID_INPUT,
+    assert_refusal(graph.call('six_axis', 'dls', request), ErrorCode.INVALID_INPUT,
                    'this is the dls service', 'call ~/solve_ik')
     request.solver = ''
     assert graph.call('six_axis', None, request).solver == 'dls'
@@ -271,7 +261,7 @@ def test_case_07_iteration_limits(graph):
     target = PROBES['six_axis'][1]
     for value in (-1, -(2**31), MAX_ITERATIONS_CAP + 1, 10**9, 2**31 - 1):
         response = graph.call('six_axis', 'dls', request_for(target, max_iterations=value))
-        assert_refused(response, ErrorCode.INVALID_INPUT,
+        assert_refusal(response, ErrorCode.INVALID_INPUT,
                        f'max_iterations {value} is outside 0..{MAX_ITERATIONS_CAP}',
                        '0: node default')
     # 0 takes the node default.
@@ -285,12 +275,12 @@ def test_case_07_iteration_limits(graph):
                 'six_axis', solver, request_for([-1.2, -0.5, 1.5], timeout=timeout,
                                                 max_iterations=MAX_ITERATIONS_CAP,
                                                 tolerance=1e-15))
-            assert_refused(response, ErrorCode.TIMED_OUT, f'timed out after {timeout:g} s')
+            assert_refusal(response, ErrorCode.TIMED_OUT, f'timed out after {timeout:g} s')
             assert timeout <= elapsed <= timeout + TIMEOUT_MARGIN, elapsed
     # CCD with the cap on a target it cannot reach (past a joint limit) ends on its own.
     response, elapsed = graph.timed_call('pointer3', 'ccd', request_for(
         (0.0, 0.0, 0.525), max_iterations=MAX_ITERATIONS_CAP, timeout=1.0))
-    assert_refused(response, ErrorCode.NOT_CONVERGED)
+    assert_refusal(response, ErrorCode.NOT_CONVERGED)
     assert elapsed < 1.0 + TIMEOUT_MARGIN
     assert_alive(graph, 'six_axis')
 
@@ -312,7 +302,7 @@ def test_case_08_timeouts(graph):
         for solver in ('dls', 'ccd', 'closed_form'):
             request = request_for(target)
             request.timeout.sec, request.timeout.nanosec = sec, nanosec
-            assert_refused(graph.call('six_axis', solver, request), ErrorCode.INVALID_INPUT,
+            assert_refusal(graph.call('six_axis', solver, request), ErrorCode.INVALID_INPUT,
                            fragment)
     # Zero takes the node default; exactly the maximum is accepted.
     for sec in (0, 60):
@@ -324,7 +314,7 @@ def test_case_08_timeouts(graph):
         request = request_for([-1.2, -0.5, 1.5], max_iterations=MAX_ITERATIONS_CAP)
         request.timeout.sec, request.timeout.nanosec = 0, 200_000_000
         response, elapsed = graph.timed_call('six_axis', 'dls', request)
-    assert_refused(response, ErrorCode.TIMED_OUT, 'timed out after 0.2 s')
+    assert_refusal(response, ErrorCode.TIMED_OUT, 'timed out after 0.2 s')
     assert 0.2 <= response.solve_time < 0.2 + 0.1   # measured inside the server
     assert 0.2 <= elapsed < 0.2 + TIMEOUT_MARGIN
     assert_alive(graph, 'six_axis')
@@ -337,7 +327,7 @@ def test_case_09_damping(graph):
     for value in (-1.0, -1e-300, NAN, INF, -INF):
         for solver in ('dls', None):
             response = graph.call('six_axis', solver, request_for(target, damping=value))
-            assert_refused(response, ErrorCode.INVALID_INPUT,
+            assert_refusal(response, ErrorCode.INVALID_INPUT,
                            'damping must be finite and >= 0')
     assert_ok('six_axis', graph.call('six_axis', 'dls', request_for(target, damping=0.0)),
               target)
@@ -392,7 +382,7 @@ def test_case_10_malformed_seeds(graph):
         for solver in ('analytic', 'dls', None):
             request = request_for(target)
             request.seed.name, request.seed.position = seed_names, positions
-            assert_refused(graph.call('pointer3', solver, request), code, *fragments)
+            assert_refusal(graph.call('pointer3', solver, request), code, *fragments)
     # A jumbled order of the right names is accepted and reordered.
     seed = [-2.7, 1.4, 2.3]     # near the flipped_elbow_up solution of the probe target
     in_order = request_for(target, seed=dict(zip(names, seed)))
@@ -410,7 +400,7 @@ def test_case_11_solutions_past_joint_limits(graph):
     target = (1.0, 0.0, 0.05)
     for branch in ('elbow_down', 'flipped_elbow_down'):
         response = graph.call('manipulator3d', 'analytic', request_for(target, branch=branch))
-        assert_refused(response, ErrorCode.JOINT_LIMITS, branch, 'shoulder_pitch would need',
+        assert_refusal(response, ErrorCode.JOINT_LIMITS, branch, 'shoulder_pitch would need',
                        'outside its limits')
     every = graph.call('manipulator3d', 'analytic', request_for(target, return_all=True))
     assert {a.label for a in every.alternatives} == {'elbow_up', 'flipped_elbow_up'}
@@ -422,11 +412,11 @@ def test_case_11_solutions_past_joint_limits(graph):
     # pointer3 0.12 m above the shoulder needs a 175.8° elbow (limit 160°): refused by the
     # closed form, and never reported as solved by the iterative solvers.
     target = (0.0, 0.0, 0.525)
-    assert_refused(graph.call('pointer3', 'analytic', request_for(target)),
+    assert_refusal(graph.call('pointer3', 'analytic', request_for(target)),
                    ErrorCode.JOINT_LIMITS, 'elbow_pitch would need')
     for solver in ('ccd', 'dls'):
         response = graph.call('pointer3', solver, request_for(target))
-        assert_refused(response, ErrorCode.NOT_CONVERGED, 'best position error 0.208 m')
+        assert_refusal(response, ErrorCode.NOT_CONVERGED, 'best position error 0.208 m')
     # With limits switched off by the request the iterative solvers may fold the elbow.
     request = request_for(target)
     request.joint_limits = SolveIK.Request.LIMITS_OFF
@@ -447,7 +437,7 @@ def test_case_12_solver_exception_becomes_internal_error(graph, arm, faulty, hea
     for _ in range(EXECUTOR_THREADS + 2):
         for solver in (faulty, None):
             response = graph.call(namespace, solver, request_for(target))
-            assert_refused(response, ErrorCode.INTERNAL_ERROR,
+            assert_refusal(response, ErrorCode.INTERNAL_ERROR,
                            f'solver "{faulty}" raised RuntimeError', FAULT_MESSAGE)
     assert_ok(arm, graph.call(namespace, healthy, request_for(target)), target)
     assert_alive(graph, namespace, arm, healthy)

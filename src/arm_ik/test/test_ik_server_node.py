@@ -25,9 +25,10 @@ from arm_testing.faulty_ik_server import FAULT_MESSAGE
 from arm_testing.ik_graph import (
     APPLICABLE,
     ARMS,
+    assert_refusal,
     fk_position,
     fk_targets,
-    IKGraph,
+    ik_servers,
     model,
     no_nan_in,
     rss_kb,
@@ -50,10 +51,7 @@ CREEP_STEP = 1e-7
 
 @pytest.fixture(scope='module')
 def graph():
-    with IKGraph() as graph:
-        for arm in ARMS:
-            graph.start(arm)
-        graph.wait_ready()
+    with ik_servers(*ARMS) as graph:
         yield graph
 
 
@@ -89,16 +87,6 @@ def assert_solution(arm: str, response: SolveIK.Response, target: np.ndarray,
     assert response.condition_number >= 1.0 and response.manipulability >= 0.0
     assert response.solve_time > 0.0 and no_nan_in(response)
     return q
-
-
-def assert_failure(response: SolveIK.Response, code: ErrorCode, *fragments: str) -> None:
-    """A typed failure whose message holds every fragment, with no joints to command."""
-    assert ErrorCode(response.error_code.val) == code, \
-        f'{ErrorCode(response.error_code.val).name}: {response.message}'
-    for fragment in fragments:
-        assert fragment in response.message, f'{fragment!r} not in {response.message!r}'
-    assert not response.solution.position and not response.solution.name
-    assert no_nan_in(response)
 
 
 def request_for(target, **kwargs) -> SolveIK.Request:
@@ -260,7 +248,7 @@ def test_error_codes_reached_by_real_requests(graph, case):
         miss = np.linalg.norm(fk_position(namespace, q) - [target.x, target.y, target.z])
         assert response.shortfall == pytest.approx(miss, abs=1e-6) and miss > 0.0
     else:
-        assert_failure(response, code, *fragments)
+        assert_refusal(response, code, *fragments)
     assert response.solver == (solver or 'fabrik')
     graph.assert_alive(namespace)
 
@@ -290,7 +278,7 @@ def test_busy_when_every_numeric_slot_is_taken(graph):
     assert busy and codes.count(ErrorCode.TIMED_OUT) <= 4, codes
     assert set(codes) <= {ErrorCode.BUSY, ErrorCode.TIMED_OUT}, codes
     for index in busy:
-        assert_failure(futures[index].result(), ErrorCode.BUSY,
+        assert_refusal(futures[index].result(), ErrorCode.BUSY,
                        '4 numeric solves already running', 'retry later')
     # Shed at once, not after waiting for a slot: every BUSY came back before the first of
     # the 1.5 s solves ended (an order, so a loaded machine does not make it flaky).
@@ -306,9 +294,9 @@ def test_internal_error_when_a_solver_raises(graph):
     # More failures than numeric slots: a slot leaked per exception would turn into BUSY.
     for _ in range(6):
         response = graph.call('faulty_six_axis', 'dls', request_for(SIX_FAR))
-        assert_failure(response, ErrorCode.INTERNAL_ERROR, 'solver "dls" raised RuntimeError',
+        assert_refusal(response, ErrorCode.INTERNAL_ERROR, 'solver "dls" raised RuntimeError',
                        FAULT_MESSAGE)
-    assert_failure(graph.call('faulty_six_axis', None, request_for(SIX_FAR)),
+    assert_refusal(graph.call('faulty_six_axis', None, request_for(SIX_FAR)),
                    ErrorCode.INTERNAL_ERROR)
     assert_solution('six_axis', graph.call('faulty_six_axis', 'closed_form',
                                            request_for(SIX_FAR)), np.array(SIX_FAR), EXACT)
@@ -345,15 +333,15 @@ def _check_branches(graph, arm: str, solver: str, request: SolveIK.Request,
     for label in set(labels) - set(alternatives):
         # A branch that needs a joint past its limit is refused, never clamped.
         request.branch = label
-        assert_failure(graph.call(arm, solver, request), ErrorCode.JOINT_LIMITS, label,
+        assert_refusal(graph.call(arm, solver, request), ErrorCode.JOINT_LIMITS, label,
                        'outside its limits')
     request.branch = 'sideways'
-    assert_failure(graph.call(arm, solver, request), ErrorCode.INVALID_INPUT,
+    assert_refusal(graph.call(arm, solver, request), ErrorCode.INVALID_INPUT,
                    'unknown branch "sideways"', 'valid: nearest, ' + ', '.join(labels[:2]))
 
 
 def test_analytic_branches_and_alternatives(graph):
-    from arm_kinematics.ik.closed_form.analytic import BRANCHES
+    from arm_kinematics.ik.closed_form.yaw_two_pitch import BRANCHES
     target = np.array([1.0, 0.2, 1.2])
     _check_branches(graph, 'pointer3', 'analytic', request_for(target), BRANCHES, target)
 
@@ -447,7 +435,7 @@ def test_a_slow_solve_does_not_block_cheap_ones(graph, arm, fast_solver, fast_ta
         assert not slow.done(), 'the slow solve ended before the cheap ones: not concurrent'
         graph.wait(slow, 10.0, 'slow DLS reply')
         slow_elapsed = time.perf_counter() - started
-    assert_failure(slow.result(), ErrorCode.TIMED_OUT, 'timed out after 2 s')
+    assert_refusal(slow.result(), ErrorCode.TIMED_OUT, 'timed out after 2 s')
     assert slow_elapsed >= 1.9
     assert max(fast_times) < 0.5, fast_times
 
@@ -488,7 +476,7 @@ def test_valid_parameter_updates_take_effect(graph):
         assert response.solver == 'closed_form' and response.branch
     with graph.parameters('six_axis', max_iterations=1, restarts=0):
         response = graph.call('six_axis', 'dls', request_for(target))
-        assert_failure(response, ErrorCode.NOT_CONVERGED, 'did not converge in 1 iterations')
+        assert_refusal(response, ErrorCode.NOT_CONVERGED, 'did not converge in 1 iterations')
         assert response.iterations == 1
     home_pose = load_arm_config('six_axis')['home_pose']
     home = np.array([home_pose[name] for name in model('six_axis').joint_names])
@@ -505,11 +493,11 @@ def test_valid_parameter_updates_take_effect(graph):
         # ... unless the request asks for them (LIMITS_ON).
         response = graph.call('pointer3', 'dls',
                               with_fields(request_for(POINTER_HOLE_EDGE), joint_limits=1))
-        assert_failure(response, ErrorCode.NOT_CONVERGED)
+        assert_refusal(response, ErrorCode.NOT_CONVERGED)
         # The closed forms always keep to the limits (documented in the solvers).
-        assert_failure(graph.call('pointer3', 'analytic', request_for(POINTER_HOLE_EDGE)),
+        assert_refusal(graph.call('pointer3', 'analytic', request_for(POINTER_HOLE_EDGE)),
                        ErrorCode.JOINT_LIMITS)
-    assert_failure(graph.call('pointer3', 'dls', request_for(POINTER_HOLE_EDGE)),
+    assert_refusal(graph.call('pointer3', 'dls', request_for(POINTER_HOLE_EDGE)),
                    ErrorCode.NOT_CONVERGED)
 
 
@@ -522,7 +510,7 @@ def test_robot_description_replaced_at_run_time(graph):
     answer is the new model's FK; another arm or a broken URDF is refused, nothing changes."""
     graph.ensure('long_pointer3', 'pointer3')
     target = np.array(POINTER_FAR)
-    assert_failure(graph.call('long_pointer3', 'analytic', request_for(target)),
+    assert_refusal(graph.call('long_pointer3', 'analytic', request_for(target)),
                    ErrorCode.OUT_OF_REACH, 'maximum reach 1.800 m')
     # The default solver is the parameter's, before and after the new model.
     assert all(r.successful for r in graph.set_parameters('long_pointer3',
@@ -548,7 +536,7 @@ def test_robot_description_replaced_at_run_time(graph):
             np.linalg.norm(target - rules.shoulder) / rules.max_reach, rel=1e-9)
         answers[solver] = list(response.solution.position)
     # The reach check is the new model's: past 2.1 m is refused, in its words.
-    assert_failure(graph.call('long_pointer3', 'analytic', request_for([2.2, 0.0, 0.705])),
+    assert_refusal(graph.call('long_pointer3', 'analytic', request_for([2.2, 0.0, 0.705])),
                    ErrorCode.OUT_OF_REACH, 'maximum reach 2.100 m')
     # Refused: another arm (other joints), broken XML, nothing; the longer arm stays.
     for description, words in ((urdf('six_axis'), 'only lengths may change'),
@@ -571,7 +559,7 @@ def test_a_new_description_keeps_the_injected_fault(graph):
     [result] = graph.set_parameters('faulty_long_six_axis',
                                     robot_description=expand_xacro('six_axis', {'L2': '1.1'}))
     assert result.successful, result.reason
-    assert_failure(graph.call('faulty_long_six_axis', 'dls', request_for(SIX_FAR)),
+    assert_refusal(graph.call('faulty_long_six_axis', 'dls', request_for(SIX_FAR)),
                    ErrorCode.INTERNAL_ERROR, FAULT_MESSAGE)
     new = load_model('six_axis', {'L2': '1.1'})
     response = graph.call('faulty_long_six_axis', 'closed_form', request_for(SIX_FAR))

@@ -22,7 +22,8 @@ def test_goal_and_limit_constants_match():
 
 def test_path_codes_match_the_cartesian_path_constants():
     from arm_interfaces.srv import CartesianPath, SolveIKBatch
-    from arm_kinematics.motion.path_ik import MAX_BATCH, PathCode
+    from arm_kinematics.motion.batch_ik import MAX_BATCH
+    from arm_kinematics.motion.path_request import PathCode
     constants = {name: getattr(CartesianPath.Request, name) for name in PathCode.__members__}
     assert constants == {code.name: int(code) for code in PathCode}
     assert (CartesianPath.Request.GOAL_POSITION, CartesianPath.Request.GOAL_TOOL_DOWN,
@@ -45,3 +46,11 @@ def test_joint_map_cell_bits_match_the_lab_image():
             JointMap.CELL_SCENE_CONTACT) == (
         joint_map_image.CELL_FLOOR, joint_map_image.CELL_CONTACT,
         joint_map_image.CELL_SELF_COLLISION, joint_map_image.CELL_SCENE_CONTACT)
+
+
+def test_motion_codes_match_the_message_constants():
+    from arm_interfaces.msg import MotionErrorCode
+    from arm_kinematics.motion.errors import MotionCode
+    constants = {name: getattr(MotionErrorCode, name) for name in dir(MotionErrorCode)
+                 if name.isupper() and isinstance(getattr(MotionErrorCode, name), int)}
+    assert constants == {code.name: int(code) for code in MotionCode}

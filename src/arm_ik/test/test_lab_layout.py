@@ -15,7 +15,13 @@ import pytest
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
 
-from arm_testing.ros_harness import config_file, DomainClaim, wait_for
+from arm_testing.ros_harness import (
+    claimed_domain,
+    config_file,
+    node_on_domain,
+    process_group,
+    wait_for,
+)
 
 pytest.importorskip('viser', reason='viser is not installed (requirements/dev.txt)')
 
@@ -40,20 +46,10 @@ TABS = {'Readouts': ('IK tracking error, live (mm)',),
 def lab(tmp_path_factory):
     """ccd5's pipeline with its cycle running, lab_viewer (with ~/set_controls) and a test
     node: (url, set_control, statuses, spin, lab process)."""
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-
-    from arm_bringup.process_group import ProcessGroup
-    from arm_ik.nodes.lab_viewer import STATUS_QOS
+    from arm_ik.nodes.task_messages import TARGET_STATUS_QOS
     from arm_kinematics.description.bundled import expand_xacro
-    claim = DomainClaim()
-    group = ProcessGroup(env=claim.environment())
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=claim.domain_id)
-    node = rclpy.create_node('lab_layout_test', context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    try:
+    with (claimed_domain() as claim, process_group(claim) as group,
+          node_on_domain(claim, 'lab_layout_test') as (node, spin)):
         params = {'robot_description': expand_xacro(ARM), 'arm': ARM,
                   'arm_config': config_file(ARM)}
         for executable in PIPELINE:
@@ -65,12 +61,8 @@ def lab(tmp_path_factory):
                                    params={**params, 'port': 0, 'control_service': True})
         statuses: list[TargetStatus] = []
         node.create_subscription(TargetStatus, f'{NAMESPACE}/target_status', statuses.append,
-                                 STATUS_QOS)
+                                 TARGET_STATUS_QOS)
         client = node.create_client(SetParameters, f'{NAMESPACE}/lab_viewer/set_controls')
-
-        def spin() -> None:
-            executor.spin_once(timeout_sec=0.05)
-
         def set_control(key: str, value) -> tuple[bool, str]:
             future = client.call_async(SetParameters.Request(
                 parameters=[Parameter(key, value=value).to_parameter_msg()]))
@@ -84,12 +76,6 @@ def lab(tmp_path_factory):
         assert found, process.output()
         wait_for(client.service_is_ready, REPLY, spin, 'lab_viewer/set_controls')
         yield found.group(1), set_control, statuses, spin, process
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.shutdown(context=context)
-        group.close()
-        claim.release()
 
 
 def test_every_plot_is_readable_at_1400_by_900(lab, tmp_path):

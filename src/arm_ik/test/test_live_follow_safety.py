@@ -24,11 +24,11 @@ from arm_kinematics.motion.follow import LiveFollow, target_goal, TargetGoal, Ve
 from arm_kinematics.motion.follow_guard import RefusalThrottle, REPORT_INTERVAL, StepGuard
 from arm_kinematics.motion.runner import Mode
 from arm_kinematics.motion.safety_check import CollisionGuard, SceneData
-from arm_testing.real_arms import REAL_ARMS, robots_dir
+from arm_testing.real_arms import mesh_root, REAL_ARMS, ur5_planner_and_checker
+from arm_testing.real_arms import UR5_BLOCKING_BOX as BOX
 
 START = np.array([0.0, -1.2, 1.2, -1.57, -1.57, 0.0])
 GOAL = np.array([1.6, -1.2, 1.2, -1.57, -1.57, 0.0])     # the way from START crosses the box
-BOX = {'id': 'box', 'type': 'box', 'size': [0.2, 0.2, 0.4], 'pose': {'xyz': [0.37, 0.54, 0.4]}}
 IN_THE_BOX = np.array([0.37, 0.54, 0.45])
 FOLDED = np.array([0.0, -1.2, 2.96, -1.57, -1.57, 0.0])  # the forearm on the upper arm
 NEAR_FOLDED = np.array([0.0, -1.2, 2.7, -1.57, -1.57, 0.0])
@@ -54,15 +54,8 @@ def _done(value) -> Future:
 
 @pytest.fixture(scope='module')
 def ur5():
-    spec = REAL_ARMS['ur5']
-    arm = load_arm(spec.urdf(), None, spec.base, spec.tip)
-    mesh_root = str(robots_dir().parent.parent)
-    planner = worker.build_planner(worker.PlannerSpec(
-        spec.urdf(), 'ur5', arm.config, spec.base, spec.tip, mesh_search_paths=(mesh_root,),
-        scene=SCENE))
-    checker = arm.collision_checker(search_paths=[mesh_root])     # for the assertions
-    checker.scene.add(BOX)
-    return planner, checker
+    """(planner, an independent checker of the same arm and scene for the assertions)."""
+    return ur5_planner_and_checker()
 
 
 def _follow(planner, start=START, solve=None, **settings):
@@ -135,7 +128,7 @@ def test_a_step_into_an_object_is_never_commanded(ur5, law):
                                         speed_scale=1.0)
         target, thing = planner.model.fk(GOAL)[:3, 3], BOX
     checker = load_arm(REAL_ARMS['ur5'].urdf(), None, 'base_link', 'tool0').collision_checker(
-        search_paths=[str(robots_dir().parent.parent)])
+        search_paths=[mesh_root()])
     checker.scene.add(thing)
     began = time.monotonic()
     poses = _run(core, follow, target, 3.0)

@@ -203,8 +203,9 @@ def test_case_24_bad_descriptions_stop_every_node(processes, urdf_of):
     urdf = urdf_of(ARM)
     no_limit = _with_joint(urdf, 'elbow_pitch',
                            lambda j: j.remove(j.find('limit')))
-    zero_tool = _with_joint(urdf, 'tool0_joint',
-                            lambda j: j.find('origin').set('xyz', '0 0 0'))
+    # A non-numeric axis (a tool frame on the last joint, once refused here, is accepted).
+    bad_axis = _with_joint(urdf, 'elbow_pitch',
+                           lambda j: j.find('axis').set('xyz', '0 one 0'))
     zero_upper_arm = _with_joint(urdf, 'elbow_pitch',
                                  lambda j: j.find('origin').set('xyz', '0 0 0'))
     # A negative xacro argument: xacro itself fails loudly and prints no URDF, so the node
@@ -217,8 +218,8 @@ def test_case_24_bad_descriptions_stop_every_node(processes, urdf_of):
         expand_xacro(ARM, {'l2': '-1'})
     cases = {
         'missing_limit': (no_limit, 'revolute joint "elbow_pitch" has no <limit>'),
-        'zero_tool_link': (zero_tool, 'from joint "elbow_pitch" to the tip "tool0" has zero '
-                                      'length'),
+        'bad_axis': (bad_axis, 'joint "elbow_pitch" has a degenerate axis: <axis> xyz="0 one '
+                               '0" is not 3 finite numbers'),
         'zero_upper_arm': (zero_upper_arm, 'from joint "shoulder_pitch" to joint '
                                            '"elbow_pitch" has zero length'),
         'negative_xacro_arg': (negative.stdout, 'robot_description is empty'),

@@ -18,8 +18,9 @@ from arm_kinematics.arm import load_arm
 from arm_kinematics.description.bundled import expand_xacro, load_arm_config
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.ik.solvers.base import SolveOptions
-from arm_kinematics.motion.path_ik import PathIK, PathRequest, ToolPose
-from arm_testing.ik_graph import IKGraph, service
+from arm_kinematics.motion.path_ik import PathIK
+from arm_kinematics.motion.path_request import PathRequest, ToolPose
+from arm_testing.ik_graph import ik_servers, IKGraph, service
 from arm_testing.ros_harness import call_service
 
 ARM = 'six_axis'
@@ -29,9 +30,7 @@ DOWN = (1.0, 0.0, 0.0, 0.0)
 
 @pytest.fixture(scope='module')
 def graph():
-    with IKGraph() as graph:
-        graph.start(ARM)
-        graph.wait_ready()
+    with ik_servers(ARM) as graph:
         yield graph
 
 

@@ -24,7 +24,7 @@ from visualization_msgs.msg import MarkerArray
 from arm_interfaces.msg import SafetyStatus
 from arm_interfaces.srv import CheckPath, GetJointMap, PlanDetour
 from arm_kinematics.description.bundled import load_safety_config
-from arm_kinematics.motion.detour_planner import PlanCode
+from arm_kinematics.motion.planning.grid import PlanCode
 from arm_kinematics.scene.geometry import SafetyGeometry, Verdict
 from arm_testing.ros_harness import call_service, config_file, wait_for
 

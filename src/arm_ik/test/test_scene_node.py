@@ -10,35 +10,34 @@ that what the node reports is what the core says of the pose it was sent.
 from __future__ import annotations
 
 import math
-from pathlib import Path
-import tempfile
 
 import numpy as np
 import pytest
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
-from arm_bringup.process_group import ProcessGroup
 from arm_interfaces.msg import IKErrorCode, JointMap, SafetyStatus, SceneObject
 from arm_interfaces.msg import Scene as SceneMsg
 from arm_interfaces.srv import ApplySceneObject, GetJointMap, RemoveSceneObject, SolveIK
 from arm_kinematics.arm import ArmConfig, load_arm
 from arm_kinematics.common.transforms import matrix_to_quaternion
 from arm_kinematics.description.bundled import expand_xacro
-from arm_kinematics.motion.detour_planner import joint_map
+from arm_kinematics.motion.planning.joint_map import joint_map
 from arm_kinematics.scene.objects import Scene
-from arm_testing.real_arms import REAL_ARMS, robots_dir
-from arm_testing.ros_harness import call_service, config_file, DomainClaim, wait_for
+from arm_testing.real_arms import mesh_root, REAL_ARMS
+from arm_testing.ros_harness import (
+    call_service,
+    claimed_domain,
+    config_file,
+    node_on_domain,
+    process_group,
+    wait_for,
+)
 
 REPLY = 20.0
 UR5_UP = [0.0, -math.pi / 2, 0.0, 0.0, 0.0, 0.0]       # upper arm and forearm straight up
 UR5_FOLDED = [0.0, -1.57, 3.0, 0.0, 0.0, 0.0]          # forearm folded onto the upper arm
 WALL = {'id': 'wall', 'type': 'box', 'size': [0.1, 1.0, 1.0], 'pose': {'xyz': [-0.9, 0, 0.5]}}
-
-
-def mesh_root() -> str:
-    """Where package://example-robot-data/... resolves (what a user passes as a search path)."""
-    return str(robots_dir().parent.parent)
 
 
 class Side:
@@ -110,27 +109,19 @@ class Side:
 
 
 @pytest.fixture(scope='module')
-def monitors():
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    claim = DomainClaim()
-    group = ProcessGroup(env=claim.environment())
-    folder = tempfile.TemporaryDirectory()
-    good = Path(folder.name) / 'scene.yaml'
+def monitors(tmp_path_factory):
+    folder = tmp_path_factory.mktemp('scenes')
+    good = folder / 'scene.yaml'
     good.write_text('objects:\n  - {id: wall, type: box, size: [0.1, 1.0, 1.0], '
                     'pose: {xyz: [-0.9, 0, 0.5]}}\n', encoding='utf-8')
-    bad = Path(folder.name) / 'bad.yaml'
+    bad = folder / 'bad.yaml'
     bad.write_text('objects:\n  - {id: ok, type: sphere, radius: 0.1}\n'
                    '  - {id: flat, type: box, size: [1.0, 0.0, 1.0]}\n', encoding='utf-8')
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=claim.domain_id)
-    node = rclpy.create_node('scene_test', context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
     ur5 = REAL_ARMS['ur5']
     ur5_params = {'robot_description': ur5.urdf(), 'base_frame': ur5.base,
                   'tip_frame': ur5.tip, 'mesh_search_paths': mesh_root()}
-    try:
+    with (claimed_domain() as claim, process_group(claim) as group,
+          node_on_domain(claim, 'scene_test') as (node, spin)):
         group.start_node('arm_ik', 'safety_monitor', namespace='/ur5',
                          params={**ur5_params, 'scene_file': str(good)})
         group.start_node('arm_ik', 'ik_server', namespace='/ur5', params=ur5_params)
@@ -139,17 +130,7 @@ def monitors():
                                  'arm': 'pointer3', 'arm_config': config_file('pointer3')})
         refused = group.start_node('arm_ik', 'safety_monitor', namespace='/bad',
                                    params={**ur5_params, 'scene_file': str(bad)})
-
-        def spin(timeout: float = 0.05) -> None:
-            executor.spin_once(timeout_sec=timeout)
         yield {'node': node, 'spin': spin, 'refused': refused}
-    finally:
-        group.close()
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
-        claim.release()
-        folder.cleanup()
 
 
 @pytest.fixture(scope='module')

@@ -186,6 +186,12 @@ def _params(arm: str, urdf_of, **extra) -> dict:
     return {'robot_description': urdf_of(arm), 'arm': arm, 'arm_config': config_file(arm), **extra}
 
 
+def _start_target_input(processes, arm: str, urdf_of, **extra):
+    """target_input for the bundled ``arm`` in /<arm> with these parameters besides its own."""
+    return processes.start_node('arm_ik', 'target_input', namespace=f'/{arm}',
+                                params=_params(arm, urdf_of, **extra))
+
+
 def _distinct(goals: list[MoveToTarget.Goal]) -> list[MoveToTarget.Goal]:
     """Goals with consecutive repeats dropped (a goal without an answer is sent again)."""
     return [g for i, g in enumerate(goals) if i == 0 or g != goals[i - 1]]
@@ -213,10 +219,9 @@ def test_clicked_point_and_goal_pose_become_goals(processes, ros_node, urdf_of):
     node, spin = ros_node
     fake = FakeExecutor(node, 'manipulator3d')
     recorder = Recorder(node, 'manipulator3d')
-    process = processes.start_node('arm_ik', 'target_input', namespace='/manipulator3d',
-                                   params=_params('manipulator3d', urdf_of,
-                                                  motion_law='linear_cartesian', duration=1.5,
-                                                  goal_pose_type='full_pose'))
+    process = _start_target_input(processes, 'manipulator3d', urdf_of,
+                                  motion_law='linear_cartesian', duration=1.5,
+                                  goal_pose_type='full_pose')
     clicks = node.create_publisher(PointStamped, '/manipulator3d/clicked_point', 10)
     poses = node.create_publisher(PoseStamped, '/manipulator3d/goal_pose', 10)
 
@@ -269,8 +274,7 @@ def test_a_failed_target_is_reported_with_its_code(processes, ros_node, urdf_of)
     fake = FakeExecutor(node, 'ccd5', lambda goal: (MotionErrorCode.IK_FAILED,
                                                      'target 1.6 m from the shoulder'))
     recorder = Recorder(node, 'ccd5')
-    processes.start_node('arm_ik', 'target_input', namespace='/ccd5',
-                         params=_params('ccd5', urdf_of))
+    _start_target_input(processes, 'ccd5', urdf_of)
     clicks = node.create_publisher(PointStamped, '/ccd5/clicked_point', 10)
     click = PointStamped()
     click.point.x, click.point.z = 1.6, 0.2
@@ -298,10 +302,9 @@ def test_unreachable_start_is_refused_and_no_goal_is_sent(processes, ros_node, u
     node, spin = ros_node
     fake = FakeExecutor(node, 'manipulator3d')
     recorder = Recorder(node, 'manipulator3d')
-    process = processes.start_node('arm_ik', 'target_input', namespace='/manipulator3d',
-                                   params=_params('manipulator3d', urdf_of,
-                                                  sequence_file='manipulator3d_pick_place.yaml',
-                                                  start=[1.5, 0.0, 0.2], cycles=1))
+    process = _start_target_input(processes, 'manipulator3d', urdf_of,
+                                  sequence_file='manipulator3d_pick_place.yaml',
+                                  start=[1.5, 0.0, 0.2], cycles=1)
     wait_for(lambda: recorder.with_state(TargetStatus.REFUSED), START_TIMEOUT, spin,
              'START refused')
     refusal = recorder.with_state(TargetStatus.REFUSED)[0]
@@ -342,9 +345,8 @@ def test_scripted_cycle_against_a_fake_executor(arm, cycles, targets, processes,
     node, spin = ros_node
     fake = FakeExecutor(node, arm)
     recorder = Recorder(node, arm)
-    process = processes.start_node('arm_ik', 'target_input', namespace=f'/{arm}',
-                                   params=_params(arm, urdf_of, cycles=cycles,
-                                                  sequence_file=f'{arm}_pick_place.yaml'))
+    process = _start_target_input(processes, arm, urdf_of, cycles=cycles,
+                                  sequence_file=f'{arm}_pick_place.yaml')
     _wait(lambda: recorder.with_state(TargetStatus.FINISHED), 60.0, spin,
           f'{cycles} cycle(s) of {arm}_pick_place', process)
     assert process.alive(), process.output()
@@ -391,9 +393,8 @@ def test_a_failed_move_stops_the_cycle(processes, ros_node, urdf_of):
         return MotionErrorCode.SUCCESS, ''
     fake = FakeExecutor(node, 'manipulator3d', answer)
     recorder = Recorder(node, 'manipulator3d')
-    processes.start_node('arm_ik', 'target_input', namespace='/manipulator3d',
-                         params=_params('manipulator3d', urdf_of,
-                                        sequence_file='manipulator3d_pick_place.yaml'))
+    _start_target_input(processes, 'manipulator3d', urdf_of,
+                        sequence_file='manipulator3d_pick_place.yaml')
     wait_for(lambda: recorder.with_state(TargetStatus.FAILED), START_TIMEOUT, spin,
              'the GOAL move reported as failed')
     failure = recorder.with_state(TargetStatus.FAILED)[0]
@@ -500,12 +501,9 @@ def test_the_cycle_decides_on_the_moves_end_when_joint_states_lag(processes, ros
     arm.hold_goal = lambda name, k: (name, k) == ('goal', 2)
     fake = FakeExecutor(node, 'manipulator3d', hold=arm.hold, path=arm.path)
     recorder = Recorder(node, 'manipulator3d')
-    process = processes.start_node('arm_ik', 'target_input', namespace='/manipulator3d',
-                                   params=_params('manipulator3d', urdf_of, cycles=2,
-                                                  autostart=False, response_timeout=60.0,
-                                                  current_pose_timeout=30.0, start=start,
-                                                  goal=goal,
-                                                  sequence_file='manipulator3d_pick_place.yaml'))
+    process = _start_target_input(processes, 'manipulator3d', urdf_of, cycles=2, autostart=False,
+                                  response_timeout=60.0, current_pose_timeout=30.0, start=start,
+                                  goal=goal, sequence_file='manipulator3d_pick_place.yaml')
 
     def spin_arm() -> None:
         arm.publish()
@@ -550,9 +548,8 @@ def test_a_click_takes_over_the_running_cycle(processes, ros_node, urdf_of):
     start = [0.6, -0.3, 0.1]
     fake = FakeExecutor(node, 'manipulator3d', hold=lambda goal: _is_point(goal, start))
     recorder = Recorder(node, 'manipulator3d')
-    processes.start_node('arm_ik', 'target_input', namespace='/manipulator3d',
-                         params=_params('manipulator3d', urdf_of,
-                                        sequence_file='manipulator3d_pick_place.yaml'))
+    _start_target_input(processes, 'manipulator3d', urdf_of,
+                        sequence_file='manipulator3d_pick_place.yaml')
     wait_for(lambda: len(fake.held) == 1, START_TIMEOUT, spin, 'the START move in flight')
     clicks = node.create_publisher(PointStamped, '/manipulator3d/clicked_point', 10)
     click = PointStamped()
@@ -578,9 +575,8 @@ def test_a_move_without_result_times_out(processes, ros_node, urdf_of):
     node, spin = ros_node
     fake = FakeExecutor(node, 'manipulator3d', hold=lambda goal: True)
     recorder = Recorder(node, 'manipulator3d')
-    processes.start_node('arm_ik', 'target_input', namespace='/manipulator3d',
-                         params=_params('manipulator3d', urdf_of, result_timeout=1.0,
-                                        sequence_file='manipulator3d_pick_place.yaml'))
+    _start_target_input(processes, 'manipulator3d', urdf_of, result_timeout=1.0,
+                        sequence_file='manipulator3d_pick_place.yaml')
     wait_for(lambda: recorder.with_state(TargetStatus.FAILED), START_TIMEOUT, spin,
              'the timeout report')
     failure = recorder.with_state(TargetStatus.FAILED)[0]
@@ -601,9 +597,8 @@ def test_cycle_services_and_parameter_checks(processes, ros_node, urdf_of):
     node, spin = ros_node
     fake = FakeExecutor(node, 'ccd5', hold=lambda goal: _is_point(goal, [0.6, -0.3, 0.6]))
     recorder = Recorder(node, 'ccd5')
-    processes.start_node('arm_ik', 'target_input', namespace='/ccd5',
-                         params=_params('ccd5', urdf_of, autostart=False,
-                                        sequence_file='ccd5_pick_place.yaml'))
+    _start_target_input(processes, 'ccd5', urdf_of, autostart=False,
+                        sequence_file='ccd5_pick_place.yaml')
     text = ParameterType.PARAMETER_STRING
     for name, value, words in [
             ('motion_law', ParameterValue(type=text, string_value='teleport'), 'is not one of'),
@@ -645,10 +640,9 @@ def test_robot_description_replaced_at_run_time(processes, ros_node, urdf_of, lo
     fake = FakeExecutor(node, 'manipulator3d', hold=lambda goal: _is_point(goal, goal_point),
                         model=load_arm('manipulator3d', L1='0.9', L2='0.8'))
     recorder = Recorder(node, 'manipulator3d')
-    process = processes.start_node('arm_ik', 'target_input', namespace='/manipulator3d',
-                                   params=_params('manipulator3d', urdf_of,
-                                                  sequence_file='manipulator3d_pick_place.yaml',
-                                                  start=[1.5, 0.0, 0.2], cycles=1))
+    process = _start_target_input(processes, 'manipulator3d', urdf_of,
+                                  sequence_file='manipulator3d_pick_place.yaml',
+                                  start=[1.5, 0.0, 0.2], cycles=1)
     _wait(lambda: recorder.with_state(TargetStatus.REFUSED), START_TIMEOUT, spin,
           'START refused', process)
     assert 'maximum reach 1.100 m' in recorder.with_state(TargetStatus.REFUSED)[0].message
@@ -693,10 +687,9 @@ def test_an_unanswered_goal_is_sent_again(processes, ros_node, urdf_of):
     node, spin = ros_node
     fake = FakeExecutor(node, 'manipulator3d', unanswered=1)
     recorder = Recorder(node, 'manipulator3d')
-    process = processes.start_node('arm_ik', 'target_input', namespace='/manipulator3d',
-                                   params=_params('manipulator3d', urdf_of, cycles=1,
-                                                  response_timeout=1.0,
-                                                  sequence_file='manipulator3d_pick_place.yaml'))
+    process = _start_target_input(processes, 'manipulator3d', urdf_of, cycles=1,
+                                  response_timeout=1.0,
+                                  sequence_file='manipulator3d_pick_place.yaml')
     wait_for(lambda: recorder.with_state(TargetStatus.FINISHED), 40.0, spin,
              'the cycle after the lost first goal')
     assert fake.requests >= 5       # HOME twice, then START, GOAL, HOME
@@ -721,8 +714,7 @@ def test_bad_sequence_file_refuses_to_start(arm, text, message, processes, urdf_
     else:
         name = str(tmp_path / 'bad.yaml')
         Path(name).write_text(text, encoding='utf-8')
-    process = processes.start_node('arm_ik', 'target_input', namespace=f'/{arm}',
-                                   params=_params(arm, urdf_of, sequence_file=name))
+    process = _start_target_input(processes, arm, urdf_of, sequence_file=name)
     assert process.wait_for_exit(START_TIMEOUT) == 1, process.output()
     assert message in process.output()
 

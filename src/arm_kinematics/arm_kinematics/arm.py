@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from arm_kinematics.description.arm_config import ArmConfig, ArmConfigError, home_of
+from arm_kinematics.description.chain_rules import load_chain, LoadedChain
 from arm_kinematics.description.frames import default_frames
 from arm_kinematics.description.safety_config import (
     default_safety_section,
@@ -40,7 +41,7 @@ from arm_kinematics.scene.geometry import SafetyGeometry
 
 # The names a user reaches through the arm value (each lives in its own layer).
 __all__ = ['Arm', 'ArmConfig', 'ArmConfigError', 'build_arm', 'choose_solver',
-           'default_frames', 'home_of', 'load_arm']
+           'default_frames', 'home_of', 'load_arm', 'load_config_chain', 'LoadedChain']
 
 
 # ---------------------------------------------------------------------- the value
@@ -93,7 +94,7 @@ class Arm:
         collision package is imported here only: arms that never ask do not load it.
 
         Args:
-            scene: the kinematics.collision.Scene to check against (None: a new empty one).
+            scene: the scene.objects.Scene to check against (None: a new empty one).
             search_paths: mesh folders before the config's and the default ones.
             urdf_path: the URDF's file, when known (its folders are searched for meshes).
 
@@ -189,15 +190,23 @@ def _optional(value: object) -> float | None:
 def load_arm(urdf: str, config: ArmConfig | None = None, base_frame: str = '',
              tip_frame: str = '', label: str = '') -> Arm:
     """Parse ``urdf`` and build the arm (frames: argument, else configuration, else
-    ``default_frames``).
+    ``default_frames``; the chain rules of ``load_chain``).
 
     Raises:
         DescriptionError: the URDF is unusable. ArmConfigError: the config does not fit.
     """
     config = config if config is not None else ArmConfig()
-    base = base_frame or config.base_frame
-    tip = tip_frame or config.tip_frame
-    if not base or not tip:
-        default_base, default_tip = default_frames(urdf)
-        base, tip = base or default_base, tip or default_tip
-    return build_arm(ArmModel.from_urdf(urdf, base, tip), config, label)
+    return build_arm(load_config_chain(urdf, config, base_frame, tip_frame).model, config,
+                     label)
+
+
+def load_config_chain(urdf: str, config: ArmConfig, base_frame: str = '',
+                      tip_frame: str = '') -> LoadedChain:
+    """``load_chain`` with the frames given, else the configuration's, else the defaults,
+    and the configuration's speed for joints whose URDF gives none.
+
+    Raises:
+        DescriptionError: the URDF is unusable (one line naming the joint or link).
+    """
+    return load_chain(urdf, base_frame or config.base_frame or '',
+                      tip_frame or config.tip_frame or '', config.default_joint_speed)

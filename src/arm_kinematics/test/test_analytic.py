@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 import pytest
@@ -13,6 +12,8 @@ from arm_kinematics.ik.closed_form.analytic import AnalyticSolver, BRANCHES, wra
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.ik.solvers.base import SolveOptions, workspace_from_model
 from arm_kinematics.model.arm_model import ArmModel
+from arm_testing.ik_checks import same_angles
+from arm_testing.urdf_edits import edited_urdf
 
 ARMS = ('pointer3', 'manipulator3d')
 TARGETS = 500
@@ -43,11 +44,6 @@ def analytic_solver(load_arm):
 def _fk_targets(model: ArmModel, count: int = TARGETS, seed: int = 7):
     q = model.random_configurations(count, np.random.default_rng(seed))
     return q, model.fk_batch(q)[:, :3, 3]
-
-
-def _same_angles(a: np.ndarray, b: np.ndarray, tolerance: float = 1e-7) -> bool:
-    return bool(np.all(np.abs(np.remainder(a - b + math.pi, 2 * math.pi) - math.pi)
-                       < tolerance))
 
 
 def _assert_clean(result) -> None:
@@ -89,26 +85,19 @@ def test_geometry_comes_from_the_urdf(load_arm):
         assert np.linalg.norm(model.fk(result.q)[:3, 3] - target) < EXACT
 
 
-def _with_axes(urdf: str, axes: dict[str, str]) -> str:
-    root = ElementTree.fromstring(urdf)
-    for joint in root.findall('joint'):
-        if joint.get('name') in axes:
-            joint.find('axis').set('xyz', axes[joint.get('name')])
-    return ElementTree.tostring(root, encoding='unicode')
-
-
 @pytest.mark.parametrize('axes', [
     {'shoulder_pitch': '0 1 0', 'elbow_pitch': '0 1 0'},
     {'base_yaw': '0 0 -1', 'elbow_pitch': '0 1 0'},
 ])
 def test_axis_signs_come_from_the_urdf(urdf_of, axes):
-    model = ArmModel.from_urdf(_with_axes(urdf_of('pointer3'), axes))
+    model = ArmModel.from_urdf(edited_urdf(urdf_of('pointer3'),
+                                         {name: {'axis/xyz': xyz} for name, xyz in axes.items()}))
     solver = _solver(model, None)
     configurations, targets = _fk_targets(model, 200, seed=3)
     for q, target in zip(configurations, targets, strict=True):
         result = solver.solve(target, options=ALL)
         assert result.success, result.reason
-        assert any(_same_angles(s.q, q) for s in result.solutions)
+        assert any(same_angles(s.q, q, 1e-7) for s in result.solutions)
         for solution in result.solutions:
             assert np.linalg.norm(model.fk(solution.q)[:3, 3] - target) < EXACT
 
@@ -139,7 +128,7 @@ def test_fk_of_ik_reproduces_500_targets(load_arm, analytic_solver, arm):
         assert result.max_joint_step == pytest.approx(
             np.abs(result.q - model.clamp(np.zeros(3))).max())
         # The configuration that made the target is one of the labelled solutions.
-        assert any(_same_angles(s.q, q) for s in result.solutions)
+        assert any(same_angles(s.q, q, 1e-7) for s in result.solutions)
     assert solved > TARGETS // 2
 
 
@@ -211,12 +200,8 @@ def test_named_branch_past_a_limit_is_refused(load_arm, analytic_solver, arm):
 
 def test_no_solution_within_limits_is_joint_limits(urdf_of):
     # An elbow that may bend only a little cannot reach a target near the shoulder.
-    root = ElementTree.fromstring(urdf_of('manipulator3d'))
-    for joint in root.findall('joint'):
-        if joint.get('name') == 'elbow_pitch':
-            joint.find('limit').set('lower', '-0.3')
-            joint.find('limit').set('upper', '0.3')
-    model = ArmModel.from_urdf(ElementTree.tostring(root, encoding='unicode'))
+    model = ArmModel.from_urdf(edited_urdf(
+        urdf_of('manipulator3d'), {'elbow_pitch': {'limit/lower': '-0.3', 'limit/upper': '0.3'}}))
     result = _solver(model, 0.0).solve([0.3, 0.0, 0.1])
     assert result.code == ErrorCode.JOINT_LIMITS
     assert 'elbow_pitch' in result.reason
@@ -224,12 +209,8 @@ def test_no_solution_within_limits_is_joint_limits(urdf_of):
 
 
 def test_multi_turn_joint_takes_the_turn_nearest_the_seed(urdf_of):
-    root = ElementTree.fromstring(urdf_of('pointer3'))
-    for joint in root.findall('joint'):
-        if joint.get('name') == 'base_yaw':
-            joint.find('limit').set('lower', '-6.0')
-            joint.find('limit').set('upper', '6.0')
-    model = ArmModel.from_urdf(ElementTree.tostring(root, encoding='unicode'))
+    model = ArmModel.from_urdf(edited_urdf(
+        urdf_of('pointer3'), {'base_yaw': {'limit/lower': '-6.0', 'limit/upper': '6.0'}}))
     solver = _solver(model, 0.1)
     cases = (([0.9, -0.4, 1.1], 0.0, -math.atan2(0.4, 0.9)),
              ([0.9, -0.4, 1.1], 5.5, 2 * math.pi - math.atan2(0.4, 0.9)),

@@ -166,3 +166,13 @@ def test_the_configs_solver_names_are_the_registered_solvers():
     from arm_kinematics.description.arm_config import SOLVER_NAMES
     from arm_kinematics.ik.solvers import SOLVERS
     assert sorted(SOLVER_NAMES) == sorted(SOLVERS)
+
+
+# About 600 lines: a module a reader can hold in mind (docs/ARCHITECTURE.md).
+MAX_MODULE_LINES = 650
+
+
+@pytest.mark.parametrize('name', sorted(MODULES))
+def test_no_module_is_over_about_600_lines(name):
+    lines = len(MODULES[name].read_text(encoding='utf-8').splitlines())
+    assert lines <= MAX_MODULE_LINES, f'{name}: {lines} lines'

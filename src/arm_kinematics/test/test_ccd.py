@@ -10,6 +10,7 @@ import pytest
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.ik.solvers.base import SolveOptions, Workspace, workspace_from_model
 from arm_kinematics.ik.solvers.ccd import CCDSolver, yaw_pitch_structure
+from arm_testing.ik_checks import assert_same_answer_twice, solver_per_arm
 
 TARGETS = 200
 TOLERANCE = SolveOptions().tolerance
@@ -20,14 +21,8 @@ MIN_RATE = 0.995
 
 @pytest.fixture(scope='module')
 def solvers(load_arm):
-    cache = {}
-
-    def get(arm: str) -> CCDSolver:
-        if arm not in cache:
-            model = load_arm(arm)
-            cache[arm] = CCDSolver(model, workspace_from_model(model))
-        return cache[arm]
-    return get
+    """arm name -> a CCDSolver on that bundled arm, built once."""
+    return solver_per_arm(CCDSolver, load_arm)
 
 
 def fk_positions(model, count=TARGETS, seed=42):
@@ -129,10 +124,7 @@ def test_deterministic(load_arm, solvers):
     model, solver = load_arm('six_axis'), solvers('six_axis')
     for target in fk_positions(model, 30, seed=8):
         options = SolveOptions(random_seed=5)
-        first, second = solver.solve(target, options=options), solver.solve(target,
-                                                                            options=options)
-        assert first.code == second.code and first.iterations == second.iterations
-        assert np.array_equal(first.q, second.q)
+        assert_same_answer_twice(solver.solve, target, options=options)
 
 
 def test_unreachable_with_limits_reports_best_iterate(load_arm):

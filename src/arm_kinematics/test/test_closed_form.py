@@ -17,6 +17,8 @@ from arm_kinematics.ik.closed_form.spherical_wrist import (
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.ik.solvers.base import SolveOptions, workspace_from_model
 from arm_kinematics.model.arm_model import ArmModel
+from arm_testing.ik_checks import same_angles
+from arm_testing.urdf_edits import edited_urdf
 
 TARGETS = 500
 EXACT = 1e-9        # m and rad: a closed form must reproduce its pose to rounding
@@ -39,12 +41,6 @@ def _poses(model: ArmModel, count: int = TARGETS, seed: int = 17):
     return q, model.fk_batch(q)
 
 
-def _same_angles(a, b, tolerance: float = 1e-6) -> bool:
-    a, b = np.asarray(a), np.asarray(b)
-    return bool(np.all(np.abs(np.remainder(a - b + math.pi, 2 * math.pi) - math.pi)
-                       < tolerance))
-
-
 def _pose_error(model: ArmModel, q: np.ndarray, pose: np.ndarray) -> tuple[float, float]:
     reached = model.fk(q)
     return (float(np.linalg.norm(reached[:3, 3] - pose[:3, 3])),
@@ -58,16 +54,14 @@ def _assert_clean(result) -> None:
 
 
 def _edited(urdf: str, edits: dict[str, dict[str, str]]) -> ArmModel:
-    """The URDF with attributes of joint sub-elements changed: {joint: {'axis/xyz': v}}."""
-    root = ElementTree.fromstring(urdf)
-    for joint in root.findall('joint'):
-        for key, value in edits.get(joint.get('name'), {}).items():
-            tag, attribute = key.split('/')
-            element = joint.find(tag)
-            if element is None:
-                element = ElementTree.SubElement(joint, tag)
-            element.set(attribute, value)
-    return ArmModel.from_urdf(ElementTree.tostring(root, encoding='unicode'))
+    """The arm of the URDF with attributes of joint sub-elements changed (edited_urdf)."""
+    return ArmModel.from_urdf(edited_urdf(urdf, edits))
+
+
+def _assert_every_solution_reaches(model: ArmModel, result, pose: np.ndarray) -> None:
+    for solution in result.solutions:
+        position_error, orientation_error = _pose_error(model, solution.q, pose)
+        assert position_error < EXACT and orientation_error < EXACT, solution
 
 
 # ------------------------------------------------------------------ applicability
@@ -117,7 +111,7 @@ def test_full_pose_round_trip_500(six):
             position_error, orientation_error = _pose_error(model, solution.q, pose)
             assert position_error < EXACT and orientation_error < EXACT, solution
         # The configuration that made the pose is among the solutions (mod 2π).
-        assert any(_same_angles(s.q, q) for s in result.solutions), q
+        assert any(same_angles(s.q, q, 1e-6) for s in result.solutions), q
 
 
 def test_all_eight_labels_when_limits_allow(urdf_of):
@@ -167,10 +161,8 @@ def test_geometry_and_signs_come_from_the_urdf(urdf_of, edits):
     for q, pose in zip(configurations, poses, strict=True):
         result = solver.solve(pose[:3, 3], pose[:3, :3], FULL, options=ALL)
         assert result.success, result.reason
-        assert any(_same_angles(s.q, q) for s in result.solutions)
-        for solution in result.solutions:
-            position_error, orientation_error = _pose_error(model, solution.q, pose)
-            assert position_error < EXACT and orientation_error < EXACT
+        assert any(same_angles(s.q, q, 1e-6) for s in result.solutions)
+        _assert_every_solution_reaches(model, result, pose)
 
 
 def test_straight_wrist_keeps_the_seed_q4(six):
@@ -183,9 +175,7 @@ def test_straight_wrist_keeps_the_seed_q4(six):
         result = solver.solve(pose[:3, 3], pose[:3, :3], FULL, seed=seed, options=ALL)
         assert result.success and result.branch.endswith('noflip')
         assert result.q[3] == pytest.approx(seed_q4, abs=1e-9)
-        for solution in result.solutions:
-            position_error, orientation_error = _pose_error(model, solution.q, pose)
-            assert position_error < EXACT and orientation_error < EXACT
+        _assert_every_solution_reaches(model, result, pose)
 
 
 def test_wrist_centre_on_the_yaw_axis_keeps_the_seed_yaw(six):
@@ -196,9 +186,7 @@ def test_wrist_centre_on_the_yaw_axis_keeps_the_seed_yaw(six):
         result = solver.solve(pose[:3, 3], pose[:3, :3], FULL, seed=seed, options=ALL)
         assert result.success, result.reason
         assert result.q[0] == pytest.approx(yaw, abs=1e-12)
-        for solution in result.solutions:
-            position_error, orientation_error = _pose_error(model, solution.q, pose)
-            assert position_error < EXACT and orientation_error < EXACT
+        _assert_every_solution_reaches(model, result, pose)
 
 
 def test_orientation_forms_agree(six):
@@ -271,7 +259,7 @@ def test_position_goal_keeps_the_seed_orientation(six):
     for q, pose in zip(configurations, poses, strict=True):
         # Seeded with the configuration itself, the answer is that configuration.
         result = solver.solve(pose[:3, 3], goal=GoalType.POSITION, seed=q)
-        assert result.success and _same_angles(result.q, q, 1e-7)
+        assert result.success and same_angles(result.q, q, 1e-7)
         assert result.orientation_error == 0.0
         # From a nearby seed the tool keeps the seed's orientation.
         seed = model.clamp(q + rng.normal(0.0, 0.05, 6))

@@ -411,7 +411,7 @@ def test_check_path_is_dense_and_finds_the_box(ur5: CollisionChecker) -> None:
 # ---------------------------------------------------------------------- planning
 def test_ur5_plans_round_a_box_that_blocks_the_straight_path(ur5: CollisionChecker) -> None:
     pytest.importorskip('ompl')
-    from arm_kinematics.motion.sampling_planner import NO_PATH, plan_joint_path, SUCCESS
+    from arm_kinematics.motion.planning.sampling import NO_PATH, plan_joint_path, SUCCESS
     scene = Scene(ur5.model.base_link)
     checker = real_checker('ur5', scene=scene, config={'allowed_pairs': ur5.allowed_pairs()})
     start = np.array([0.0, -1.57, 1.57, -1.57, -1.57, 0.0])
@@ -437,7 +437,7 @@ def test_ur5_plans_round_a_box_that_blocks_the_straight_path(ur5: CollisionCheck
 
 def test_a_clear_straight_path_is_returned_as_is(ur5: CollisionChecker) -> None:
     pytest.importorskip('ompl')
-    from arm_kinematics.motion.sampling_planner import plan_joint_path, SUCCESS
+    from arm_kinematics.motion.planning.sampling import plan_joint_path, SUCCESS
     start = np.array([0.0, -1.57, 1.57, -1.57, -1.57, 0.0])
     goal = start + np.array([0.5, 0.2, 0, 0, 0, 0])
     result = plan_joint_path(ur5, start, goal)
@@ -446,7 +446,7 @@ def test_a_clear_straight_path_is_returned_as_is(ur5: CollisionChecker) -> None:
 
 def test_no_path_when_a_wall_cuts_the_only_joint_that_moves_the_link() -> None:
     pytest.importorskip('ompl')
-    from arm_kinematics.motion.sampling_planner import NO_PATH, plan_joint_path
+    from arm_kinematics.motion.planning.sampling import NO_PATH, plan_joint_path
     checker = toy_checker()
     # A thin wall on the +x axis from x = 0.06 m: link1's faces (0.05 m) clear it at
     # q1 = 0 and π/2, its corners (0.0707 m) hit it at π/4 on the way: no rotation passes.

@@ -17,7 +17,8 @@ import pytest
 
 from arm_kinematics.model.arm_model import ArmModel
 from arm_kinematics.scene import backend
-from arm_kinematics.scene.checker import CollisionChecker, CollisionReport
+from arm_kinematics.scene.checker import CollisionChecker
+from arm_kinematics.scene.collision_report import CollisionReport
 from arm_testing.real_arms import REAL_ARMS, TABLE_AND_TWO_BOXES
 
 POSES = 2000

@@ -21,6 +21,7 @@ from arm_kinematics.ik.solvers.dls import (
 )
 from arm_kinematics.model.arm_model import SMALL_BATCH
 from arm_kinematics.model.kernel import ChainKernel
+from arm_testing.ik_checks import assert_same_answer_twice, solver_per_arm
 
 ARMS = ('pointer3', 'ccd5', 'six_axis', 'manipulator3d')
 TARGETS = 200
@@ -39,14 +40,8 @@ def tool_angle(transform: np.ndarray) -> float:
 
 @pytest.fixture(scope='module')
 def solvers(load_arm):
-    cache = {}
-
-    def get(arm: str) -> DLSSolver:
-        if arm not in cache:
-            model = load_arm(arm)
-            cache[arm] = DLSSolver(model, workspace_from_model(model))
-        return cache[arm]
-    return get
+    """arm name -> a DLSSolver on that bundled arm, built once."""
+    return solver_per_arm(DLSSolver, load_arm)
 
 
 # ------------------------------------------------------------------ kernel
@@ -339,12 +334,8 @@ def test_deterministic(load_arm, solvers):
     model, solver = load_arm('six_axis'), solvers('six_axis')
     for transform in fk_targets(model, 30, seed=8):
         options = SolveOptions(random_seed=3)
-        first = solver.solve(transform[:3, 3], transform[:3, :3], GoalType.FULL_POSE,
-                             options=options)
-        second = solver.solve(transform[:3, 3], transform[:3, :3], GoalType.FULL_POSE,
-                              options=options)
-        assert first.code == second.code and first.iterations == second.iterations
-        assert np.array_equal(first.q, second.q)
+        assert_same_answer_twice(solver.solve, transform[:3, 3], transform[:3, :3],
+                                 GoalType.FULL_POSE, options=options)
 
 
 def test_restarts_are_seeded(load_arm):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import re
-from xml.etree import ElementTree
 
 import numpy as np
 import pytest
@@ -16,12 +15,9 @@ import pytest
 from arm_kinematics.arm import ArmConfig, choose_solver, load_arm
 from arm_kinematics.common.transforms import matrix_to_quaternion
 from arm_kinematics.description.bundled import description_dir, expand_xacro_file, load_model
-from arm_kinematics.ik.closed_form.families import (
-    ClosedFormSolver,
-    FamilySolver,
-    opw_forward,
-    recognise,
-)
+from arm_kinematics.ik.closed_form.dispatch import ClosedFormSolver, recognise
+from arm_kinematics.ik.closed_form.opw import opw_forward
+from arm_kinematics.ik.closed_form.six_joint import FamilySolver
 from arm_kinematics.ik.closed_form.spherical_wrist import BRANCHES, SphericalWristSolver
 from arm_kinematics.ik.request import IKRequest
 from arm_kinematics.ik.result import ErrorCode, GoalType
@@ -29,7 +25,9 @@ from arm_kinematics.ik.solvers import solver_class
 from arm_kinematics.ik.solvers.base import SolveOptions, workspace_from_model
 from arm_kinematics.ik.solvers.dls import DLSSolver
 from arm_kinematics.model.arm_model import ArmModel
+from arm_testing.ik_checks import angle_gap, largest_pose_error, numeric_answers_among
 from arm_testing.real_arms import REAL_ARMS
+from arm_testing.urdf_edits import edited_urdf
 
 OPW_ARMS = ('irb2400_like', 'kr6_r700_like')
 FAMILY_ARMS = ('ur5', *OPW_ARMS)
@@ -64,18 +62,6 @@ def _model(arm: str) -> ArmModel:
 def _solver(arm: str) -> ClosedFormSolver:
     model = _model(arm)
     return ClosedFormSolver(model, workspace_from_model(model))
-
-
-def _angle_gap(a: np.ndarray, b: np.ndarray) -> float:
-    """Largest joint difference modulo whole turns, rad."""
-    return float(np.abs(np.remainder(np.asarray(a) - np.asarray(b) + math.pi,
-                                     2.0 * math.pi) - math.pi).max())
-
-
-def _pose_error(model: ArmModel, q: np.ndarray, pose: np.ndarray) -> float:
-    reached = model.fk(q)
-    return max(float(np.abs(reached[:3, 3] - pose[:3, 3]).max()),
-               float(np.abs(reached[:3, :3] - pose[:3, :3]).max()))
 
 
 # ---------------------------------------------------------------------- recognition
@@ -161,7 +147,7 @@ def test_the_industrial_examples_build_with_the_closed_form_by_themselves(arm):
     assert answer.solver == 'closed_form' and answer.result.success, answer.result.reason
     assert len(answer.result.solutions) >= 2
     for solution in answer.result.solutions:
-        assert _pose_error(built.model, solution.q, pose) < FK_TOLERANCE
+        assert largest_pose_error(built.model, solution.q, pose) < FK_TOLERANCE
 
 
 def test_panda_is_refused_with_the_reason():
@@ -173,12 +159,9 @@ def test_panda_is_refused_with_the_reason():
 
 
 def _ur5_with_elbow_axis(xyz: str) -> ArmModel:
-    root = ElementTree.fromstring(REAL_ARMS['ur5'].urdf())
-    joint = next(j for j in root.findall('joint') if j.get('name') == 'elbow_joint')
-    joint.find('axis').set('xyz', xyz)
     spec = REAL_ARMS['ur5']
-    return ArmModel.from_urdf(ElementTree.tostring(root, encoding='unicode'), spec.base,
-                              spec.tip)
+    return ArmModel.from_urdf(edited_urdf(spec.urdf(), {'elbow_joint': {'axis/xyz': xyz}}),
+                              spec.base, spec.tip)
 
 
 def test_a_ur5_with_one_axis_off_by_a_milliradian_is_refused_with_the_reason():
@@ -231,7 +214,7 @@ def test_every_returned_solution_reaches_the_pose(arm):
         assert result.branch in labels and labels <= set(BRANCHES)
         for solution in result.solutions:
             assert model.within_limits(solution.q)
-            assert _pose_error(model, solution.q, pose) < FK_TOLERANCE
+            assert largest_pose_error(model, solution.q, pose) < FK_TOLERANCE
 
 
 def test_full_turn_joints_list_every_copy_inside_the_limits():
@@ -243,7 +226,7 @@ def test_full_turn_joints_list_every_copy_inside_the_limits():
     own = [s.q for s in result.solutions if s.label == result.branch]
     # Five joints of ±2π (two copies each) and the elbow of ±π (one): 32 copies.
     assert len(own) == 32
-    assert all(_angle_gap(q, q0) < 1e-9 for q in own)
+    assert all(angle_gap(q, q0) < 1e-9 for q in own)
     assert len({tuple(np.round(q, 9)) for q in own}) == 32
     # A seed a whole turn away picks the copy a whole turn away.
     shifted = q0 + np.array([-2 * math.pi, 0, 0, 2 * math.pi, 0, 0])
@@ -260,9 +243,9 @@ def _our_raw_set(arm: str, pose: np.ndarray, seed: np.ndarray) -> np.ndarray:
 def _same_sets(ours: np.ndarray, theirs: np.ndarray, tolerance: float) -> None:
     assert len(ours) == len(theirs), (len(ours), len(theirs))
     for q in theirs:
-        assert min(_angle_gap(q, mine) for mine in ours) < tolerance
+        assert min(angle_gap(q, mine) for mine in ours) < tolerance
     for q in ours:
-        assert min(_angle_gap(q, peer) for peer in theirs) < tolerance
+        assert min(angle_gap(q, peer) for peer in theirs) < tolerance
 
 
 def test_ur5_solution_set_equals_ur_analytic_ik():
@@ -276,7 +259,7 @@ def test_ur5_solution_set_equals_ur_analytic_ik():
         theirs = np.array([s for s in theirs if np.all(np.isfinite(s))])
         ours = _our_raw_set('ur5', pose, q0)
         for s in ours:
-            assert _pose_error(model, s, pose) < FK_TOLERANCE
+            assert largest_pose_error(model, s, pose) < FK_TOLERANCE
         # The peer's UR5 constants agree with the URDF to ~1e-11 m only.
         _same_sets(ours, theirs, 1e-8)
 
@@ -311,13 +294,8 @@ def test_every_numeric_solution_from_many_seeds_is_one_of_ours(arm):
     q, poses = _random_poses(arm, 3, 9)
     for q0, pose in zip(q, poses):
         ours = _our_raw_set(arm, pose, q0)
-        found = 0
-        for seed in model.random_configurations(40, rng):
-            answer = dls.solve(pose[:3, 3], pose[:3, :3], GoalType.FULL_POSE, seed, options)
-            if answer.success and _pose_error(model, answer.q, pose) < 1e-8:
-                found += 1
-                assert min(_angle_gap(answer.q, mine) for mine in ours) < 1e-6
-        assert found > 0
+        seeds = model.random_configurations(40, rng)
+        assert numeric_answers_among(model, dls, pose, seeds, options, ours, 1e-8) > 0
 
 
 # ---------------------------------------------------------------------- edge cases
@@ -355,7 +333,7 @@ def test_singular_configurations_give_a_defined_answer_and_say_so(arm, q, words)
         assert result.q[0] == pytest.approx(seed[0], abs=1e-12)
     for solution in [*result.solutions]:
         assert np.all(np.isfinite(solution.q))
-        assert _pose_error(model, solution.q, pose) < FK_TOLERANCE
+        assert largest_pose_error(model, solution.q, pose) < FK_TOLERANCE
 
 
 @pytest.mark.parametrize('arm', FAMILY_ARMS)
@@ -404,3 +382,86 @@ def test_vectorised_equals_one_by_one(arm):
             assert one.success == bool(valid[index, branch_index]), (index, label, one.reason)
             if one.success:
                 np.testing.assert_allclose(batch[index, branch_index], one.q, atol=1e-12)
+
+
+def test_the_old_module_paths_still_export_the_same_objects():
+    """analytic, families and planar were split into one module per family; code that
+    imports the old paths gets the same classes and functions."""
+    from arm_kinematics.ik.closed_form import (
+        analytic,
+        dispatch,
+        families,
+        planar,
+        yaw_three_pitch_solver,
+        yaw_two_pitch,
+    )
+    assert analytic.AnalyticSolver is yaw_two_pitch.AnalyticSolver
+    assert families.ClosedFormSolver is dispatch.ClosedFormSolver is ClosedFormSolver
+    assert families.recognise is recognise and families.FamilySolver is FamilySolver
+    assert planar.PlanarAnalyticSolver is dispatch.PlanarAnalyticSolver
+    assert planar.PlanarFamilySolver is yaw_three_pitch_solver.PlanarFamilySolver
+    assert solver_class('closed_form') is ClosedFormSolver
+    assert solver_class('analytic') is dispatch.PlanarAnalyticSolver
+
+
+@pytest.mark.parametrize('arm', FAMILY_ARMS)
+def test_all_solutions_of_one_pose_equal_the_batch_row(arm):
+    model = _model(arm)
+    solver: FamilySolver = _solver(arm)._delegate
+    q, poses = _random_poses(arm, 30, 12)
+    seeds = np.clip(q + 0.1, model.lower, model.upper)
+    batch, valid, flags = solver.solve_poses(poses[:, :3, 3], poses[:, :3, :3], seeds)
+    for index, pose in enumerate(poses):
+        one, ok, bits = solver.solve_all(pose[:3, 3].tolist(), pose[:3, :3], seeds[index])
+        assert one.shape == (8, 6)
+        np.testing.assert_array_equal(ok, valid[index])
+        np.testing.assert_array_equal(bits, flags[index])
+        np.testing.assert_allclose(one[ok], batch[index][ok], atol=1e-12)
+
+
+def _modulo_turns(q: np.ndarray) -> set[tuple[float, ...]]:
+    return {tuple(np.round(np.remainder(np.asarray(row) + math.pi, 2 * math.pi) - math.pi, 6))
+            for row in q}
+
+
+def test_random_ur5_poses_list_every_distinct_solution_once():
+    """What ik_server answers ``return_all_solutions`` with (ik_client --all): every distinct
+    solution of the pose once, as the whole-turn copy nearest the seed, and as many as the
+    compiled peer finds (ur-analytic-ik; without it, as many as the 8 raw branches reach)."""
+    from arm_kinematics.ik.closed_form.common import distinct_solutions, largest_move
+    peer = None
+    try:
+        import ur_analytic_ik as peer
+    except ImportError:
+        pass
+    model = _model('ur5')
+    arm = load_arm(REAL_ARMS['ur5'].urdf(), None, REAL_ARMS['ur5'].base, REAL_ARMS['ur5'].tip)
+    dispatcher = arm.dispatcher()
+    flip = np.diag([-1.0, -1.0, 1.0, 1.0])
+    q, poses = _random_poses('ur5', 40, 13)
+    counts = set()
+    for q0, pose in zip(q, poses):
+        seed = np.clip(q0 + 0.2, model.lower, model.upper)
+        request = IKRequest(position=pose[:3, 3], orientation=matrix_to_quaternion(pose[:3, :3]),
+                            goal=GoalType.FULL_POSE, return_all=True,
+                            seed_names=model.joint_names, seed_positions=seed.tolist())
+        answer = dispatcher.solve(request, SolveOptions(), arm.home)
+        assert answer.result.success, answer.result.reason
+        every = answer.result.solutions
+        listed = distinct_solutions(every, seed)
+        labels = [s.label for s in listed]
+        assert len(labels) == len(set(labels)) == len(_modulo_turns([s.q for s in listed]))
+        assert _modulo_turns([s.q for s in listed]) == _modulo_turns([s.q for s in every])
+        for solution in listed:
+            assert largest_pose_error(model, solution.q, pose) < FK_TOLERANCE
+            copies = [s.q for s in every if s.label == solution.label]
+            assert largest_move(solution.q, seed) == min(largest_move(c, seed) for c in copies)
+        if peer is not None:
+            theirs = [s for s in peer.ur5.inverse_kinematics(np.ascontiguousarray(flip @ pose))
+                      if np.all(np.isfinite(s))]
+            assert len(listed) == len(_modulo_turns(theirs))
+        else:
+            raw = _our_raw_set('ur5', pose, seed)
+            assert len(listed) == len(_modulo_turns(raw))
+        counts.add(len(listed))
+    assert 8 in counts

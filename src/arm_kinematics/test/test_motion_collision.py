@@ -13,44 +13,28 @@ import math
 import numpy as np
 import pytest
 
-from arm_kinematics.arm import load_arm
 from arm_kinematics.description.bundled import load_arm_config
 from arm_kinematics.motion import worker
 from arm_kinematics.motion.errors import MotionCode
-from arm_kinematics.motion.planner import MotionSettings, MoveGoal, Plan, PlanFailure
-from arm_kinematics.motion.safety_check import (
-    default_path_planner,
-    GRID,
-    SAMPLING,
-    SceneData,
-)
+from arm_kinematics.motion.move_types import MotionSettings, MoveGoal, Plan, PlanFailure
+from arm_kinematics.motion.planning import default_path_planner, GRID, SAMPLING
+from arm_kinematics.motion.safety_check import SceneData
 from arm_kinematics.motion.trajectory import Trajectory
-from arm_testing.real_arms import REAL_ARMS, robots_dir
+from arm_testing.real_arms import UR5_BLOCKING_BOX as BOX
+from arm_testing.real_arms import ur5_planner_and_checker
 
 DEG = math.pi / 180.0
 START = (0.0, -1.2, 1.2, -1.57, -1.57, 0.0)       # wrist at (0.64, 0.11, 0.49) m
 GOAL = (1.6, -1.2, 1.2, -1.57, -1.57, 0.0)        # the base turned by 1.6 rad
 # Where the wrist is half-way round: the straight joint move goes through it.
-BOX = {'id': 'box', 'type': 'box', 'size': [0.2, 0.2, 0.4], 'pose': {'xyz': [0.37, 0.54, 0.4]}}
 # The dense check of the tests: finer than the planner's own 1 cm.
 TEST_STEP = 0.005
 
 
-def mesh_root() -> str:
-    return str(robots_dir().parent.parent)
-
-
 @pytest.fixture(scope='module')
 def ur5():
-    spec = REAL_ARMS['ur5']
-    arm = load_arm(spec.urdf(), None, spec.base, spec.tip)
-    planner = worker.build_planner(worker.PlannerSpec(
-        spec.urdf(), 'ur5', arm.config, spec.base, spec.tip, mesh_search_paths=(mesh_root(),),
-        scene=SceneData('base_link', (BOX,), 1)))
-    # An independent checker of the same arm and scene for the assertions.
-    checker = arm.collision_checker(search_paths=[mesh_root()])
-    checker.scene.add(BOX)
-    return planner, checker
+    """(planner, an independent checker of the same arm and scene for the assertions)."""
+    return ur5_planner_and_checker()
 
 
 def joint_goal(planner, q) -> MoveGoal:

@@ -18,7 +18,8 @@ from arm_kinematics.motion.cartesian import (
     MAX_POINT_STEP,
     time_line,
 )
-from arm_kinematics.motion.path_ik import PathCode, PathIK, PathRequest, PathResult, ToolPose
+from arm_kinematics.motion.path_ik import PathIK
+from arm_kinematics.motion.path_request import PathCode, PathRequest, PathResult, ToolPose
 from arm_kinematics.motion.trajectory import concatenate, Interpolation, Trajectory
 from arm_kinematics.motion.validation import peak_speed_ratio
 

@@ -13,14 +13,14 @@ from arm_kinematics.ik.request import IKRequest
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.motion import worker
 from arm_kinematics.motion.errors import MotionCode
-from arm_kinematics.motion.path_ik import PathCode
-from arm_kinematics.motion.planner import (
+from arm_kinematics.motion.move_types import (
     MotionSettings,
     MoveGoal,
     PathOutcome,
     Plan,
     PlanFailure,
 )
+from arm_kinematics.motion.path_request import PathCode
 from arm_kinematics.motion.validation import validate_trajectory
 
 HOMES = {'six_axis': np.array([0.0, 0.35, 0.9, 0.0, 0.6, 0.0]),

@@ -14,14 +14,13 @@ from arm_kinematics.ik import metrics
 from arm_kinematics.ik.request import IKRequest
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.ik.solvers.base import SolveOptions
-from arm_kinematics.motion.path_ik import (
-    BatchTooLargeError,
+from arm_kinematics.motion.batch_ik import BatchTooLargeError, MAX_BATCH
+from arm_kinematics.motion.path_ik import PathIK
+from arm_kinematics.motion.path_request import (
     DEFAULT_MAX_DEVIATION,
     DEFAULT_MAX_JOINT_STEP,
     DEFAULT_MIN_STEP,
-    MAX_BATCH,
     PathCode,
-    PathIK,
     PathRequest,
     PathResult,
     ToolPose,

@@ -11,21 +11,16 @@ from __future__ import annotations
 import math
 from pathlib import Path
 import re
-from xml.etree import ElementTree
 
 import numpy as np
 import pytest
 
 from arm_kinematics.arm import choose_solver
 from arm_kinematics.description.bundled import load_model
-from arm_kinematics.ik.closed_form.analytic import AnalyticSolver, BRANCHES
-from arm_kinematics.ik.closed_form.planar import (
-    PlanarAnalyticSolver,
-    PlanarFamily,
-    PlanarFamilySolver,
-    recognise_planar,
-    SWEEP_STEPS,
-)
+from arm_kinematics.ik.closed_form.dispatch import PlanarAnalyticSolver
+from arm_kinematics.ik.closed_form.yaw_three_pitch import PlanarFamily, recognise_planar
+from arm_kinematics.ik.closed_form.yaw_three_pitch_solver import PlanarFamilySolver, SWEEP_STEPS
+from arm_kinematics.ik.closed_form.yaw_two_pitch import AnalyticSolver, BRANCHES
 from arm_kinematics.ik.request import IKDispatcher, IKRequest
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.ik.solvers import solver_class
@@ -33,7 +28,9 @@ from arm_kinematics.ik.solvers.base import SolveOptions, workspace_from_model
 from arm_kinematics.ik.solvers.dls import DLSSolver
 from arm_kinematics.model.arm_model import ArmModel
 from arm_kinematics.motion.path_ik import PathIK
+from arm_testing.ik_checks import angle_gap, largest_pose_error, numeric_answers_among
 from arm_testing.real_arms import REAL_ARMS
+from arm_testing.urdf_edits import edited_urdf
 
 SYNTHETIC = Path(__file__).parent / 'urdf' / 'yaw_three_pitch.urdf'
 ARMS = ('so101', 'synthetic')
@@ -65,12 +62,6 @@ def _solver(arm: str) -> PlanarAnalyticSolver:
     return PlanarAnalyticSolver(model, workspace_from_model(model))
 
 
-def _angle_gap(a: np.ndarray, b: np.ndarray) -> float:
-    """Largest joint difference modulo whole turns, rad."""
-    return float(np.abs(np.remainder(np.asarray(a) - np.asarray(b) + math.pi,
-                                     2.0 * math.pi) - math.pi).max())
-
-
 def _goals(arm: str, count: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(q, tip positions, approach pitches) of random configurations inside the limits."""
     model = _model(arm)
@@ -79,10 +70,7 @@ def _goals(arm: str, count: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.
 
 
 def _perturbed_so101(joint: str, xyz: str) -> ArmModel:
-    root = ElementTree.fromstring(_urdf('so101'))
-    element = next(j for j in root.findall('joint') if j.get('name') == joint)
-    element.find('axis').set('xyz', xyz)
-    return _model_of(ElementTree.tostring(root, encoding='unicode'), 'so101')
+    return _model_of(edited_urdf(_urdf('so101'), {joint: {'axis/xyz': xyz}}), 'so101')
 
 
 # ---------------------------------------------------------------------- recognition
@@ -270,15 +258,9 @@ def test_solution_set_equals_a_numeric_search_from_many_seeds(arm):
                                     float(q0[4]) if model.dof == 5 else None, seeds)
         assert len(theirs) >= 20
         for found in theirs:
-            assert min(_angle_gap(found, mine) for mine in ours) < 1e-7
+            assert min(angle_gap(found, mine) for mine in ours) < 1e-7
         for mine in ours:
-            assert min(_angle_gap(found, mine) for found in theirs) < 1e-7
-
-
-def _pose_error(model: ArmModel, q: np.ndarray, pose: np.ndarray) -> float:
-    reached = model.fk(q)
-    return max(float(np.abs(reached[:3, 3] - pose[:3, 3]).max()),
-               float(np.abs(reached[:3, :3] - pose[:3, :3]).max()))
+            assert min(angle_gap(found, mine) for found in theirs) < 1e-7
 
 
 @pytest.mark.parametrize('arm', ARMS)
@@ -292,11 +274,11 @@ def test_full_poses_solve_the_roll_too_and_every_solution_reaches_the_pose(arm):
                               model.clamp(q0 * 0.9), ALL)
         assert result.success, result.reason
         assert result.position_error < FK_TOLERANCE and result.orientation_error < FK_TOLERANCE
-        assert _angle_gap(result.q, q0) < 1e-9 or any(
-            _angle_gap(s.q, q0) < 1e-9 for s in result.solutions)
+        assert angle_gap(result.q, q0) < 1e-9 or any(
+            angle_gap(s.q, q0) < 1e-9 for s in result.solutions)
         for solution in result.solutions:
             assert model.within_limits(solution.q)
-            assert _pose_error(model, solution.q, pose) < FK_TOLERANCE
+            assert largest_pose_error(model, solution.q, pose) < FK_TOLERANCE
 
 
 @pytest.mark.parametrize('arm', ARMS)
@@ -313,13 +295,8 @@ def test_full_pose_solution_set_holds_every_numeric_answer(arm):
         pose = model.fk(q0)
         raw, ok, _, miss, tilt = engine.solve_pose(pose[:3, 3], pose[:3, :3], q0)
         ours = raw[ok & (miss < 1e-9) & (tilt < 1e-9)]
-        found = 0
-        for seed in rng.uniform(-math.pi, math.pi, size=(40, model.dof)):
-            answer = dls.solve(pose[:3, 3], pose[:3, :3], GoalType.FULL_POSE, seed, options)
-            if answer.q is not None and _pose_error(model, answer.q, pose) < 1e-9:
-                found += 1
-                assert min(_angle_gap(answer.q, mine) for mine in ours) < 1e-6
-        assert found > 0
+        seeds = rng.uniform(-math.pi, math.pi, size=(40, model.dof))
+        assert numeric_answers_among(model, dls, pose, seeds, options, ours, 1e-9) > 0
 
 
 def test_a_full_pose_with_the_tool_straight_down_takes_the_yaw_from_the_position():
@@ -408,7 +385,8 @@ def test_a_stretched_arm_gives_a_defined_answer_and_says_so():
     solver = _solver('synthetic')
     model = _model('synthetic')
     e = solver.engine
-    straight = math.atan2(e.tri[1], e.tri[0])      # the elbow angle of a straight arm
+    tri = e.triangle.tri
+    straight = math.atan2(tri[1], tri[0])      # the elbow angle of a straight arm
     q0 = np.array([0.2, 0.1, straight, 0.3])
     target = model.fk(q0)[:3, 3]
     pitch = float(e.approach_pitch(q0)[0])

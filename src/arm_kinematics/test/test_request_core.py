@@ -280,10 +280,10 @@ def ur5_dispatcher():
     nearest UR5_Q is (other branches bend the elbow elsewhere)."""
     from arm_kinematics.arm import load_arm
     from arm_kinematics.scene.objects import Scene
-    from arm_testing.real_arms import REAL_ARMS, robots_dir
+    from arm_testing.real_arms import mesh_root, REAL_ARMS
     spec = REAL_ARMS['ur5']
     arm = load_arm(spec.urdf(), None, spec.base, spec.tip)
-    dispatcher = arm.dispatcher(search_paths=[str(robots_dir().parent.parent)])
+    dispatcher = arm.dispatcher(search_paths=[mesh_root()])
     checker = dispatcher.collision_checker()
     assert not checker.warnings
     elbow = checker.link_poses(UR5_Q)['forearm_link'][:3, 3]

@@ -22,16 +22,6 @@ UPPER_R, FORE_R, ROD = 0.25, 0.19, 0.075
 DEG = math.pi / 180.0
 
 
-@pytest.fixture(scope='module')
-def pointer3(load_arm):
-    return load_arm('pointer3')
-
-
-@pytest.fixture(scope='module')
-def geometry(pointer3):
-    return SafetyGeometry(pointer3, load_safety_config('pointer3'))
-
-
 def with_obstacle(geometry: SafetyGeometry, center, radius: float = 0.25) -> SafetyGeometry:
     config = geometry.config
     return SafetyGeometry(geometry.model, replace(config, obstacle=replace(
@@ -94,12 +84,12 @@ def test_broken_safety_sections_raise_naming_the_key(path, value, words):
     assert str(info.value).startswith('pointer3 safety')
 
 
-def test_missing_section_and_unknown_joint_are_errors(pointer3):
+def test_missing_section_and_unknown_joint_are_errors(pointer3_model):
     with pytest.raises(SafetyConfigError, match='no safety section'):
         parse_safety_config(None, 'pointer3')
     section = _broken('links.0.joint', 'knee')
     with pytest.raises(SafetyConfigError, match='joint "knee", which is not one of'):
-        SafetyGeometry(pointer3, parse_safety_config(section))
+        SafetyGeometry(pointer3_model, parse_safety_config(section))
 
 
 def test_obstacle_radius_update_is_validated(geometry):

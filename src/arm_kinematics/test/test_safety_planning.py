@@ -9,12 +9,8 @@ import numpy as np
 import pytest
 
 from arm_kinematics.description.bundled import load_safety_config
-from arm_kinematics.motion.detour_planner import (
-    DEFAULT_RESOLUTION,
-    joint_map,
-    plan_detour,
-    PlanCode,
-)
+from arm_kinematics.motion.planning.grid import DEFAULT_RESOLUTION, plan_detour, PlanCode
+from arm_kinematics.motion.planning.joint_map import joint_map
 from arm_kinematics.motion.safety_paths import (
     check_path,
     sample_contacts,
@@ -34,11 +30,6 @@ LEVEL = np.array([0.0, 0.0, 0.0])
 CENTRE = np.array([1.3, -0.35, 0.8])
 BEARING = math.atan2(CENTRE[1], CENTRE[0])
 ELEVATION = math.atan2(CENTRE[2], math.hypot(CENTRE[0], CENTRE[1]))
-
-
-@pytest.fixture(scope='module')
-def geometry(load_arm):
-    return SafetyGeometry(load_arm('pointer3'), load_safety_config('pointer3'))
 
 
 def dense_unsafe(geometry: SafetyGeometry, waypoints: np.ndarray, obstacle: bool,

@@ -11,7 +11,7 @@ import pytest
 
 from arm_kinematics.description.bundled import load_safety_config
 from arm_kinematics.description.safety_config import LinkSpec
-from arm_kinematics.ik.closed_form.analytic import AnalyticSolver
+from arm_kinematics.ik.closed_form.yaw_two_pitch import AnalyticSolver
 from arm_kinematics.ik.floor_rules import (
     choose_above_floor,
     elbow_partner,
@@ -26,32 +26,22 @@ SHOULDER_Z = 0.405
 
 
 @pytest.fixture(scope='module')
-def pointer3(load_arm):
-    return load_arm('pointer3')
+def solver(pointer3_model):
+    return AnalyticSolver(pointer3_model, workspace_from_model(pointer3_model, 0.1))
 
 
 @pytest.fixture(scope='module')
-def geometry(pointer3):
-    return SafetyGeometry(pointer3, load_safety_config('pointer3'))
-
-
-@pytest.fixture(scope='module')
-def solver(pointer3):
-    return AnalyticSolver(pointer3, workspace_from_model(pointer3, 0.1))
-
-
-@pytest.fixture(scope='module')
-def thin(pointer3):
+def thin(pointer3_model):
     """pointer3 with 5 cm capsules, so that a target can sit below floor + radius."""
     config = load_safety_config('pointer3')
     links = tuple(LinkSpec(link.name, link.joint, 0.05) for link in config.links)
-    return SafetyGeometry(pointer3, replace(config, links=links))
+    return SafetyGeometry(pointer3_model, replace(config, links=links))
 
 
 @pytest.fixture(scope='module')
-def free_solver(pointer3):
+def free_solver(pointer3_model):
     """The analytic solver without the 0.1 m minimum-height rule (for low targets)."""
-    return AnalyticSolver(pointer3, workspace_from_model(pointer3, None))
+    return AnalyticSolver(pointer3_model, workspace_from_model(pointer3_model, None))
 
 
 def all_solutions(solver, target):
@@ -137,10 +127,10 @@ def test_partial_answer_through_the_solver_is_never_success(thin, free_solver):
     assert choice.shortfall == pytest.approx(0.05 + PARTIAL_MARGIN, abs=1e-3)
 
 
-def test_no_clear_pose_at_all_is_a_floor_collision(pointer3, solver):
+def test_no_clear_pose_at_all_is_a_floor_collision(pointer3_model, solver):
     # Floor 0.1 m under the shoulder with 0.25 m capsules: the upper arm's capsule around the
     # shoulder is always below it, so no pose of the arm is clear.
-    high = SafetyGeometry(pointer3, replace(load_safety_config('pointer3'),
+    high = SafetyGeometry(pointer3_model, replace(load_safety_config('pointer3'),
                                             floor_below_shoulder=0.1))
     target = [0.8, 0.0, 0.6]
     choice = choose_above_floor(high, all_solutions(solver, target), 'elbow_up', target)
@@ -149,8 +139,9 @@ def test_no_clear_pose_at_all_is_a_floor_collision(pointer3, solver):
     assert math.isinf(choice.shortfall)
 
 
-def test_floor_disabled_leaves_the_answer_alone(pointer3, solver):
-    off = SafetyGeometry(pointer3, replace(load_safety_config('pointer3'), floor_enabled=False))
+def test_floor_disabled_leaves_the_answer_alone(pointer3_model, solver):
+    off = SafetyGeometry(pointer3_model,
+                         replace(load_safety_config('pointer3'), floor_enabled=False))
     result, choice = solve_above_floor(solver, off, [0.8, 0.0, 0.6],
                                        options=SolveOptions(branch='elbow_down'))
     assert result.success and result.branch == 'elbow_down' and choice is None

@@ -9,9 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from arm_kinematics.description.bundled import load_safety_config
-from arm_kinematics.motion.detour_planner import joint_map, JointMapError, MapCode
-from arm_kinematics.scene.geometry import SafetyGeometry, Verdict
+from arm_kinematics.motion.planning.joint_map import joint_map, JointMapError, MapCode
+from arm_kinematics.scene.geometry import Verdict
 from arm_kinematics.scene.monitor import (
     map_samples_reason,
     MAX_PATH_SAMPLES,
@@ -51,11 +50,6 @@ class Checker:
 @dataclass
 class SceneStub:
     version: int = 7
-
-
-@pytest.fixture(scope='module')
-def geometry(load_arm):
-    return SafetyGeometry(load_arm('pointer3'), load_safety_config('pointer3'))
 
 
 def judge(watch, q, now, geometry, checker=None, scene=None, marker_rate=10.0):
@@ -182,8 +176,8 @@ def test_joint_map_refusals_carry_codes(geometry):
 def test_joint_map_of_an_arm_without_two_pitch_joints_is_not_applicable(geometry,
                                                                         monkeypatch):
     # None of the bundled arms lacks them: the search-joint rule is made to find none.
-    from arm_kinematics.motion import detour_planner as planning
-    monkeypatch.setattr(planning, 'default_search_joints', lambda model: None)
+    from arm_kinematics.motion.planning import joint_map as maps
+    monkeypatch.setattr(maps, 'default_search_joints', lambda model: None)
     with pytest.raises(JointMapError) as refused:
         joint_map(geometry, LEVEL, math.radians(4.0))
     assert refused.value.code == MapCode.NOT_APPLICABLE

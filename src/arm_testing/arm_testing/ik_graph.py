@@ -32,6 +32,7 @@ from arm_interfaces.msg import IKErrorCode, IKStatus
 from arm_interfaces.srv import SolveIK
 from arm_kinematics.description.bundled import expand_xacro, load_arm_config, load_model
 from arm_kinematics.description.safety_config import safety_config_of
+from arm_kinematics.ik.result import ErrorCode
 from arm_kinematics.ik.solvers.base import Workspace, workspace_from_model
 from arm_kinematics.model.arm_model import ArmModel
 from arm_kinematics.scene.geometry import SafetyGeometry
@@ -287,6 +288,18 @@ class IKGraph:
         self.close()
 
 
+def assert_refusal(response: SolveIK.Response, code: ErrorCode, *fragments: str) -> None:
+    """A typed failure ``code`` whose message holds every fragment, with no joints to
+    command (no positions, no names) and no NaN anywhere."""
+    assert ErrorCode(response.error_code.val) == code, \
+        f'{ErrorCode(response.error_code.val).name}: {response.message}'
+    for fragment in fragments:
+        assert fragment in response.message, f'{fragment!r} not in {response.message!r}'
+    assert not response.solution.position and not response.solution.name, \
+        'joints offered with a refusal'
+    assert no_nan_in(response)
+
+
 def no_nan_in(response: SolveIK.Response) -> bool:
     """True when no number of the response is NaN (inf is allowed where documented)."""
     numbers = [response.position_error, response.orientation_error, response.max_joint_step,
@@ -296,3 +309,14 @@ def no_nan_in(response: SolveIK.Response) -> bool:
     for alternative in response.alternatives:
         numbers.extend(alternative.positions)
     return not any(math.isnan(v) for v in numbers)
+
+
+@contextmanager
+def ik_servers(*arms: str, params: dict[str, Any] | None = None) -> Iterator[IKGraph]:
+    """An IKGraph with one ik_server per bundled arm in /<arm> (``params`` besides the arm's
+    own), every one answering, for a module fixture; all stopped when the block ends."""
+    with IKGraph() as graph:
+        for arm in arms:
+            graph.start(arm, params=params)
+        graph.wait_ready()
+        yield graph

@@ -50,6 +50,34 @@ def robots_dir() -> Path:
     return folder
 
 
+def mesh_root() -> str:
+    """Where package://example-robot-data/... resolves (what a user passes as a search path)."""
+    return str(robots_dir().parent.parent)
+
+
+# A box where the UR5's wrist passes when its base turns by 1.6 rad from
+# (0, -1.2, 1.2, -1.57, -1.57, 0): the straight joint move goes through it, a planner goes round.
+UR5_BLOCKING_BOX = {'id': 'box', 'type': 'box', 'size': [0.2, 0.2, 0.4],
+                    'pose': {'xyz': [0.37, 0.54, 0.4]}}
+
+
+def ur5_planner_and_checker() -> tuple:
+    """The UR5 with UR5_BLOCKING_BOX in its scene: (its motion planner as the executor's
+    planning worker builds it, an independent collision checker of the same arm and scene
+    for the assertions)."""
+    from arm_kinematics.arm import load_arm
+    from arm_kinematics.motion import worker
+    from arm_kinematics.motion.safety_check import SceneData
+    spec = REAL_ARMS['ur5']
+    arm = load_arm(spec.urdf(), None, spec.base, spec.tip)
+    planner = worker.build_planner(worker.PlannerSpec(
+        spec.urdf(), 'ur5', arm.config, spec.base, spec.tip, mesh_search_paths=(mesh_root(),),
+        scene=SceneData(spec.base, (UR5_BLOCKING_BOX,), 1)))
+    checker = arm.collision_checker(search_paths=[mesh_root()])
+    checker.scene.add(UR5_BLOCKING_BOX)
+    return planner, checker
+
+
 # A table under the arm and two boxes in its reach, base frame, m: the scene the collision
 # benchmark plans round and the exhaustive collision test checks against.
 TABLE_AND_TWO_BOXES = (

@@ -3,18 +3,24 @@
 Each test claims a free ROS_DOMAIN_ID with a lock file, so concurrent test runs (Jazzy and
 Kilted side by side, or two developers) never share a DDS domain. The fixtures at the end
 (``ros_domain``, ``processes``, ``ros_node``) are imported by the conftest of arm_ik's and
-arm_bringup's tests.
+arm_bringup's tests; the context managers they are made of (``claimed_domain``,
+``process_group``, ``node_on_domain``) serve module-scoped fixtures the same way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 import fcntl
 import os
 from pathlib import Path
 import time
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from arm_bringup.process_group import ProcessGroup
 
 LOCK_DIR = Path(os.environ.get('ARM_IK_DOMAIN_LOCK_DIR', '/tmp/arm_ik_ros_domains'))
 # Fast DDS maps domains up to 232 to ports; stay well inside and away from 0 (the default).
@@ -89,21 +95,64 @@ def call_service(client, request, spin: Callable[[], None], timeout: float,
             raise AssertionError(f'no reply from {client.srv_name} within {timeout:.1f} s')
 
 
+@contextmanager
+def claimed_domain() -> Iterator[DomainClaim]:
+    """A ROS domain of its own for the block (a module fixture's), released afterwards."""
+    claim = DomainClaim()
+    try:
+        yield claim
+    finally:
+        claim.release()
+
+
+@contextmanager
+def process_group(claim: DomainClaim) -> Iterator[ProcessGroup]:
+    """A ProcessGroup on ``claim``'s domain; every process is stopped when the block ends."""
+    from arm_bringup.process_group import ProcessGroup
+    group = ProcessGroup(env=claim.environment())
+    try:
+        yield group
+    finally:
+        group.close()
+
+
+@contextmanager
+def node_on_domain(claim: DomainClaim, name: str = 'test_client') -> Iterator[tuple]:
+    """An rclpy node of the test in its own Context on ``claim``'s domain, with a spin helper.
+
+    Yields (node, spin) where ``spin(timeout=0.05)`` runs the node's callbacks once; the
+    node and its Context are shut down when the block ends.
+    """
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=claim.domain_id)
+    node = rclpy.create_node(name, context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+
+    def spin(timeout: float = 0.05) -> None:
+        executor.spin_once(timeout_sec=timeout)
+    try:
+        yield node, spin
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+
 @pytest.fixture
 def ros_domain() -> Iterator[DomainClaim]:
     """A ROS domain of this test's own (released afterwards)."""
-    claim = DomainClaim()
-    yield claim
-    claim.release()
+    with claimed_domain() as claim:
+        yield claim
 
 
 @pytest.fixture
 def processes(ros_domain: DomainClaim):
     """A ProcessGroup on this test's domain; every process is stopped at teardown."""
-    from arm_bringup.process_group import ProcessGroup
-    group = ProcessGroup(env=ros_domain.environment())
-    yield group
-    group.close()
+    with process_group(ros_domain) as group:
+        yield group
 
 
 @pytest.fixture
@@ -112,20 +161,8 @@ def ros_node(ros_domain: DomainClaim):
 
     Yields (node, spin) where ``spin(timeout=0.05)`` runs the node's callbacks once.
     """
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=ros_domain.domain_id)
-    node = rclpy.create_node('test_client', context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-
-    def spin(timeout: float = 0.05) -> None:
-        executor.spin_once(timeout_sec=timeout)
-    yield node, spin
-    executor.shutdown()
-    node.destroy_node()
-    rclpy.shutdown(context=context)
+    with node_on_domain(ros_domain) as (node, spin):
+        yield node, spin
 
 
 def config_file(arm: str) -> str:

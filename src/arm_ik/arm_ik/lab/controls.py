@@ -91,7 +91,7 @@ def branch_labels(model: ArmModel) -> tuple[str, ...]:
     labels: list[str] = [NEAREST]
     solvers = applicable_solvers(model)
     if 'analytic' in solvers:
-        from arm_kinematics.ik.closed_form.analytic import BRANCHES
+        from arm_kinematics.ik.closed_form.yaw_two_pitch import BRANCHES
         labels += BRANCHES
     if 'closed_form' in solvers:
         from arm_kinematics.ik.closed_form.spherical_wrist import BRANCHES

@@ -110,12 +110,7 @@ class LabScene:
     def set_path(self, tips: Sequence[Sequence[float]]) -> None:
         """The planned tool-tip path, blue at the start to orange at the end."""
         segments, colours = gradient_segments(tips)
-        if self._path is not None:
-            self._path.remove()
-            self._path = None
-        if len(segments):
-            self._path = self.scene.add_line_segments('/plan/path', segments, colours,
-                                                      line_width=6.0)
+        self._path = self._replace_lines(self._path, '/plan/path', segments, colours, 6.0)
 
     def set_plan(self, plan: PlanDrawing) -> None:
         """A planned move (trajectory_executor's plan): its tip path and ghosts."""
@@ -126,12 +121,17 @@ class LabScene:
         """Ghost snapshots of the arm along a planned move, one polyline each."""
         pieces = [polyline_segments(points) for points in skeletons]
         segments = np.concatenate(pieces) if pieces else np.zeros((0, 2, 3))
-        if self._ghosts is not None:
-            self._ghosts.remove()
-            self._ghosts = None
-        if len(segments):
-            self._ghosts = self.scene.add_line_segments('/plan/ghosts', segments, GHOST,
-                                                        line_width=3.0)
+        self._ghosts = self._replace_lines(self._ghosts, '/plan/ghosts', segments, GHOST, 3.0)
+
+    def _replace_lines(self, old, name: str, segments: np.ndarray, colours,
+                       width: float):
+        """Remove the line node ``old`` (None: none yet) and draw ``segments`` (n×2×3, m)
+        as ``name``; the new node, or None when there is no segment to draw."""
+        if old is not None:
+            old.remove()
+        if not len(segments):
+            return None
+        return self.scene.add_line_segments(name, segments, colours, line_width=width)
 
     def set_contacts(self, points: Sequence[Sequence[float]]) -> None:
         """Red dots where the arm touched (or touches) the obstacle."""

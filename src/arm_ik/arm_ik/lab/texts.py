@@ -72,7 +72,7 @@ def joint_map_caption(axes: Sequence[str], base: dict[str, float], summary: str)
 def joint_map_note(model: ArmModel) -> str:
     """What the joint-map tab says before its first map: which joints it maps and why, or
     why this arm gets none (a bare "no map yet" left users guessing)."""
-    from arm_kinematics.motion.detour_planner import default_search_joints
+    from arm_kinematics.motion.planning.grid_search import default_search_joints
     names = list(model.joint_names)
     _, axes, _ = model.joint_origins_and_axes(np.zeros(model.dof))
     horizontal = [name for name, axis in zip(names, axes) if abs(axis[2]) < 1e-6]

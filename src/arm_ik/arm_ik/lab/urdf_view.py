@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from arm_kinematics.common.urdf_tree import lenient_text
 from arm_kinematics.description.meshes import default_search_paths, resolve_mesh
 from arm_kinematics.description.safety_config import default_safety_section, parse_safety_config
 from arm_kinematics.model.arm_model import ArmModel
@@ -61,7 +62,9 @@ def load_urdf(urdf_text: str, paths: Sequence[str | Path] = ()):
 
     try:
         # Bytes: lxml refuses a str that carries an encoding declaration (most vendor URDFs).
-        urdf = yourdfpy.URDF.load(io.BytesIO(urdf_text.encode('utf-8')),
+        # As the core reads it (undeclared vendor prefixes, blank lines before the
+        # declaration: accepted by urdfdom, refused by lxml).
+        urdf = yourdfpy.URDF.load(io.BytesIO(lenient_text(urdf_text).encode('utf-8')),
                                   build_scene_graph=True, load_meshes=True,
                                   build_collision_scene_graph=False,
                                   load_collision_meshes=False, filename_handler=resolve)

@@ -19,9 +19,9 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
 from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
-from arm_kinematics.arm import Arm, ArmConfig, ArmConfigError, build_arm, default_frames
-from arm_kinematics.description.chain_rules import zero_length_reason
-from arm_kinematics.model.arm_model import ArmModel, DescriptionError
+from arm_kinematics.arm import Arm, ArmConfig, ArmConfigError, build_arm, load_config_chain
+from arm_kinematics.description.chain_rules import load_chain
+from arm_kinematics.model.arm_model import ArmModel, DEFAULT_JOINT_SPEED, DescriptionError
 from arm_kinematics.scene.geometry import SafetyGeometry
 
 # Latched: late joiners (RViz, viewers, clients) still get the last message.
@@ -93,7 +93,9 @@ def _arm_model_parameters(reloadable: bool) -> ParameterTable:
         Param('base_frame', '', "root frame of the chain; empty: the configuration's, else "
                                 'the URDF root link', read_only=True),
         Param('tip_frame', '', "tool frame the solvers place; empty: the configuration's, "
-                               'else tool0 or the URDF leaf link', read_only=True),
+                               'else the tool frame of the URDF (tool0, flange, ee_link, '
+                               '*_hand, ...; logged at start-up with the other candidates)',
+              read_only=True),
         Param('robot_description_timeout', DESCRIPTION_WAIT,
               's to wait at start-up for the latched robot_description topic when the '
               'parameter is empty (0: do not wait)', read_only=True, low=0.0, high=3600.0))
@@ -112,7 +114,8 @@ def declare_arm_model(node: Node, reloadable: bool = False
         (arm label, model, configuration).
 
     Raises:
-        StartupError: empty or broken description, a zero-length link, missing frames, an
+        StartupError: empty or broken description, a chain the core's rules refuse
+            (description.chain_rules.load_chain, the same words), missing frames, an
             unreadable or invalid configuration.
     """
     try:
@@ -128,29 +131,26 @@ def declare_arm_model(node: Node, reloadable: bool = False
         raise StartupError(str(error)) from None
     if not description.strip():
         description = wait_for_description(node, wait)
-    base_frame, tip_frame = _frames(description, config, base_frame, tip_frame)
-    model, reason = model_from_description(description, base_frame, tip_frame)
-    if model is None:
-        raise StartupError(reason)
+    if not isinstance(description, str) or not description.strip():
+        raise StartupError('robot_description is empty')
+    try:
+        loaded = load_config_chain(description, config, base_frame, tip_frame)
+    except DescriptionError as error:
+        raise StartupError(f'robot_description is not usable: {error}') from None
+    model = loaded.model
+    base_frame, tip_frame = model.base_link, model.tip_link
     label = label or config.label or model.name
     arm = arm_of(model, config, label)
+    lines = loaded.report()
+    node.get_logger().info(f'{label}: {lines[0]}')
+    for note in lines[1:]:
+        node.get_logger().warning(f'{label}: {note}')
     node.get_logger().info(
         f'{label}: {model.dof} joints {base_frame} -> {tip_frame} '
         f'({", ".join(model.joint_names)}); configuration: {config.source}; '
         f'default solver {arm.default_solver} ({arm.solver_reason}); '
         f'safety {"on" if config.safety_enabled else "off (no floor, no obstacle)"}')
     return label, model, config
-
-
-def _frames(description: str, config: ArmConfig, base: str, tip: str) -> tuple[str, str]:
-    base, tip = base or config.base_frame or '', tip or config.tip_frame or ''
-    if base and tip:
-        return base, tip
-    try:
-        default_base, default_tip = default_frames(description)
-    except DescriptionError as error:
-        raise StartupError(f'robot_description is not usable: {error}') from None
-    return base or default_base, tip or default_tip
 
 
 SPIN_WAKE = 0.5          # s; the main loop looks at the context at least this often
@@ -196,12 +196,11 @@ def model_from_description(description: str, base_frame: str, tip_frame: str,
     if not isinstance(description, str) or not description.strip():
         return None, 'robot_description is empty'
     try:
-        model = ArmModel.from_urdf(description, base_frame, tip_frame)
+        model = load_chain(description, base_frame, tip_frame,
+                           like.default_speed if like is not None else
+                           DEFAULT_JOINT_SPEED).model
     except DescriptionError as error:
         return None, f'robot_description is not usable: {error}'
-    reason = zero_length_reason(model)
-    if reason:
-        return None, f'robot_description is not usable: {reason}'
     if like is not None and model.name != like.name:
         return None, (f'the new robot_description describes robot "{model.name}"; this node '
                       f'serves "{like.name}" (only lengths may change)')

@@ -8,26 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from builtin_interfaces.msg import Duration
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTolerance as JointToleranceMsg
 import numpy as np
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from arm_ik.nodes.conversions import duration, seconds_of
 from arm_kinematics.control.goal_rules import Sample, TrajectoryGoal, TrajectoryPoint
 from arm_kinematics.control.tolerances import JointTolerance
 
 # Kilted's control_msgs (6.3+) adds the index of the point in use to the feedback.
 FEEDBACK_HAS_INDEX = 'index' in FollowJointTrajectory.Feedback.get_fields_and_field_types()
-
-
-def seconds_of(duration: Duration) -> float:
-    return duration.sec + duration.nanosec * 1e-9
-
-
-def duration_of(seconds: float) -> Duration:
-    nanoseconds = int(round(seconds * 1e9))
-    return Duration(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
 
 
 def _tolerances(messages: Sequence[JointToleranceMsg]) -> tuple[tuple[str, JointTolerance], ...]:
@@ -65,7 +56,7 @@ def goal_message(trajectory: JointTrajectory, path: JointTolerance, goal: JointT
     return FollowJointTrajectory.Goal(
         trajectory=trajectory, path_tolerance=tolerance_messages(joints, path),
         goal_tolerance=tolerance_messages(joints, goal),
-        goal_time_tolerance=duration_of(goal_time))
+        goal_time_tolerance=duration(goal_time))
 
 
 def point_of(positions: np.ndarray, velocities: np.ndarray | None = None,

@@ -19,6 +19,7 @@ Faults (parameter ``fault``, changeable at run time):
                  tolerance fails after goal_time
   die            the process exits halfway through a goal, without a result
   ignore_cancel  cancel requests are never answered
+  mute_joint_states  joint_states stop (the goal runs on): a stale measured state downstream
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from arm_kinematics.control.goal_rules import ControllerSettings, TrajectoryGoal
 from arm_kinematics.control.tolerances import JointTolerance, SegmentTolerances
 from arm_kinematics.control.tracker import GoalTracker
 
-FAULTS = ('none', 'reject', 'lag', 'stop_short', 'die', 'ignore_cancel')
+FAULTS = ('none', 'reject', 'lag', 'stop_short', 'die', 'ignore_cancel', 'mute_joint_states')
 # Exit status of the `die` fault, so a test tells it from a crash.
 DIE_STATUS = 3
 
@@ -50,6 +51,9 @@ PARAMETERS = ParameterTable(
     Param('joints', [''], 'controller joints, in its order (JTC joints)', read_only=True),
     Param('initial_positions', [0.0], 'rad, per joint: where the simulated joints start '
           '(empty list: all 0)', read_only=True),
+    Param('joint_states_topic', 'joint_states', 'where the measured state goes (as '
+          'joint_state_broadcaster: joint_states, or joint_state_broadcaster/joint_states with '
+          'use_local_topics)', read_only=True),
     Param('update_rate', 100.0, 'Hz, the control loop (controller_manager update_rate)',
           read_only=True, low=1.0, high=1000.0),
     Param('state_publish_rate', 50.0, 'Hz, joint_states (joint_state_broadcaster)',
@@ -66,6 +70,24 @@ PARAMETERS = ParameterTable(
     Param('stop_short_distance', 0.05, 'rad short of the goal under the stop_short fault',
           low=0.0, high=1.0, low_open=True),
 )
+
+
+class _SilentCancelServer(ActionServer):
+    """An ActionServer that can drop cancel requests unanswered (the ignore_cancel fault).
+
+    A cancel callback cannot do it: rclpy sends the response whatever the callback returns,
+    and a callback that never returns stalls the node. This overrides rclpy's private
+    request handler (Jazzy, Kilted), which is acceptable in a test stand-in only.
+    """
+
+    def __init__(self, ignores_cancel, *args, **kwargs) -> None:
+        self._ignores_cancel = ignores_cancel
+        super().__init__(*args, **kwargs)
+
+    async def _execute_cancel_request(self, request_header_and_message) -> None:
+        if self._ignores_cancel():
+            return
+        await super()._execute_cancel_request(request_header_and_message)
 
 
 class ControllerStandIn(Node):
@@ -109,9 +131,10 @@ class ControllerStandIn(Node):
         self.goal_handle = None
         self.result_future: Future | None = None
         self.start_of_goal = 0.0
-        self.state_pub = self.create_publisher(JointState, 'joint_states', QoSProfile(depth=10))
-        self.server = ActionServer(
-            self, FollowJointTrajectory, '~/follow_joint_trajectory',
+        self.state_pub = self.create_publisher(JointState, values['joint_states_topic'],
+                                               QoSProfile(depth=10))
+        self.server = _SilentCancelServer(
+            self._ignores_cancel, self, FollowJointTrajectory, '~/follow_joint_trajectory',
             execute_callback=self._execute, goal_callback=self._on_goal,
             handle_accepted_callback=self._on_accepted, cancel_callback=self._on_cancel)
         self.dt = 1.0 / values['update_rate']
@@ -164,12 +187,15 @@ class ControllerStandIn(Node):
                 error_string='Current goal preempted by new incoming action.')
         return await future
 
-    async def _on_cancel(self, goal_handle) -> CancelResponse:
+    def _on_cancel(self, goal_handle) -> CancelResponse:
         self.get_logger().info('Got request to cancel goal')
-        if self.settings['fault'] == 'ignore_cancel':
-            self.get_logger().warning('cancel request ignored: fault injected (ignore_cancel)')
-            await Future()          # never completes: the cancel is never answered
         return CancelResponse.ACCEPT
+
+    def _ignores_cancel(self) -> bool:
+        if self.settings['fault'] != 'ignore_cancel':
+            return False
+        self.get_logger().warning('cancel request dropped: fault injected (ignore_cancel)')
+        return True
 
     def _finish(self, succeeded: bool | None, code: int, message: str) -> None:
         """End the active goal: succeeded, aborted (False) or canceled (None); hold."""
@@ -210,8 +236,11 @@ class ControllerStandIn(Node):
             verdict = tracker.check(now, self.positions)
             self.desired = verdict.desired
             if verdict.done:
-                log = self.get_logger().info if verdict.code == 0 else self.get_logger().warning
-                log(verdict.message)
+                # One call site per severity: rclpy refuses to change it at a call site.
+                if verdict.code == 0:
+                    self.get_logger().info(verdict.message)
+                else:
+                    self.get_logger().warning(verdict.message)
                 self._finish(verdict.code == 0, int(verdict.code), verdict.message)
         self.velocities = (self.positions - previous) / self.dt
 
@@ -233,6 +262,8 @@ class ControllerStandIn(Node):
         return desired
 
     def _publish_state(self) -> None:
+        if self.settings['fault'] == 'mute_joint_states':
+            return
         message = JointState(name=list(self.joints), position=self.positions.tolist(),
                              velocity=self.velocities.tolist())
         message.header.stamp = self.get_clock().now().to_msg()

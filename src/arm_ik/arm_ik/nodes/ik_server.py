@@ -51,6 +51,7 @@ from arm_ik.nodes.scene_messages import SceneFollower
 from arm_interfaces.msg import IKStatus, LabelledSolution
 from arm_interfaces.srv import CartesianPath, SolveIK, SolveIKBatch
 from arm_kinematics.common.joint_state import positions_by_name
+from arm_kinematics.ik.closed_form.common import distinct_solutions
 from arm_kinematics.ik.request import IKAnswer, IKDispatcher, IKRequest
 from arm_kinematics.ik.result import ErrorCode, IKResult
 from arm_kinematics.ik.solvers import SOLVERS
@@ -61,12 +62,17 @@ from arm_kinematics.ik.solvers.base import (
     Workspace,
 )
 from arm_kinematics.model.arm_model import ArmModel
-from arm_kinematics.motion.path_ik import PathCode, PathIK, PathResult
+from arm_kinematics.motion.path_ik import PathIK
+from arm_kinematics.motion.path_request import PathCode, PathResult
 from arm_kinematics.scene.geometry import SafetyGeometry
 from arm_kinematics.scene.scene_rules import geometry_in
 
 CHEAP_SOLVERS = ('analytic', 'closed_form')
 EXECUTOR_THREADS = 6
+# What IKStatus repeats of the SolveIK answer, under the same field names and types.
+STATUS_FIELDS_OF_RESPONSE = ('solver', 'branch', 'error_code', 'message', 'position_error',
+                             'orientation_error', 'iterations', 'manipulability',
+                             'condition_number', 'reach_fraction', 'solve_time', 'solution')
 # default_solver, max_iterations, damping and tolerance default to the arm configuration's.
 PARAMETERS = ParameterTable(
     Param('default_solver', '', 'solver of ~/solve_ik when the request names none: '
@@ -274,6 +280,10 @@ class IKServer(Node):
         finally:
             if not cheap:
                 self._heavy_slots.release()
+        if answer.result.solutions:
+            # Each distinct solution once (the copy nearest the seed), not every whole turn.
+            answer.result.solutions = distinct_solutions(answer.result.solutions,
+                                                         prepared.seed)
         return self._respond(response, answer)
 
     def _serve_path(self, request: CartesianPath.Request,
@@ -365,22 +375,12 @@ class IKServer(Node):
         status = IKStatus()
         status.header.stamp = self.get_clock().now().to_msg()
         status.header.frame_id = self.model.base_link
-        status.solver = response.solver
-        status.branch = response.branch
-        status.error_code = response.error_code
-        status.message = response.message
+        for name in STATUS_FIELDS_OF_RESPONSE:
+            setattr(status, name, getattr(response, name))
         if np.all(np.isfinite(answer.target)):
             status.target = Point(x=float(answer.target[0]), y=float(answer.target[1]),
                                   z=float(answer.target[2]))
         status.achieved = response.achieved_position
-        status.position_error = response.position_error
-        status.orientation_error = response.orientation_error
-        status.iterations = response.iterations
-        status.manipulability = response.manipulability
-        status.condition_number = response.condition_number
-        status.reach_fraction = response.reach_fraction
-        status.solve_time = response.solve_time
-        status.solution = response.solution
         self.status_publisher.publish(status)
 
 

@@ -29,6 +29,7 @@ from arm_interfaces.srv import GetJointMap, SolveIK
 from arm_kinematics.common.checks import check_vector, positive_reason
 from arm_kinematics.common.joint_state import positions_by_name
 from arm_kinematics.description.bundled import expand_xacro_file
+from arm_kinematics.description.chain_rules import load_chain
 from arm_kinematics.model.arm_model import ArmModel, DescriptionError
 from arm_kinematics.motion import laws
 
@@ -298,7 +299,8 @@ class LabMoves:
         try:
             urdf = expand_xacro_file(self._config.lab_xacro,
                                      {name: repr(float(v)) for name, v in mappings.items()})
-            model = ArmModel.from_urdf(urdf, self.model.base_link, self.model.tip_link)
+            model = load_chain(urdf, self.model.base_link, self.model.tip_link,
+                               self.model.default_speed).model
         except (DescriptionError, OSError) as error:
             self.layout.length_status.content = f'✗ {error}'
             return Outcome(False, f'link lengths: {error}')

@@ -39,7 +39,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.node import Node
 from rclpy.parameter import parameter_value_to_python
-from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
@@ -73,6 +73,7 @@ from arm_ik.nodes.lab_remote import Pipeline
 from arm_ik.nodes.lab_scene_feed import LabSceneFeed
 from arm_ik.nodes.motion_messages import plan_drawing_from_message
 from arm_ik.nodes.parameters import ParameterError
+from arm_ik.nodes.task_messages import TARGET_STATUS_QOS
 from arm_interfaces.msg import (
     ArmInfo,
     BallState,
@@ -86,13 +87,11 @@ from arm_kinematics.common.joint_state import positions_by_name
 from arm_kinematics.description.bundled import home_from_config
 from arm_kinematics.ik.solvers.base import workspace_from_model
 from arm_kinematics.model.arm_model import ArmModel
-from arm_kinematics.motion.detour_planner import default_search_joints
+from arm_kinematics.motion.planning.grid_search import default_search_joints
 from arm_kinematics.scene.geometry import SafetyGeometry
 from arm_kinematics.visual.arm_visual import pose_metrics
 
 EXECUTOR_THREADS = 4
-STATUS_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.RELIABLE,
-                        durability=DurabilityPolicy.TRANSIENT_LOCAL)
 READOUT_PERIOD = 0.25      # s between readout and error-plot refreshes (each is a message)
 EXECUTOR_STATES = constant_names(ExecutorStatus)
 TARGET_STATES = constant_names(TargetStatus)
@@ -224,7 +223,7 @@ class LabViewer(LabMoves, Node):
         sub(SafetyStatus, 'safety_status', self.scene_feed.on_safety_status, 10)
         sub(PlannedPath, 'plan', self._on_plan, LATCHED_QOS)
         sub(BallState, 'ball_state', self._on_ball_state, LATCHED_QOS)
-        sub(TargetStatus, 'target_status', self._on_target_status, STATUS_QOS)
+        sub(TargetStatus, 'target_status', self._on_target_status, TARGET_STATUS_QOS)
         sub(ExecutorStatus, f'{values["executor_node"]}/status', self._on_executor_status,
             LATCHED_QOS)
         sub(ParameterEvent, '/parameter_events', self._on_parameter_event, 100)

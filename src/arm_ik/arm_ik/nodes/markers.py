@@ -34,7 +34,7 @@ import sys
 import time
 
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -50,6 +50,7 @@ from arm_ik.nodes.common import (
 from arm_ik.nodes.marker_settings import MarkerSettings, PARAMETERS, settings_reason
 from arm_ik.nodes.motion_messages import plan_drawing_from_message
 from arm_ik.nodes.parameters import ParameterError
+from arm_ik.nodes.task_messages import TARGET_STATUS_QOS
 from arm_interfaces.msg import (
     ArmInfo,
     ArmReadout,
@@ -72,9 +73,6 @@ from arm_kinematics.visual.arm_visual import (
 )
 from arm_kinematics.visual.marker_scene import IKAnswer, MarkerScene
 
-# target_status keeps its recent history for late joiners (target_input's STATUS_QOS).
-TARGET_STATUS_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.RELIABLE,
-                               durability=DurabilityPolicy.TRANSIENT_LOCAL)
 # target_status states → MarkerScene.target_report's words.
 REPORTS = {TargetStatus.STARTED: 'started', TargetStatus.SUCCEEDED: 'succeeded',
            TargetStatus.FAILED: 'failed', TargetStatus.REFUSED: 'refused'}

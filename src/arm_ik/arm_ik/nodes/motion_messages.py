@@ -20,7 +20,7 @@ from arm_kinematics.description.passive_joints import PassiveJoints
 from arm_kinematics.motion.commands import TrajectoryPoint
 from arm_kinematics.motion.errors import MotionCode
 from arm_kinematics.motion.executor import GoalReport, Progress
-from arm_kinematics.motion.planner import MoveGoal, Plan, PlanFailure, preview_rows
+from arm_kinematics.motion.move_types import MoveGoal, Plan, PlanFailure, preview_rows
 from arm_kinematics.motion.runner import Tick
 from arm_kinematics.motion.trajectory import Trajectory
 from arm_kinematics.visual.arm_visual import plan_drawing, PlanDrawing

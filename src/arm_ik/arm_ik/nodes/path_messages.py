@@ -14,13 +14,8 @@ from arm_interfaces.srv import CartesianPath, SolveIKBatch
 from arm_kinematics.ik.request import IKAnswer, IKRequest, resolve_seed
 from arm_kinematics.ik.result import ErrorCode
 from arm_kinematics.model.arm_model import ArmModel
-from arm_kinematics.motion.path_ik import (
-    MAX_BATCH,
-    PathCode,
-    PathRequest,
-    PathResult,
-    ToolPose,
-)
+from arm_kinematics.motion.batch_ik import MAX_BATCH
+from arm_kinematics.motion.path_request import PathCode, PathRequest, PathResult, ToolPose
 
 
 def path_request(message: CartesianPath.Request, model: ArmModel,

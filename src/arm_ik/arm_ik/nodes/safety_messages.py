@@ -15,9 +15,10 @@ from arm_interfaces.msg import SafetyStatus
 from arm_interfaces.srv import CheckPath, PlanDetour
 from arm_kinematics.common.joint_state import joint_order
 from arm_kinematics.model.arm_model import ArmModel
-from arm_kinematics.motion.detour_planner import DetourPlan, JointMap, PlanCode
+from arm_kinematics.motion.planning.grid import DetourPlan, PlanCode
+from arm_kinematics.motion.planning.joint_map import JointMap
 from arm_kinematics.motion.safety_paths import PathCheck
-from arm_kinematics.scene.checker import CollisionReport
+from arm_kinematics.scene.collision_report import CollisionReport
 from arm_kinematics.scene.geometry import PoseCheck, SafetyGeometry, Verdict
 from arm_kinematics.scene.monitor import map_samples_reason, path_samples_reason
 
@@ -120,26 +121,27 @@ def map_path(model: ArmModel, path: JointTrajectory, rate: float, default_rate: 
     return waypoints, times if timed else None, rate
 
 
-def sample_rate_of(value: float, default: float) -> float:
-    """A request's sample_rate (Hz; 0: the node's ``default``).
+def _value_or_default(field: str, unit: str, value: float, default: float) -> float:
+    """A request's ``field`` (in ``unit``; 0: the node's ``default``).
 
     Raises:
         ValueError: negative or not finite.
     """
     if not math.isfinite(value) or value < 0.0:
-        raise ValueError(f'sample_rate {value} must be finite and >= 0 Hz (0: node default)')
+        raise ValueError(f'{field} {value} must be finite and >= 0 {unit} (0: node default)')
     return value or default
+
+
+def sample_rate_of(value: float, default: float) -> float:
+    """A request's sample_rate (Hz; 0: the node's ``default``); ValueError when negative or
+    not finite."""
+    return _value_or_default('sample_rate', 'Hz', value, default)
 
 
 def resolution_of(value: float, default: float) -> float:
-    """A request's grid resolution (rad; 0: the node's ``default``).
-
-    Raises:
-        ValueError: negative or not finite.
-    """
-    if not math.isfinite(value) or value < 0.0:
-        raise ValueError(f'resolution {value} must be finite and >= 0 rad (0: node default)')
-    return value or default
+    """A request's grid resolution (rad; 0: the node's ``default``); ValueError when negative
+    or not finite."""
+    return _value_or_default('resolution', 'rad', value, default)
 
 
 # ---------------------------------------------------------------------------- status

@@ -79,14 +79,13 @@ from arm_kinematics.arm import ArmConfigError
 from arm_kinematics.common.joint_state import positions_by_name
 from arm_kinematics.description.safety_config import SafetyConfigError
 from arm_kinematics.model.arm_model import ArmModel
-from arm_kinematics.motion.detour_planner import (
-    joint_map,
-    JointMapError,
+from arm_kinematics.motion.planning.grid import (
     MAX_RESOLUTION,
     MIN_RESOLUTION,
     plan_detour,
     PlanCode,
 )
+from arm_kinematics.motion.planning.joint_map import joint_map, JointMapError
 from arm_kinematics.motion.safety_paths import check_path, MAX_POINT_STEP
 from arm_kinematics.scene.checker import CollisionChecker
 from arm_kinematics.scene.geometry import SafetyGeometry, Verdict

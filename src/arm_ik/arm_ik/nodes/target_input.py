@@ -41,7 +41,7 @@ from rclpy.action import ActionClient
 from rclpy.exceptions import ParameterException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import Marker
@@ -80,8 +80,6 @@ from arm_kinematics.tasks.sequences import (
     TaskSequence,
 )
 
-STATUS_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.RELIABLE,
-                        durability=DurabilityPolicy.TRANSIENT_LOCAL)
 TICK_PERIOD = 0.05   # s, housekeeping: cycle start, waits, result timeouts, ball publishing
 
 
@@ -128,7 +126,8 @@ class TargetInput(Node):
         self._console_lock = threading.Lock()
         self._console_answer: dict[str, np.ndarray] | None = None
 
-        self.status_publisher = self.create_publisher(TargetStatus, 'target_status', STATUS_QOS)
+        self.status_publisher = self.create_publisher(TargetStatus, 'target_status',
+                                                      task_messages.TARGET_STATUS_QOS)
         self.ball_publisher = self.create_publisher(BallState, 'ball_state', LATCHED_QOS)
         self.marker_publisher = self.create_publisher(Marker, 'ball_marker', LATCHED_QOS)
         self.create_subscription(PointStamped, 'clicked_point', self._on_clicked_point, 10)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from action_msgs.msg import GoalStatus
 from builtin_interfaces.msg import Time
 import numpy as np
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
@@ -23,6 +24,10 @@ from arm_kinematics.tasks.cycle import GoalOutcome, GoalRequest, Report
 from arm_kinematics.tasks.pick_place import Ball
 from arm_kinematics.tasks.sequences import MoveSettings
 
+# target_status keeps its recent history for late joiners (markers, lab_viewer, a user's
+# script started after a cycle began): target_input publishes it so, its readers take it so.
+TARGET_STATUS_QOS = QoSProfile(depth=20, reliability=ReliabilityPolicy.RELIABLE,
+                               durability=DurabilityPolicy.TRANSIENT_LOCAL)
 GOAL_TYPES = {'position': MoveToTarget.Goal.GOAL_POSITION,
               'tool_down': MoveToTarget.Goal.GOAL_TOOL_DOWN,
               'full_pose': MoveToTarget.Goal.GOAL_FULL_POSE}

@@ -22,12 +22,13 @@ from xml.etree import ElementTree
 import numpy as np
 
 from arm_kinematics.arm import ArmConfig, build_arm
+from arm_kinematics.common.urdf_tree import parse_robot_xml
 from arm_kinematics.description.arm_config import DEFAULT_MOTION_LAW
-from arm_kinematics.description.frames import child_links, default_frames
+from arm_kinematics.description.chain_rules import load_chain
+from arm_kinematics.description.frames import child_links
 from arm_kinematics.description.meshes import resolve_mesh
 from arm_kinematics.description.safety_config import DEFAULT_LINK_RADIUS, default_safety_section
 from arm_kinematics.ik.default_solver import choose_solver
-from arm_kinematics.model.arm_model import ArmModel
 
 
 def _cross_radius(extents: Sequence[float]) -> float:
@@ -93,11 +94,10 @@ def starting_config(urdf: str, base_frame: str = '', tip_frame: str = '',
     Raises:
         DescriptionError: the URDF is unusable for this chain.
     """
-    if not base_frame or not tip_frame:
-        default_base, default_tip = default_frames(urdf)
-        base_frame, tip_frame = base_frame or default_base, tip_frame or default_tip
-    model = ArmModel.from_urdf(urdf, base_frame, tip_frame)
-    root = ElementTree.fromstring(urdf)
+    loaded = load_chain(urdf, base_frame, tip_frame)
+    model = loaded.model
+    base_frame, tip_frame = model.base_link, model.tip_link
+    root = parse_robot_xml(urdf)
     links = {link.get('name'): link for link in root.findall('link')}
     children = child_links(urdf)
     radii, notes = {}, {}
@@ -111,6 +111,8 @@ def starting_config(urdf: str, base_frame: str = '', tip_frame: str = '',
     checker = arm.collision_checker(search_paths=search_paths)
     info = {
         'robot': model.name,
+        'frames': loaded.report()[0],
+        'urdf_notes': list(model.notes),
         'joints': [{'name': joint.name, 'lower': round(joint.lower, 6),
                     'upper': round(joint.upper, 6),
                     'velocity': None if math.isinf(joint.velocity) else joint.velocity}

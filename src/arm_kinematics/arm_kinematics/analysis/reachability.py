@@ -52,11 +52,12 @@ from arm_kinematics.arm import Arm
 from arm_kinematics.common.checks import positive_reason
 from arm_kinematics.common.transforms import matrix_to_quaternion
 from arm_kinematics.ik import metrics
-from arm_kinematics.ik.closed_form.analytic import BRANCHES as ANALYTIC_BRANCHES
+from arm_kinematics.ik.closed_form.yaw_two_pitch import BRANCHES as ANALYTIC_BRANCHES
 from arm_kinematics.ik.request import GOAL_CONSTRAINTS, IKDispatcher, IKRequest
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.ik.solvers.base import SolveOptions
-from arm_kinematics.motion.path_ik import MAX_BATCH, PathIK
+from arm_kinematics.motion.batch_ik import MAX_BATCH
+from arm_kinematics.motion.path_ik import PathIK
 from arm_kinematics.scene.geometry import Verdict
 
 DEFAULT_RESOLUTION = 0.1          # m, voxel edge

@@ -10,7 +10,16 @@ import math
 
 import numpy as np
 
-__all__ = ['check_vector', 'number_reason', 'positive_reason']
+__all__ = ['check_vector', 'is_numeric', 'number_reason', 'positive_reason']
+
+
+def is_numeric(value: object) -> bool:
+    """True when numpy can read ``value`` as floats (of any shape; NaN and inf included)."""
+    try:
+        np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def number_reason(value: object, what: str, low: float | None = None,

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 import enum
 
+from arm_kinematics.motion.errors import MotionCode
+
 
 class ResultCode(enum.IntEnum):
     """control_msgs/action/FollowJointTrajectory Result.error_code values."""
@@ -104,3 +106,17 @@ def outcome_of_result(error_code: int, error_string: str) -> ControllerOutcome:
     """The outcome of a result the controller sent (status SUCCEEDED or ABORTED)."""
     outcome = RESULT_OUTCOMES.get(int(error_code), Outcome.ABORTED)
     return ControllerOutcome(outcome, int(error_code), error_string.strip())
+
+
+def motion_code_of(outcome: Outcome) -> MotionCode:
+    """The MoveToTarget code of a controller outcome (the message carries the details)."""
+    return {
+        Outcome.SUCCEEDED: MotionCode.SUCCESS,
+        Outcome.REJECTED: MotionCode.CONTROLLER_REJECTED,
+        Outcome.PATH_TOLERANCE_VIOLATED: MotionCode.PATH_TOLERANCE_VIOLATED,
+        Outcome.GOAL_TOLERANCE_VIOLATED: MotionCode.GOAL_TOLERANCE_VIOLATED,
+        Outcome.SERVER_MISSING: MotionCode.CONTROLLER_MISSING,
+        Outcome.CONTROLLER_LOST: MotionCode.CONTROLLER_LOST,
+        Outcome.CANCELED: MotionCode.CANCELED,
+        Outcome.CANCEL_UNANSWERED: MotionCode.CANCELED,
+    }.get(outcome, MotionCode.CONTROLLER_ABORTED)

@@ -99,8 +99,11 @@ def ros2_control_xacro(joints: Sequence[ControlledJoint], source: str = '') -> s
 
 
 def top_level_xacro(robot_name: str, description_file: str, block_file: str,
-                    system_name: str) -> str:
-    """A top-level xacro: the arm's URDF (or xacro) plus the ros2_control block."""
+                    system_name: str, plugin: str = MOCK_PLUGIN) -> str:
+    """A top-level xacro: the arm's URDF (or xacro) plus the ros2_control block on the
+    hardware ``plugin``."""
+    if not plugin or any(c.isspace() or c in '<>"\'&' for c in plugin):
+        raise ValueError(f'hardware plugin {plugin!r} is not a plugin name (e.g. {MOCK_PLUGIN})')
     return '\n'.join([
         '<?xml version="1.0"?>',
         '<!-- The arm with its ros2_control block, written by arm_config. Expand with',
@@ -108,13 +111,14 @@ def top_level_xacro(robot_name: str, description_file: str, block_file: str,
         f'<robot xmlns:xacro="http://www.ros.org/wiki/xacro" name={quoteattr(robot_name)}>',
         f'  <xacro:include filename={quoteattr(description_file)}/>',
         f'  <xacro:include filename={quoteattr(block_file)}/>',
-        f'  <xacro:{MACRO} name={quoteattr(system_name)}/>',
+        f'  <xacro:{MACRO} name={quoteattr(system_name)} plugin={quoteattr(plugin)}/>',
         '</robot>', ''])
 
 
 def controllers_yaml(joints: Sequence[str], config: ControllerConfig, source: str = '') -> str:
     """The controllers YAML: controller_manager, joint_state_broadcaster and
     joint_trajectory_controller with ``joints`` and ``config``'s tolerances and rates."""
+    controller = config.action.split('/')[0]      # the action is <controller>/follow_...
     constraints: dict = {'stopped_velocity_tolerance': config.stopped_velocity_tolerance,
                          'goal_time': config.goal_time_tolerance}
     for joint in joints:
@@ -124,11 +128,11 @@ def controllers_yaml(joints: Sequence[str], config: ControllerConfig, source: st
             'update_rate': config.update_rate,
             'joint_state_broadcaster': {
                 'type': 'joint_state_broadcaster/JointStateBroadcaster'},
-            'joint_trajectory_controller': {
+            controller: {
                 'type': 'joint_trajectory_controller/JointTrajectoryController'}}},
         '/**/joint_state_broadcaster': {'ros__parameters': {
             'use_local_topics': True}},
-        '/**/joint_trajectory_controller': {'ros__parameters': {
+        f'/**/{controller}': {'ros__parameters': {
             'joints': list(joints),
             'command_interfaces': ['position'],
             'state_interfaces': ['position', 'velocity'],

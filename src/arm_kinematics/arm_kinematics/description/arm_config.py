@@ -20,7 +20,7 @@ import yaml
 
 from arm_kinematics.description.controller_config import ControllerConfig
 from arm_kinematics.description.safety_config import parse_safety_config, SafetyConfigError
-from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.model.arm_model import ArmModel, DEFAULT_JOINT_SPEED
 
 DEFAULT_MOTION_LAW = 'min_jerk'
 
@@ -35,7 +35,9 @@ _TOP_KEYS = {
     'ik': 'IK defaults: default_solver, min_height_above_shoulder, damping, tolerance, '
           'max_iterations',
     'safety': 'floor, capsules and obstacle; absent: safety off',
-    'motion': 'motion defaults: default_law, path_planner (grid | sampling)',
+    'motion': 'motion defaults: default_law, path_planner (grid | sampling), '
+              'default_joint_speed (rad/s, m/s for a slide: joints whose URDF gives no '
+              'velocity limit)',
     'lab': 'browser lab: xacro (path of the arm xacro, relative to this file), '
            'length_arguments, experiments',
     'collision': 'collision geometry: padding, search_paths, fallback_shapes, allowed_pairs '
@@ -46,7 +48,7 @@ _TOP_KEYS = {
 }
 _IK_KEYS = {'default_solver', 'min_height_above_shoulder', 'damping', 'tolerance',
             'max_iterations', 'avoid_collisions'}
-_MOTION_KEYS = {'default_law', 'path_planner'}
+_MOTION_KEYS = {'default_law', 'path_planner', 'default_joint_speed'}
 # motion.path_planner: how a blocked joint move is planned round (kinematics.motion.planner).
 PATH_PLANNERS = ('grid', 'sampling')
 _LAB_KEYS = {'xacro', 'length_arguments', 'experiments'}
@@ -93,6 +95,10 @@ class ArmConfig:
         if planner is not None and planner not in PATH_PLANNERS:
             raise ArmConfigError(f'{source}: motion.path_planner is {planner!r}; valid: '
                                  f'{", ".join(PATH_PLANNERS)}')
+        speed = (data.get('motion') or {}).get('default_joint_speed')
+        if speed is not None and _finite(speed, f'{source}: motion.default_joint_speed') <= 0:
+            raise ArmConfigError(f'{source}: motion.default_joint_speed must be > 0, got '
+                                 f'{speed!r}')
         ik = data.get('ik') or {}
         solver = ik.get('default_solver')
         if solver is not None and solver not in SOLVER_NAMES:
@@ -203,6 +209,13 @@ class ArmConfig:
     @property
     def default_law(self) -> str:
         return str(self.section('motion').get('default_law', DEFAULT_MOTION_LAW))
+
+    @property
+    def default_joint_speed(self) -> float:
+        """Speed limit of joints whose URDF gives none (``motion.default_joint_speed``;
+        absent: DEFAULT_JOINT_SPEED, MoveIt's default)."""
+        speed = self.section('motion').get('default_joint_speed')
+        return DEFAULT_JOINT_SPEED if speed is None else float(speed)
 
     @property
     def path_planner(self) -> str:

@@ -1,16 +1,24 @@
-"""Sanity checks of an arm model that parsing alone does not catch (RELIABILITY case 24).
+"""The one set of chain rules: what the core, every node and ``arm_config`` refuse, in the
+same words (RELIABILITY case 24).
 
-A URDF can be well-formed and still describe an arm no solver can use: a link of zero length
-makes two joints turn about the same axis through the same point (one of them moves nothing),
-and a tool frame on the last joint's origin leaves that joint without a lever. The reach
-rules and the analytic solvers divide by such lengths, so the nodes refuse to start instead.
+``load_chain`` is the only way from URDF text to a usable model: the frames (given, else
+the defaults of ``frames.choose_frames``), the model as urdfdom would read it
+(``ArmModel.from_urdf``), then the checks parsing alone does not make: two joints at one
+point turning about the same axis (a link of zero length between them: one of them moves
+nothing, and the closed forms divide by that length), and a chain whose every joint turns
+about an axis through the tip (it cannot move the tip at all). A tool frame on the last
+joint's origin is normal (a vendor's flange or ``link_eef``) and accepted.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.common.urdf_tree import read_tree
+from arm_kinematics.description.frames import choose_frames, DefaultFrames
+from arm_kinematics.model.arm_model import ArmModel, DEFAULT_JOINT_SPEED, DescriptionError
 
 # Closer than this (m) is the same point; far below any real link, far above rounding.
 MIN_LINK_LENGTH = 1e-6
@@ -19,11 +27,11 @@ PARALLEL_COS = 1.0 - 1e-9
 
 
 def zero_length_reason(model: ArmModel) -> str:
-    """'' when every link of the chain has a length that matters, else which one does not.
+    """'' when no two consecutive joints share a point and an axis, else which two do.
 
     Two joints at one point are fine when their axes differ (a spherical wrist); with
-    parallel axes the link between them has zero length. The tip must lie away from the last
-    joint's origin.
+    parallel axes the link between them has zero length. The tip may sit on the last
+    joint's origin (a tool frame there is the usual way vendors add one).
     """
     origins, axes, tip = model.joint_origins_and_axes(np.zeros(model.dof))
     for k in range(model.dof - 1):
@@ -33,8 +41,57 @@ def zero_length_reason(model: ArmModel) -> str:
             return (f'the link from joint "{model.joint_names[k]}" to joint '
                     f'"{model.joint_names[k + 1]}" has zero length ({gap:.3g} m) and both '
                     'turn about the same axis: check the joint origins')
-    gap = float(np.linalg.norm(tip - origins[-1]))
-    if gap < MIN_LINK_LENGTH:
-        return (f'the link from joint "{model.joint_names[-1]}" to the tip '
-                f'"{model.tip_link}" has zero length ({gap:.3g} m): check the tip joint origin')
+    if not model.prismatic.any() and \
+            all(float(np.linalg.norm(point - tip)) < MIN_LINK_LENGTH for point in origins):
+        return (f'no joint between "{model.base_link}" and "{model.tip_link}" moves the tip: '
+                'every joint turns about an axis through it (a rotor or a wrist alone); name '
+                'a tip further out with tip_frame')
     return ''
+
+
+@dataclass(frozen=True)
+class LoadedChain:
+    """A model that passed every rule, and how its frames were chosen.
+
+    Attributes:
+        model: the chain.
+        frames: the defaults' choice and reason when a frame was not given, else None.
+    """
+
+    model: ArmModel
+    frames: DefaultFrames | None
+
+    def report(self) -> list[str]:
+        """Lines for start-up logs and ``arm_config``: the frames and why, then what loading
+        assumed (each naming its joint)."""
+        model = self.model
+        lines = [self.frames.describe() if self.frames is not None else
+                 f'frames {model.base_link} -> {model.tip_link} (given)']
+        return lines + list(model.notes)
+
+
+def load_chain(urdf: str, base: str = '', tip: str = '',
+               default_speed: float = DEFAULT_JOINT_SPEED) -> LoadedChain:
+    """The chain ``base`` → ``tip`` of ``urdf``, frames defaulted where empty.
+
+    Raises:
+        DescriptionError: one line naming the joint, link or attribute at fault.
+    """
+    frames = None
+    if not base or not tip:
+        tree = read_tree(urdf)
+        if tip and not base:
+            roots = tree.roots()
+            frames = DefaultFrames(roots[0] if len(roots) == 1 else '', tip,
+                                   'the root link as base', ())
+            if not frames.base:
+                raise DescriptionError(f'the description has {len(roots)} root links '
+                                       f'({", ".join(roots[:6]) or "none"}): name base_frame')
+        else:
+            frames = choose_frames(tree, base)
+        base, tip = frames.base, frames.tip
+    model = ArmModel.from_urdf(urdf, base, tip, default_speed)
+    reason = zero_length_reason(model)
+    if reason:
+        raise DescriptionError(reason)
+    return LoadedChain(model, frames)

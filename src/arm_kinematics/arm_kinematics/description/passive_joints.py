@@ -5,17 +5,19 @@ joint_states that names only the chain leaves a Panda's fingers, a second arm or
 pan without a frame in RViz. The executor publishes these passive joints with the chain:
 an independent one at its rest value (0 clamped into its limits; nothing ever moves it), a
 mimic joint at ``multiplier * leader + offset``, its leader being a chain joint or another
-passive one. They are never sent to a controller and no solver moves them.
+passive one. A mimic joint inside the chain and a locked joint (lower == upper) are passive
+too: the model moves the one with its leader and fixes the other. They are never sent to a
+controller and no solver moves them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-import math
-from xml.etree import ElementTree
 
+from arm_kinematics.common.urdf_tree import MOVING_TYPES, read_tree
 from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.model.chain import rest_position
 
 
 @dataclass(frozen=True)
@@ -49,25 +51,17 @@ class PassiveJoints:
         text = model.urdf if urdf is None else urdf
         if not text:
             return cls((), {}, {}, tuple(model.joint_names))
-        root = ElementTree.fromstring(text)
+        tree = read_tree(text)
         names, rest, mimics = [], {}, {}
-        for joint in root.findall('joint'):
-            name, kind = joint.get('name'), joint.get('type', 'fixed')
-            if kind in ('fixed', 'floating', 'planar') or name in model.joint_names:
+        for joint in tree.joints.values():
+            if joint.kind not in MOVING_TYPES or joint.name in model.joint_names:
                 continue
-            names.append(name)
-            mimic = joint.find('mimic')
-            if mimic is not None:
-                mimics[name] = Mimic(mimic.get('joint'),
-                                     _number(mimic.get('multiplier'), 1.0),
-                                     _number(mimic.get('offset'), 0.0))
+            names.append(joint.name)
+            if joint.mimic is not None:
+                mimics[joint.name] = Mimic(joint.mimic.leader, joint.mimic.multiplier,
+                                           joint.mimic.offset)
                 continue
-            limit = joint.find('limit')
-            low = _number(limit.get('lower'), -math.inf) if limit is not None else -math.inf
-            high = _number(limit.get('upper'), math.inf) if limit is not None else math.inf
-            if kind == 'continuous' or not low <= high:
-                low, high = -math.inf, math.inf
-            rest[name] = min(max(0.0, low), high)
+            rest[joint.name] = rest_position(joint)
         return cls(tuple(names), rest, mimics, tuple(model.joint_names))
 
     def positions(self, q: Sequence[float]) -> list[float]:
@@ -103,11 +97,3 @@ class PassiveJoints:
         if mimic is None or depth > len(self.names):
             return 0.0
         return mimic.multiplier * self._rate(mimic.leader, known, depth + 1)
-
-
-def _number(text: str | None, default: float) -> float:
-    try:
-        value = float(text) if text is not None else default
-    except ValueError:
-        return default
-    return value if not math.isnan(value) else default

@@ -39,6 +39,6 @@ def choose_solver(model: ArmModel) -> tuple[str, str]:
 
 def _yaw_three_pitch(model: ArmModel) -> bool:
     """True when ``analytic`` serves ``model`` as yaw + three pitch, not yaw + two pitch."""
-    from arm_kinematics.ik.closed_form.analytic import AnalyticSolver
+    from arm_kinematics.ik.closed_form.yaw_two_pitch import AnalyticSolver
     return bool(AnalyticSolver.applicability(model))
 

@@ -188,7 +188,7 @@ class IKDispatcher:
                  avoid_collisions: bool = False) -> None:
         """
         Args:
-            collision: makes a kinematics.collision.CollisionChecker of the arm; called at
+            collision: makes a scene.checker.CollisionChecker of the arm; called at
                 most once per thread, on the first request that avoids collisions (a checker
                 serves one thread; arms that never ask never build one).
             avoid_collisions: what AVOID_DEFAULT means (the config's ik.avoid_collisions).

@@ -6,80 +6,24 @@ link offsets, joint axes and limits are read from it, never restated here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 import math
-import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 
-from arm_kinematics.common.transforms import make_transform, rpy_to_matrix
+from arm_kinematics.common.urdf_tree import DescriptionError
+from arm_kinematics.model.chain import (  # noqa: F401 - FULL_TURN, Joint: re-exported
+    build_chain,
+    DEFAULT_JOINT_SPEED,
+    FULL_TURN,
+    Joint,
+    Motion,
+)
 from arm_kinematics.model.kernel import ChainKernel
 
-FULL_TURN = 2.0 * math.pi
 # Up to this many poses, joint_points evaluates each with the kernel (faster than the
 # batch path's broadcasting below about a dozen poses).
 SMALL_BATCH = 8
-
-
-class DescriptionError(ValueError):
-    """The robot description cannot be turned into a usable arm model."""
-
-
-@dataclass(frozen=True)
-class Joint:
-    """One movable joint of the chain, in the frame of the previous movable joint.
-
-    ``offset`` is the fixed transform from the previous joint's rotated frame (or
-    the base link) to this joint's frame, fixed joints in between folded in.
-    """
-
-    name: str
-    axis: np.ndarray
-    offset: np.ndarray
-    lower: float
-    upper: float
-    velocity: float
-    effort: float
-    kind: str = 'revolute'   # revolute | continuous | prismatic (position in m, not rad)
-
-    @property
-    def prismatic(self) -> bool:
-        return self.kind == 'prismatic'
-
-    @property
-    def wraps(self) -> bool:
-        """True when the range spans a full turn, so angles may be wrapped, not clamped."""
-        return not self.prismatic and self.upper - self.lower >= FULL_TURN - 1e-9
-
-
-def _parse_origin(element: ElementTree.Element | None) -> np.ndarray:
-    if element is None:
-        return np.eye(4)
-    try:
-        xyz = np.array([float(v) for v in element.get('xyz', '0 0 0').split()])
-        rpy = [float(v) for v in element.get('rpy', '0 0 0').split()]
-    except ValueError:
-        xyz, rpy = np.zeros(0), []
-    if xyz.shape != (3,) or len(rpy) != 3 or not np.all(np.isfinite(xyz)) or \
-            not all(math.isfinite(v) for v in rpy):
-        raise DescriptionError(f'malformed <origin xyz="{element.get("xyz")}" '
-                               f'rpy="{element.get("rpy")}"> (three finite numbers each)')
-    return make_transform(rpy_to_matrix(*rpy), xyz)
-
-
-def _float_attribute(element: ElementTree.Element, name: str, joint: str) -> float:
-    text = element.get(name)
-    if text is None:
-        raise DescriptionError(f'joint "{joint}": <limit> has no "{name}" attribute')
-    try:
-        value = float(text)
-    except ValueError:
-        raise DescriptionError(f'joint "{joint}": limit {name}={text!r} is not a number') \
-            from None
-    if not math.isfinite(value):
-        raise DescriptionError(f'joint "{joint}": limit {name}={text} is not finite')
-    return value
 
 
 class ArmModel:
@@ -97,7 +41,8 @@ class ArmModel:
     """
 
     def __init__(self, name: str, base_link: str, tip_link: str,
-                 joints: list[Joint], tip_offset: np.ndarray) -> None:
+                 joints: list[Joint], tip_offset: np.ndarray,
+                 motions: list[Motion] | None = None) -> None:
         if not joints:
             raise DescriptionError(f'no movable joint between "{base_link}" and "{tip_link}"')
         self.name = name
@@ -106,6 +51,12 @@ class ArmModel:
         self.joints = tuple(joints)
         self.joint_names = tuple(j.name for j in joints)
         self.dof = len(joints)
+        # Every moving joint of the chain in order; mimic joints follow their leader.
+        self.motions = tuple(motions) if motions is not None else \
+            tuple(Motion(joint, index) for index, joint in enumerate(joints))
+        self.followers = tuple(m.joint.name for m in self.motions if m.follower)
+        # Frames of every moving joint (a mimic joint's too): what collision shapes hang on.
+        self.frame_count = len(self.motions)
         self.lower = np.array([j.lower for j in joints])
         self.upper = np.array([j.upper for j in joints])
         self.velocity_limits = np.array([j.velocity for j in joints])
@@ -113,12 +64,18 @@ class ArmModel:
         self.prismatic = np.array([j.prismatic for j in joints])
         self.tip_offset = tip_offset
         self.urdf = ''      # the URDF text the model was built from ('' when built by hand)
-        # Rodrigues terms per joint as 4×4 (R = I + sin q·K + (1 − cos q)·K²), built once for
-        # frames() and frames_batch(): building them per call costs as much as the products.
-        # A prismatic joint moves by q·slide (a translation along its axis) instead.
-        skew = np.zeros((self.dof, 4, 4))
-        slide = np.zeros((self.dof, 4, 4))
-        for index, joint in enumerate(joints):
+        # What loading assumed or set aside, one line each (URDF leniency, locked joints).
+        self.notes: tuple[str, ...] = ()
+        # Speed limit given to joints whose URDF has none (a reloaded URDF gets the same).
+        self.default_speed = DEFAULT_JOINT_SPEED
+        # Rodrigues terms per motion as 4×4 (R = I + sin q·K + (1 − cos q)·K²), built once
+        # for frames() and frames_batch(): building them per call costs as much as the
+        # products. A prismatic joint moves by q·slide (a translation along its axis).
+        count = len(self.motions)
+        skew = np.zeros((count, 4, 4))
+        slide = np.zeros((count, 4, 4))
+        for index, motion in enumerate(self.motions):
+            joint = motion.joint
             x, y, z = joint.axis
             if joint.prismatic:
                 slide[index, :3, 3] = joint.axis
@@ -127,106 +84,32 @@ class ArmModel:
         self._skew = skew
         self._skew_sq = skew @ skew
         self._slide = slide
+        self._sources = np.array([m.source for m in self.motions], dtype=int)
+        self._multipliers = np.array([m.multiplier for m in self.motions])
+        self._offsets = np.array([m.offset for m in self.motions])
+        # Position in self.motions of each variable (its frame is the one frames() returns).
+        self._variable_at = [i for i, m in enumerate(self.motions) if not m.follower]
 
     # ------------------------------------------------------------------ parsing
     @classmethod
     def from_urdf(cls, urdf_xml: str, base_link: str = 'base_link',
-                  tip_link: str = 'tool0') -> ArmModel:
+                  tip_link: str = 'tool0', default_speed: float = DEFAULT_JOINT_SPEED
+                  ) -> ArmModel:
         """Build the chain ``base_link`` → ``tip_link`` from URDF text.
 
+        Read as urdfdom reads it (see common.urdf_tree): missing lower/upper are 0, a
+        missing or zero velocity is ``default_speed``, a locked joint (lower == upper) is
+        fixed at its value, a mimic joint follows its leader; ``notes`` lists each.
+
         Raises:
-            DescriptionError: the XML does not parse, a link is missing, the chain is
-                broken, or a revolute joint lacks finite limits (lower < upper,
-                velocity > 0).
+            DescriptionError: in one line naming the joint or link and the attribute.
         """
-        try:
-            root = ElementTree.fromstring(urdf_xml)
-        except ElementTree.ParseError as error:
-            raise DescriptionError(f'robot_description is not valid XML: {error}') from None
-        if root.tag != 'robot':
-            raise DescriptionError(f'root element is <{root.tag}>, expected <robot>')
-        links = {link.get('name') for link in root.findall('link')}
-        for frame in (base_link, tip_link):
-            if frame not in links:
-                raise DescriptionError(f'link "{frame}" is not in the description '
-                                       f'(links: {", ".join(sorted(links))})')
-        by_child = {}
-        names = {joint.get('name') for joint in root.findall('joint')}
-        for joint in root.findall('joint'):
-            child, parent = joint.find('child'), joint.find('parent')
-            if child is None or parent is None:
-                raise DescriptionError(f'joint "{joint.get("name")}" lacks <parent> or <child>')
-            link = child.get('link')
-            if link in by_child:
-                raise DescriptionError(f'link "{link}" has two parents (joints '
-                                       f'"{by_child[link].get("name")}" and '
-                                       f'"{joint.get("name")}"): a URDF is a tree')
-            by_child[link] = joint
-            mimic = joint.find('mimic')
-            if mimic is not None and mimic.get('joint') not in names:
-                raise DescriptionError(f'joint "{joint.get("name")}" mimics unknown joint '
-                                       f'"{mimic.get("joint")}"')
-        chain = []
-        link = tip_link
-        seen = set()
-        while link != base_link:
-            joint = by_child.get(link)
-            if joint is None:
-                raise DescriptionError(f'no joint chain from "{base_link}" to "{tip_link}" '
-                                       f'(link "{link}" has no parent joint; is "{tip_link}" '
-                                       f'below "{base_link}"?)')
-            if link in seen:
-                raise DescriptionError(f'the joints form a cycle through link "{link}"')
-            seen.add(link)
-            chain.append(joint)
-            link = joint.find('parent').get('link')
-        chain.reverse()
-        joints: list[Joint] = []
-        pending = np.eye(4)
-        for element in chain:
-            name = element.get('name')
-            kind = element.get('type')
-            origin = _parse_origin(element.find('origin'))
-            if kind == 'fixed':
-                pending = pending @ origin
-                continue
-            if kind not in ('revolute', 'continuous', 'prismatic'):
-                raise DescriptionError(f'joint "{name}" is {kind}; only revolute, continuous, '
-                                       'prismatic and fixed joints are supported in the chain')
-            if element.find('mimic') is not None:
-                raise DescriptionError(f'joint "{name}" between "{base_link}" and '
-                                       f'"{tip_link}" is a mimic joint: mimic joints inside '
-                                       'the chain are not supported yet (outside it they '
-                                       'are left alone)')
-            axis_element = element.find('axis')
-            axis = np.array([float(v) for v in (axis_element.get('xyz') if axis_element
-                                                is not None else '1 0 0').split()])
-            norm = np.linalg.norm(axis)
-            if axis.shape != (3,) or not np.isfinite(norm) or norm < 1e-12:
-                raise DescriptionError(f'joint "{name}" has a degenerate axis {axis.tolist()}')
-            limit = element.find('limit')
-            if kind == 'continuous':
-                lower, upper = -math.pi, math.pi
-                velocity = _float_attribute(limit, 'velocity', name) if limit is not None \
-                    else math.inf
-                effort = float(limit.get('effort', 'inf')) if limit is not None else math.inf
-            else:
-                if limit is None:
-                    raise DescriptionError(f'{kind} joint "{name}" has no <limit>')
-                lower = _float_attribute(limit, 'lower', name)
-                upper = _float_attribute(limit, 'upper', name)
-                velocity = _float_attribute(limit, 'velocity', name)
-                effort = _float_attribute(limit, 'effort', name)
-                if not lower < upper:
-                    raise DescriptionError(f'joint "{name}": lower limit {lower} is not below '
-                                           f'upper limit {upper}')
-            if velocity <= 0.0:
-                raise DescriptionError(f'joint "{name}": velocity limit {velocity} must be > 0')
-            joints.append(Joint(name, axis / norm, pending @ origin, lower, upper,
-                                velocity, effort, kind))
-            pending = np.eye(4)
-        model = cls(root.get('name', ''), base_link, tip_link, joints, pending)
+        name, joints, motions, tip_offset, notes = build_chain(urdf_xml, base_link, tip_link,
+                                                               default_speed)
+        model = cls(name, base_link, tip_link, joints, tip_offset, motions)
         model.urdf = urdf_xml
+        model.notes = notes
+        model.default_speed = default_speed
         return model
 
     # ------------------------------------------------------------------ kinematics
@@ -260,34 +143,49 @@ class ArmModel:
         frames = np.empty((count, self.dof + 1, 4, 4))
         identity = np.eye(4)
         current = np.broadcast_to(identity, (count, 4, 4))
-        sin = np.sin(q)[:, :, None, None]
-        one_minus_cos = (1.0 - np.cos(q))[:, :, None, None]
-        for index, joint in enumerate(self.joints):
-            if joint.prismatic:
-                motion = identity + q[:, index, None, None] * self._slide[index]
+        # Every motion's position: a variable's own q, a mimic's from its leader's.
+        values = q[:, self._sources] * self._multipliers + self._offsets
+        sin = np.sin(values)[:, :, None, None]
+        one_minus_cos = (1.0 - np.cos(values))[:, :, None, None]
+        variable = 0
+        for index, motion in enumerate(self.motions):
+            if motion.joint.prismatic:
+                moved = identity + values[:, index, None, None] * self._slide[index]
             else:
-                motion = (identity + sin[:, index] * self._skew[index]
-                          + one_minus_cos[:, index] * self._skew_sq[index])
-            current = current @ joint.offset @ motion
-            frames[:, index] = current
+                moved = (identity + sin[:, index] * self._skew[index]
+                         + one_minus_cos[:, index] * self._skew_sq[index])
+            current = current @ motion.joint.offset @ moved
+            if not motion.follower:
+                frames[:, variable] = current
+                variable += 1
         frames[:, self.dof] = current @ self.tip_offset
         return frames
 
-    def _frames_one(self, q: np.ndarray) -> np.ndarray:
-        frames = np.empty((self.dof + 1, 4, 4))
+    def _frames_one(self, q: np.ndarray, every: bool = False) -> np.ndarray:
+        """Frames of the variables (or of ``every`` moving joint) and the tip, one pose."""
+        frames = np.empty(((self.frame_count if every else self.dof) + 1, 4, 4))
         current = np.eye(4)
         identity = np.eye(4)
-        for index, joint in enumerate(self.joints):
-            value = float(q[index])
-            if joint.prismatic:
-                motion = identity + value * self._slide[index]
+        variable = 0
+        for index, motion in enumerate(self.motions):
+            value = motion.multiplier * float(q[motion.source]) + motion.offset
+            if motion.joint.prismatic:
+                moved = identity + value * self._slide[index]
             else:
-                motion = (identity + math.sin(value) * self._skew[index]
-                          + (1.0 - math.cos(value)) * self._skew_sq[index])
-            current = current @ joint.offset @ motion
-            frames[index] = current
-        frames[self.dof] = current @ self.tip_offset
+                moved = (identity + math.sin(value) * self._skew[index]
+                         + (1.0 - math.cos(value)) * self._skew_sq[index])
+            current = current @ motion.joint.offset @ moved
+            if every or not motion.follower:
+                frames[variable] = current
+                variable += 1
+        frames[variable] = current @ self.tip_offset
         return frames
+
+    def motion_frames(self, q: np.ndarray) -> np.ndarray:
+        """World frames of every moving joint, a mimic joint's too, and of the tip for one
+        configuration, (frame_count + 1, 4, 4): the frames collision shapes hang on (the
+        same as ``frames`` when the chain has no mimic joint)."""
+        return self._frames_one(np.asarray(q, dtype=float).reshape(self.dof), every=True)
 
     def fk_batch(self, q: np.ndarray) -> np.ndarray:
         """Tip transforms for N configurations, shape (N, 4, 4)."""
@@ -360,6 +258,10 @@ class ArmModel:
         The same columns as ``jacobian`` (a_i × (p − o_i), or a_i for a slide), from one
         ``frames_batch``: for many poses at once (a workspace sampled voxel by voxel).
         """
+        if self.followers:
+            # A mimic joint adds to its leader's column: the kernel writes that sum out.
+            return np.array([self.jacobian(row)[:3]
+                             for row in np.atleast_2d(np.asarray(q, dtype=float))])
         frames = self.frames_batch(q)
         tip = frames[:, self.dof, :3, 3]
         columns = np.empty((len(frames), 3, self.dof))
@@ -370,6 +272,26 @@ class ArmModel:
             else:
                 columns[:, :, index] = np.cross(axis, tip - frames[:, index, :3, 3])
         return columns
+
+    def segment_bounds(self) -> list[float]:
+        """Upper bound of the distance between consecutive moving-joint origins, base origin
+        first, then of the tip from the last one, m: whatever q is (a turning joint keeps its
+        offset's length; a slide adds at most its travel; a mimic joint its own range).
+        The reach bounds and the safety geometry's motion bounds are sums of these."""
+        bounds = []
+        for motion in self.motions:
+            joint = motion.joint
+            translation = joint.offset[:3, 3]
+            if joint.prismatic:
+                axis = joint.offset[:3, :3] @ joint.axis
+                ends = (self.lower[motion.source], self.upper[motion.source])
+                travel = [motion.multiplier * end + motion.offset for end in ends]
+                bounds.append(max(float(np.linalg.norm(translation + axis * value))
+                                  for value in travel))
+            else:
+                bounds.append(float(np.linalg.norm(translation)))
+        bounds.append(float(np.linalg.norm(self.tip_offset[:3, 3])))
+        return bounds
 
     def shoulder_position(self) -> np.ndarray:
         """World position of the first joint whose axis is not vertical at q = 0 (the shoulder).

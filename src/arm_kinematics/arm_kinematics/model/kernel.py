@@ -25,6 +25,7 @@ class ArmModel(Protocol):
     name: str
     dof: int
     joints: Sequence[Any]
+    motions: Sequence[Any]
     tip_offset: np.ndarray
 
     def frames(self, q: np.ndarray) -> np.ndarray: ...
@@ -104,9 +105,18 @@ def _kernel_source(model: ArmModel) -> str:
 
     origins: list[list[Entry]] = []
     axes: list[list[Entry]] = []
+    # Per motion: (variable it adds to, multiplier, prismatic); a mimic joint's column is
+    # its leader's, scaled by the multiplier.
+    columns: list[tuple[int, float, bool]] = []
     # Each joint's frame after its motion, as model.frames: position then rotation row-major.
     poses: list[Entry] = []
-    for index, joint in enumerate(model.joints):
+    for motion in model.motions:
+        joint = motion.joint
+        if motion.follower:
+            value = code.value([(f'q{motion.source}', motion.multiplier)], motion.offset)
+        else:
+            value = f'q{motion.source}'
+        columns.append((motion.source, motion.multiplier, joint.prismatic))
         translation = joint.offset[:3, 3]
         position = [code.value([(position[k], 1.0)]
                                + [(rotation[k][j], float(translation[j])) for j in range(3)])
@@ -122,14 +132,14 @@ def _kernel_source(model: ArmModel) -> str:
         if joint.prismatic:
             # A slide moves the frame along its world axis and turns nothing; its origin is
             # taken after the slide, as frames_batch takes it.
-            position = [code.value([(position[k], 1.0), (world_axis[k], f'q{index}')])
+            position = [code.value([(position[k], 1.0), (world_axis[k], value)])
                         for k in range(3)]
             origins.append(list(position))
             poses.extend(position + [rotation[i][j] for i in range(3) for j in range(3)])
             continue
         origins.append(list(position))
-        cos_name = code.assign(f'cos(q{index})')
-        sin_name = code.assign(f'sin(q{index})')
+        cos_name = code.assign(f'cos({_literal(value)})')
+        sin_name = code.assign(f'sin({_literal(value)})')
         unit = [m for m in range(3) if axis[m] != 0.0]
         if len(unit) == 1 and abs(axis[unit[0]]) == 1.0:
             # Rotation about ±e_k mixes only the other two columns (a, b) in cyclic order.
@@ -167,22 +177,28 @@ def _kernel_source(model: ArmModel) -> str:
     pose = ', '.join(_literal(e) for e in position + [rotation[i][j] for i in range(3)
                                                        for j in range(3)])
 
-    # Geometric Jacobian columns: linear w_i × (p − o_i), angular w_i.
+    # Geometric Jacobian columns: linear w_i × (p − o_i), angular w_i; each motion's column
+    # adds to its variable's (times the multiplier of a mimic joint).
     jacobian_code = _Code(code.count)
-    rows: list[list[Entry]] = [[0.0] * n for _ in range(6)]
-    for index in range(n):
+    terms: list[list[list[tuple]]] = [[[] for _ in range(n)] for _ in range(6)]
+    for index, (variable, multiplier, prismatic) in enumerate(columns):
         w = axes[index]
-        if model.joints[index].prismatic:
-            for k in range(3):
-                rows[k][index] = w[k]
-            continue
-        d = [jacobian_code.value([(position[k], 1.0), (origins[index][k], -1.0)])
-             for k in range(3)]
-        rows[0][index] = jacobian_code.value([(w[1], d[2]), (w[2], d[1], -1.0)])
-        rows[1][index] = jacobian_code.value([(w[2], d[0]), (w[0], d[2], -1.0)])
-        rows[2][index] = jacobian_code.value([(w[0], d[1]), (w[1], d[0], -1.0)])
-        for k in range(3):
-            rows[3 + k][index] = w[k]
+        if prismatic:
+            column = [w[0], w[1], w[2], 0.0, 0.0, 0.0]
+        else:
+            d = [jacobian_code.value([(position[k], 1.0), (origins[index][k], -1.0)])
+                 for k in range(3)]
+            column = [jacobian_code.value([(w[1], d[2]), (w[2], d[1], -1.0)]),
+                      jacobian_code.value([(w[2], d[0]), (w[0], d[2], -1.0)]),
+                      jacobian_code.value([(w[0], d[1]), (w[1], d[0], -1.0)]), *w]
+        for row in range(6):
+            terms[row][variable].append((column[row], multiplier))
+    rows: list[list[Entry]] = [[jacobian_code.value(terms[row][variable]) for variable in
+                                range(n)] for row in range(6)]
+    # Origins and axes of the variables only (a mimic joint is not one).
+    variables = [i for i, motion in enumerate(model.motions) if not motion.follower]
+    origins = [origins[i] for i in variables]
+    axes = [axes[i] for i in variables]
     jacobian = ', '.join(_literal(e) for row in rows for e in row)
     frames = ', '.join('(' + ', '.join(_literal(e) for e in origins[i] + axes[i]) + ')'
                        for i in range(n))
@@ -213,9 +229,10 @@ class ChainKernel:
       Jacobian as a row-major list of 6·n floats (rows vx vy vz wx wy wz).
     * ``joint_frames(q)`` → ``(frames, tip)``: per joint ``(ox, oy, oz, ax, ay, az)``, its
       world origin and unit axis, and the tip position.
-    * ``joint_poses(q)`` → 12·n floats: per joint, its frame after its motion (entry i of
-      :meth:`ArmModel.frames`) as position then rotation row-major, ``(px, py, pz, r00,
-      r01, ..., r22)``, joint after joint (the collision checker poses its shapes by them).
+    * ``joint_poses(q)`` → 12·m floats: per moving joint, a mimic joint's too (entry i of
+      :meth:`ArmModel.motion_frames`, m = ``frame_count``), its frame after its motion as
+      position then rotation row-major, ``(px, py, pz, r00, r01, ..., r22)``, joint after
+      joint (the collision checker poses its shapes by them).
 
     Attributes:
         source: the generated Python source (for inspection and debugging).

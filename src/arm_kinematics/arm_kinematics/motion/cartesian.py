@@ -35,7 +35,7 @@ from arm_kinematics.motion.laws import (
     MIN_JERK_PEAK_SPEED,
     sample_times,
 )
-from arm_kinematics.motion.path_ik import PathCode, PathResult
+from arm_kinematics.motion.path_request import PathCode, PathResult
 from arm_kinematics.motion.trajectory import Interpolation, Trajectory
 
 # Largest tool travel between two samples, m: the line is solved (and sampled) at least

@@ -2,7 +2,8 @@
 
 ``MotionPlanner.plan`` turns a ``MoveGoal`` (the plain form of a MoveToTarget goal) into a
 ``Plan`` — a validated trajectory with its contacts — or a ``PlanFailure`` carrying a
-MotionError; it never raises and never returns a partial move.
+MotionError (these types are in ``motion.move_types``); it never raises and never returns a
+partial move.
 
 - IK is done in process with ``IKDispatcher`` and the solvers themselves (no service call):
   the Cartesian laws follow their line with path IK (``PathIK``, the core of ik_server's
@@ -17,19 +18,20 @@ MotionError; it never raises and never returns a partial move.
   with a ``CollisionGuard``, for self-collision and the scene (URDF collision shapes, no link
   point moving more than 1 cm between checked poses).
 - A blocked joint-space path is replaced by a detour (min-jerk segments through waypoints,
-  validated again as the trajectory that runs) when one exists: the grid planner's (floor and
-  obstacle; the default of a yaw + two-pitch pointer such as pointer3) or OMPL's (self-
-  collision, the scene and the floor; every other arm), as ``motion.path_planner`` or
-  ``MotionSettings.path_planner`` says; the grid's failure on a collision goes to OMPL. A
-  move the floor blocks and no planner clears is UNSAFE_PATH; one that collides (self or
-  scene) is NO_PATH with the planner's reason. A Cartesian line cannot be detoured.
+  validated again as the trajectory that runs) when one exists: a joint-path planner of
+  ``motion.planning``, the grid's (floor and obstacle; the default of a yaw + two-pitch
+  pointer such as pointer3) or OMPL's (self-collision, the scene and the floor; every other
+  arm), as ``motion.path_planner`` or ``MotionSettings.path_planner`` says; the grid's
+  failure on a collision goes to OMPL. A move the floor blocks and no planner clears is
+  UNSAFE_PATH; one that collides (self or scene) is NO_PATH with the planner's reason. A
+  Cartesian line cannot be detoured.
 
 Units: m, rad, s.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 import math
 
 import numpy as np
@@ -43,21 +45,35 @@ from arm_kinematics.motion import laws
 from arm_kinematics.motion.cartesian import line_failure, MAX_POINT_STEP, time_line
 from arm_kinematics.motion.commands import joint_vector
 from arm_kinematics.motion.errors import MotionCode, MotionError
-from arm_kinematics.motion.path_ik import (
+
+# The goal, settings and answers of a move live in move_types; importable from here too.
+from arm_kinematics.motion.move_types import (  # noqa: F401
+    MotionSettings,
+    MoveGoal,
+    PathOutcome,
+    Plan,
+    PlanFailure,
+    Preview,
+    preview_of,
+    preview_rows,
+)
+from arm_kinematics.motion.path_ik import PathIK
+from arm_kinematics.motion.path_request import (
     DEFAULT_MAX_CONDITION,
-    PathCode,
-    PathIK,
     PathRequest,
     ToolPose,
+)
+from arm_kinematics.motion.planning import (
+    default_path_planner,
+    GRID,
+    JointPathPlanner,
+    path_planner,
+    SAMPLING,
 )
 from arm_kinematics.motion.safety_check import (
     COLLIDES,
     CollisionGuard,
-    default_path_planner,
-    GRID,
-    PATH_PLANNERS,
     SafetyAdapter,
-    SAMPLING,
     SceneData,
 )
 from arm_kinematics.motion.trajectory import concatenate, Trajectory
@@ -65,213 +81,11 @@ from arm_kinematics.motion.validation import (
     peak_speed_ratio,
     validate_trajectory,
     Validation,
-    ValidationSettings,
 )
 
 # Wall-clock budget of the path IK of one Cartesian line, s (a 1 m line at 5 mm is 200
 # samples, well under a second; the margin is for a loaded machine, never for a hang).
 LINE_TIMEOUT = 20.0
-
-
-@dataclass(frozen=True)
-class MoveGoal:
-    """Plain-Python form of a MoveToTarget goal (see the .action for every field)."""
-
-    position: tuple[float, ...] = (0.0, 0.0, 0.0)
-    orientation: tuple[float, ...] = (0.0, 0.0, 0.0, 1.0)   # x, y, z, w
-    goal_type: int = int(GoalType.POSITION)
-    frame_id: str = ''
-    joint_names: tuple[str, ...] = ()
-    joint_positions: tuple[float, ...] = ()
-    solver: str = ''
-    branch: str = ''
-    motion_law: str = ''
-    duration: float = 0.0
-    speed_scale: float = 0.0
-
-    @property
-    def is_joint_goal(self) -> bool:
-        """A joint-space target (IK skipped): names or positions given."""
-        return bool(self.joint_names) or bool(self.joint_positions)
-
-
-@dataclass(frozen=True)
-class MotionSettings:
-    """The executor's motion parameters (one immutable snapshot per plan).
-
-    Attributes:
-        period: control period, s: sample spacing of timed laws, tick of streaming laws.
-        default_law: law of goals that name none.
-        speed_scale: default fraction of the URDF velocity limits, (0, 1].
-        exponential_gain: k of the exponential law, 1/s.
-        speed_cap_iterations: CCD sweeps per tick of the speed-cap law.
-        settle_tolerance: the exponential law is done within this of the goal, rad.
-        position_tolerance: the speed-cap law is done within this of the target, m.
-        max_condition: singularity threshold of Cartesian lines (condition number).
-        max_joint_step: largest joint change between two samples of a Cartesian line, rad.
-        min_duration: shortest timed move, s.
-        max_duration: longest move, s.
-        detour: plan a detour when a joint-space path goes through the floor or collides.
-        path_planner: the detour planner: 'grid' (the safety planner's 4° grid over two
-            pitch joints, floor and obstacle only), 'sampling' (OMPL RRTConnect against
-            self-collision, the scene and the floor) or '' for the arm's default (grid for a
-            yaw + two-pitch pointer, sampling otherwise).
-        validation: tolerances of the trajectory checks.
-    """
-
-    period: float = 0.01
-    default_law: str = laws.MIN_JERK
-    speed_scale: float = 0.5
-    exponential_gain: float = 3.0
-    speed_cap_iterations: int = 3
-    settle_tolerance: float = 1e-3
-    position_tolerance: float = 1e-3
-    max_condition: float = 50.0
-    max_joint_step: float = 0.2
-    min_duration: float = 0.2
-    max_duration: float = 60.0
-    detour: bool = True
-    path_planner: str = ''
-    validation: ValidationSettings = field(default_factory=ValidationSettings)
-
-    def validated(self) -> tuple[MotionSettings | None, str]:
-        """(self, '') when every value is usable, else (None, reason)."""
-        positive = ('period', 'speed_scale', 'exponential_gain', 'settle_tolerance',
-                    'position_tolerance', 'max_condition', 'max_joint_step', 'max_duration')
-        for name in positive:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-                    not math.isfinite(value) or value <= 0.0:
-                return None, f'{name} must be a finite number > 0, got {value!r}'
-        if self.speed_scale > 1.0:
-            return None, f'speed_scale must be in (0, 1], got {self.speed_scale}'
-        if self.max_condition < 1.0:
-            return None, f'max_condition must be >= 1, got {self.max_condition}'
-        if not (math.isfinite(self.min_duration) and 0.0 <= self.min_duration
-                <= self.max_duration):
-            return None, (f'min_duration must be in [0, max_duration], got '
-                          f'{self.min_duration}')
-        if isinstance(self.speed_cap_iterations, bool) or \
-                not isinstance(self.speed_cap_iterations, int) or \
-                not 1 <= self.speed_cap_iterations <= 1000:
-            return None, f'speed_cap_iterations must be 1..1000, got {self.speed_cap_iterations!r}'
-        if self.path_planner not in ('',) + PATH_PLANNERS:
-            return None, (f'path_planner "{self.path_planner}" is not one of '
-                          f'{", ".join(PATH_PLANNERS)} (or empty for the arm\'s default)')
-        if self.default_law not in laws.LAWS:
-            return None, (f'default_law "{self.default_law}" is not one of '
-                          f'{", ".join(laws.LAWS)}')
-        return self, ''
-
-
-@dataclass(frozen=True)
-class Preview:
-    """What a planned move looks like, for markers.
-
-    Attributes:
-        tips: (K, 3) tool path, m (at most ``max_points`` samples, ends included).
-        ghosts: (G, n + 1, 3) joint origins and tool point of G poses along the move, m.
-    """
-
-    tips: np.ndarray
-    ghosts: np.ndarray
-
-
-def preview_rows(count: int, max_points: int = 300) -> np.ndarray:
-    """Indices of at most ``max_points`` samples of ``count``, evenly spread, ends included:
-    the samples a preview's tool path is drawn through."""
-    return np.unique(np.linspace(0, count - 1, min(count, max_points)).round().astype(int))
-
-
-def preview_of(model: ArmModel, trajectory: Trajectory, ghosts: int = 5,
-               max_points: int = 300) -> Preview:
-    """Tool path and ghost snapshots of ``trajectory`` (computed where the plan is made)."""
-    rows = preview_rows(len(trajectory), max_points)
-    count = len(trajectory)
-    tips = model.fk_batch(trajectory.positions[rows])[:, :3, 3]
-    picks = np.unique(np.linspace(0, count - 1, min(count, ghosts)).round().astype(int))
-    frames = model.frames_batch(trajectory.positions[picks])
-    return Preview(tips, frames[:, :, :3, 3])
-
-
-@dataclass(frozen=True)
-class PathOutcome:
-    """How far path IK followed a Cartesian line (the MoveToTarget result's path_* fields).
-
-    The default is "no Cartesian line" (joint-space laws, speed cap, goals refused before
-    the line was tried): fraction 0, code OK, waypoint 0.
-
-    Attributes:
-        fraction: share of the line's length followed, 0..1.
-        stop_code: PathCode (CartesianPath.srv constants); OK when followed to the end.
-        stop_waypoint: index of the first waypoint not reached (1, the count, when none).
-    """
-
-    fraction: float = 0.0
-    stop_code: PathCode = PathCode.OK
-    stop_waypoint: int = 0
-
-    @staticmethod
-    def followed(waypoints: int = 1) -> PathOutcome:
-        """The outcome of a line followed to its end."""
-        return PathOutcome(1.0, PathCode.OK, waypoints)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A validated move.
-
-    Attributes:
-        trajectory: what will be executed.
-        law: the motion law used.
-        target: tool point aimed at, m (for the final error).
-        goal_q: joint goal, rad (the IK answer or the joint target; None for speed cap).
-        validation: the checks' outcome, with the contacts on the way.
-        message: what was planned, in words (stretching and detours included).
-        detoured: a detour replaced the straight joint path.
-        preview: tool path and ghost poses for markers.
-        path: the Cartesian line's path IK outcome (PathOutcome.followed()); the default
-            (nothing) for the other laws.
-    """
-
-    trajectory: Trajectory
-    law: str
-    target: np.ndarray
-    goal_q: np.ndarray | None
-    validation: Validation
-    message: str
-    detoured: bool = False
-    preview: Preview | None = None
-    path: PathOutcome = field(default_factory=lambda: PathOutcome())
-
-    @property
-    def contact_times(self) -> np.ndarray:
-        path = self.validation.path
-        return path.contact_times if path is not None else np.zeros(0)
-
-    @property
-    def contact_points(self) -> np.ndarray:
-        path = self.validation.path
-        return path.contact_points if path is not None else np.zeros((0, 3))
-
-
-@dataclass(frozen=True)
-class PlanFailure:
-    """A move that will not be made.
-
-    Attributes:
-        error: the MotionError.
-        reached: (K, 3) tool points a Cartesian line followed before failing, m.
-        point: where the line failed, m (None otherwise).
-        path: how far path IK followed the Cartesian line (the default when the move is
-            not a line or failed before it was tried; followed() when the line was
-            followed and a later check refused it).
-    """
-
-    error: MotionError
-    reached: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
-    point: np.ndarray | None = None
-    path: PathOutcome = field(default_factory=lambda: PathOutcome())
 
 
 def _fail(code: MotionCode, message: str, ik_code: ErrorCode | None = None) -> PlanFailure:
@@ -648,15 +462,17 @@ class MotionPlanner:
             choice = GRID
         elif self.safety is None:
             choice = SAMPLING
-        if choice == SAMPLING:
-            return self._sampling_detour(law, start, q_goal, target, validation, settings)
-        planned = self._grid_detour(law, start, q_goal, target, validation, settings)
+        planner = path_planner(choice, self.safety, self.collision)
+        planned = self._planned_detour(planner, law, start, q_goal, target, validation,
+                                       settings)
         # The grid sees the floor and the obstacle only: a move that collides (itself or
         # its grid detour) with the arm or the scene goes to the sampling planner.
-        if isinstance(planned, PlanFailure) and self.collision is not None and \
+        if isinstance(planned, PlanFailure) and not planner.avoids_collisions and \
+                self.collision is not None and \
                 (validation.error.message.startswith(COLLIDES) or
                  planned.error.message.startswith(COLLIDES)):
-            return self._sampling_detour(law, start, q_goal, target, validation, settings)
+            return self._planned_detour(path_planner(SAMPLING, self.safety, self.collision),
+                                        law, start, q_goal, target, validation, settings)
         return planned
 
     def _waypoint_trajectory(self, law: str, waypoints: np.ndarray,
@@ -667,48 +483,40 @@ class MotionPlanner:
                  for a, b in zip(waypoints[:-1], waypoints[1:]) if not np.array_equal(a, b)]
         return replace(concatenate(parts), law=law) if parts else None
 
-    def _grid_detour(self, law: str, start: np.ndarray, q_goal: np.ndarray,
-                     target: np.ndarray, validation: Validation,
-                     settings: MotionSettings) -> Plan | PlanFailure:
-        blocked = validation.error.message
-        waypoints, message = self.safety.detour(start, q_goal)
-        if waypoints is None:
-            return _fail(MotionCode.UNSAFE_PATH, f'{blocked}; no detour: {message}')
-        trajectory = self._waypoint_trajectory(law, waypoints, settings)
-        if trajectory is None:
-            return PlanFailure(validation.error)
-        checked = self._validate(trajectory, start, settings)
-        return self._finish(trajectory, law, target, q_goal, checked,
-                            f'{law} replaced by a detour of {len(waypoints)} waypoints '
-                            f'({trajectory.duration:.2f} s, min-jerk segments): {message}',
-                            detoured=True)
+    def _planned_detour(self, planner: JointPathPlanner, law: str, start: np.ndarray,
+                        q_goal: np.ndarray, target: np.ndarray, validation: Validation,
+                        settings: MotionSettings) -> Plan | PlanFailure:
+        """The planner's path, timed as min-jerk segments and validated again as the
+        trajectory that will run.
 
-    def _sampling_detour(self, law: str, start: np.ndarray, q_goal: np.ndarray,
-                         target: np.ndarray, validation: Validation,
-                         settings: MotionSettings) -> Plan | PlanFailure:
-        """OMPL's path (validated densely by the collision checker and the floor rule), timed
-        as min-jerk segments and validated again as the trajectory that will run."""
+        A planner that sees collisions (the sampling one) answers NO_PATH for a move that
+        self-collision or the scene blocks, and a path refused once timed is its failure; a
+        move the floor (or the obstacle) blocks stays UNSAFE_PATH with either planner.
+        """
         blocked = validation.error.message
-        # A move the floor (or obstacle) blocks stays UNSAFE_PATH, as with the grid; NO_PATH
-        # is for moves blocked by self-collision or the scene.
-        code = MotionCode.NO_PATH if blocked.startswith(COLLIDES) else MotionCode.UNSAFE_PATH
-        rule = self.safety.pose_rule(start, q_goal) if self.safety is not None else None
-        result = self.collision.plan(start, q_goal, rule)
-        if not result.ok:
-            return _fail(code, f'{blocked}; no collision-free path: {result.reason}')
-        trajectory = self._waypoint_trajectory(law, result.path, settings)
+        if planner.avoids_collisions:
+            code = MotionCode.NO_PATH if blocked.startswith(COLLIDES) else \
+                MotionCode.UNSAFE_PATH
+            none, found = 'no collision-free path', 'a collision-free detour'
+        else:
+            code, none, found = MotionCode.UNSAFE_PATH, 'no detour', 'a detour'
+        plan = planner.plan(start, q_goal)
+        if not plan.success:
+            return _fail(code, f'{blocked}; {none}: {plan.reason}')
+        trajectory = self._waypoint_trajectory(law, plan.path, settings)
         if trajectory is None:
             return PlanFailure(validation.error)
         checked = self._validate(trajectory, start, settings)
-        if checked.error is not None and checked.error.code == MotionCode.UNSAFE_PATH:
+        if planner.avoids_collisions and checked.error is not None and \
+                checked.error.code == MotionCode.UNSAFE_PATH:
             return _fail(code, f'{blocked}; the planned path was refused when timed: '
                          f'{checked.error.message}')
+        timing = f', planned in {plan.planning_time * 1000:.0f} ms' \
+            if planner.avoids_collisions else ''
         return self._finish(trajectory, law, target, q_goal, checked,
-                            f'{law} replaced by a collision-free detour of '
-                            f'{len(result.path)} waypoints ({trajectory.duration:.2f} s, '
-                            f'min-jerk segments, planned in '
-                            f'{result.planning_time * 1000:.0f} ms): {result.reason}',
-                            detoured=True)
+                            f'{law} replaced by {found} of {len(plan.path)} waypoints '
+                            f'({trajectory.duration:.2f} s, min-jerk segments{timing}): '
+                            f'{plan.reason}', detoured=True)
 
     def _finish(self, trajectory: Trajectory, law: str, target: np.ndarray,
                 goal_q: np.ndarray | None, validation: Validation, message: str,

@@ -1,7 +1,7 @@
 """The safety package seen from the motion side: path checks, pose checks, detours, contacts.
 
 The motion core only needs three functions (check a trajectory, check one pose, plan a detour
-between two poses); ``SafetyAdapter`` provides them from ``kinematics.safety``. Planners take
+between two poses); ``SafetyAdapter`` provides them from ``scene.geometry``. Planners take
 it as an optional, injectable dependency, so motion works (without the floor) where the
 safety configuration is absent.
 
@@ -9,10 +9,10 @@ Policy: the floor is a hard limit (a path through it is UNSAFE_PATH or detoured)
 the obstacle is reported as contacts (times and tool points, sampled at 60 Hz, as the
 reference system reports them) and blocks the move only with ``avoid_obstacle``.
 
-``CollisionGuard`` adds self-collision and the scene (``kinematics.collision``) for any arm:
+``CollisionGuard`` adds self-collision and the scene (``scene.checker``) for any arm:
 a trajectory touching either is UNSAFE_PATH ("the path collides ..."), and a blocked joint
-move is planned round with OMPL (``plan_joint_path``). ``SceneData`` is the scene as plain
-data, what the executor hands its planning process.
+move is planned round with OMPL (``planning.sampling.plan_joint_path``). ``SceneData`` is
+the scene as plain data, what the executor hands its planning process.
 """
 
 from __future__ import annotations
@@ -24,6 +24,14 @@ import numpy as np
 
 from arm_kinematics.model.arm_model import ArmModel
 from arm_kinematics.motion.errors import MotionCode, MotionError
+
+# The planners' names and the arm's default are the planning package's; importable here too.
+from arm_kinematics.motion.planning.base import (  # noqa: F401
+    default_path_planner,
+    GRID,
+    PATH_PLANNERS,
+    SAMPLING,
+)
 from arm_kinematics.motion.trajectory import Trajectory
 from arm_kinematics.motion.validation import PathReport
 from arm_kinematics.scene.objects import SceneData
@@ -37,7 +45,7 @@ class SafetyAdapter:
 
     def __init__(self, geometry: Any, avoid_obstacle: bool = False) -> None:
         """Args:
-            geometry: a ``kinematics.safety.SafetyGeometry``.
+            geometry: a ``scene.geometry.SafetyGeometry``.
             avoid_obstacle: obstacle contact is a violation (else only reported).
         """
         from arm_kinematics.motion import safety_paths as paths
@@ -92,11 +100,9 @@ class SafetyAdapter:
 
     def detour(self, start: np.ndarray, goal: np.ndarray) -> tuple[np.ndarray | None, str]:
         """Joint waypoints (K, n) from ``start`` to ``goal`` clear of the floor, or (None, why)."""
-        from arm_kinematics.motion.detour_planner import plan_detour
-        plan = plan_detour(self.geometry, start, goal, avoid_obstacle=self.avoid_obstacle)
-        if not plan.success:
-            return None, plan.message
-        return np.asarray(plan.waypoints, dtype=float), plan.message
+        from arm_kinematics.motion.planning.grid import GridPlanner
+        plan = GridPlanner(self.geometry, self.avoid_obstacle).plan(start, goal)
+        return (plan.path if plan.success else None), plan.reason
 
 
 def load_safety(model: ArmModel, arm_config: Mapping[str, Any], arm: str,
@@ -120,9 +126,6 @@ def load_safety(model: ArmModel, arm_config: Mapping[str, Any], arm: str,
 
 
 # ---------------------------------------------------------------------------- collision
-GRID = 'grid'
-SAMPLING = 'sampling'
-PATH_PLANNERS = (GRID, SAMPLING)
 # Largest link motion between two checked poses of a trajectory, m (the collision checker's
 # dense check; the floor check keeps its own 2 cm).
 COLLISION_STEP = 0.01
@@ -130,18 +133,6 @@ COLLISION_STEP = 0.01
 COLLIDES = 'the path collides'
 # Planning time of one blocked move with the sampling planner, s.
 PLANNING_BUDGET = 2.0
-
-
-def default_path_planner(model: ArmModel) -> str:
-    """GRID for a yaw + two-pitch pointer (a vertical base yaw, then two horizontal joints:
-    pointer3's case, where the 4° grid over the two pitches is exact and complete), SAMPLING
-    for every other arm."""
-    if model.dof != 3:
-        return SAMPLING
-    _, axes, _ = model.joint_origins_and_axes(np.zeros(model.dof))
-    vertical = abs(abs(float(axes[0][2])) - 1.0) < 1e-6
-    pitches = all(abs(float(axis[2])) < 1e-6 for axis in axes[1:])
-    return GRID if vertical and pitches else SAMPLING
 
 
 class CollisionGuard:
@@ -157,7 +148,7 @@ class CollisionGuard:
     def __init__(self, factory: Callable[[], Any], max_step: float = COLLISION_STEP,
                  time_budget: float = PLANNING_BUDGET, seed: int | None = None) -> None:
         """Args:
-            factory: builds the arm's ``kinematics.collision.CollisionChecker``.
+            factory: builds the arm's ``scene.checker.CollisionChecker``.
             max_step: largest link motion between checked poses, m.
             time_budget: planning time of one blocked move, s.
             seed: OMPL's seed (first plan of the process only; None: OMPL's own).
@@ -183,7 +174,7 @@ class CollisionGuard:
             self._checker = self._factory()
 
     def set_scene(self, scene: Any) -> None:
-        """Check against ``scene`` (a ``kinematics.collision.Scene``) from now on."""
+        """Check against ``scene`` (a ``scene.objects.Scene``) from now on."""
         self.scene = scene
 
     def _what(self) -> str:
@@ -240,7 +231,7 @@ class CollisionGuard:
     def plan(self, start: np.ndarray, goal: np.ndarray,
              pose_ok: Callable[[np.ndarray], bool] | None = None) -> Any:
         """A path from ``start`` to ``goal`` clear of self-collision, the scene and (with
-        ``pose_ok``) the floor rules: ``kinematics.collision.PlanResult``."""
-        from arm_kinematics.motion.sampling_planner import plan_joint_path
+        ``pose_ok``) the floor rules: ``planning.sampling.PlanResult``."""
+        from arm_kinematics.motion.planning.sampling import plan_joint_path
         return plan_joint_path(self.checker, start, goal, self.time_budget, self.max_step,
                                self.seed, state_check=pose_ok)

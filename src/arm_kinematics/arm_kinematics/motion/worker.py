@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from arm_kinematics.arm import ArmConfig, build_arm
+from arm_kinematics.arm import ArmConfig, build_arm, load_config_chain
 from arm_kinematics.ik.solvers.base import SolveOptions
 from arm_kinematics.model.arm_model import ArmModel
 from arm_kinematics.motion.planner import (
@@ -84,7 +84,8 @@ def build_planner(spec: PlannerSpec, model: ArmModel | None = None) -> MotionPla
             name or safety section.
     """
     if model is None:
-        model = ArmModel.from_urdf(spec.urdf, spec.base_frame, spec.tip_frame)
+        model = load_config_chain(spec.urdf, spec.config, spec.base_frame,
+                                  spec.tip_frame).model
     arm = build_arm(model, spec.config, spec.arm)
     if spec.scene is not None:
         arm = arm.with_safety(geometry_in(arm.safety, spec.scene))

@@ -1,7 +1,8 @@
 """The scene: what the arm can touch, and whether it does (ROS-free).
 
 - ``CollisionChecker`` (``checker``): self-collision with an allowed-pairs list and a scene,
-  per pose and along joint paths (``check``, ``is_free``, ``check_path``, ``max_link_motion``);
+  per pose and along joint paths (``check``, ``is_free``, ``check_path``, ``max_link_motion``),
+  answered as ``collision_report``'s types, its broad phase in ``pair_bounds``;
 - ``Scene`` (``objects``): boxes, spheres, cylinders and meshes in the base frame;
 - ``compute_allowed_pairs`` (``allowed``): adjacent, default (home), always and never pairs;
 - ``SafetyGeometry`` (``geometry``): link capsules, the floor plane and the obstacle ball,
@@ -10,11 +11,12 @@
 - ``monitor``: what the safety monitor decides of each measured pose;
 - ``backend``: the one module that talks to the collision library (coal).
 
-Planning round the scene lives one layer up, in ``arm_kinematics.motion``.
+Planning round the scene lives one layer up, in ``arm_kinematics.motion.planning``.
 """
 
 from arm_kinematics.scene.allowed import compute_allowed_pairs
-from arm_kinematics.scene.checker import CollisionChecker, CollisionReport, Contact, PathCheck
+from arm_kinematics.scene.checker import CollisionChecker
+from arm_kinematics.scene.collision_report import CollisionReport, Contact, PathCheck
 from arm_kinematics.scene.geometry import PoseCheck, PoseChecks, SafetyGeometry, Verdict
 from arm_kinematics.scene.objects import Scene, SceneError, SceneObject
 from arm_kinematics.scene.shapes import ShapeError

@@ -16,11 +16,8 @@ Units: metres, radians; poses in the base frame.
 
 from __future__ import annotations
 
-import collections
 from collections.abc import Mapping, Sequence
 import copy
-from dataclasses import dataclass
-import functools
 import itertools
 import math
 from pathlib import Path
@@ -31,84 +28,17 @@ from arm_kinematics.description.collision_config import CollisionConfig
 from arm_kinematics.description.meshes import default_search_paths
 from arm_kinematics.model.arm_model import ArmModel
 from arm_kinematics.scene import backend
+
+# The answers' types are collision_report's; importable from here too.
+from arm_kinematics.scene.collision_report import CollisionReport, Contact, PathCheck  # noqa: F401
 from arm_kinematics.scene.links import robot_bodies, RobotBodies
 from arm_kinematics.scene.objects import Scene
-
-
-@dataclass(frozen=True)
-class Contact:
-    """One checked pair.
-
-    Attributes:
-        kind: 'self' (two links) or 'scene' (a link and an object).
-        a: link name.
-        b: link name (self) or object id (scene).
-        distance: m; ≤ padding means contact (negative: penetration depth of solids).
-    """
-
-    kind: str
-    a: str
-    b: str
-    distance: float
-
-
-@dataclass(frozen=True)
-class CollisionReport:
-    """The collision state of one pose.
-
-    Attributes:
-        collides: some non-allowed pair or some link-object pair is in contact.
-        self_collision: two links not allowed to touch are in contact.
-        scene_collision: a link touches a scene object.
-        contacts: every pair in contact (a link pair once, at its smallest distance).
-        closest_self: the closest non-allowed link pair (None: no pair is checked).
-        closest_scene: the closest link-object pair (None: the scene is empty).
-    """
-
-    collides: bool
-    self_collision: bool
-    scene_collision: bool
-    contacts: tuple[Contact, ...]
-    closest_self: Contact | None
-    closest_scene: Contact | None
-
-    @property
-    def closest(self) -> Contact | None:
-        """The closest pair of both kinds."""
-        pairs = [c for c in (self.closest_self, self.closest_scene) if c is not None]
-        return min(pairs, key=lambda c: c.distance) if pairs else None
-
-    @property
-    def message(self) -> str:
-        """The verdict in words."""
-        if self.collides:
-            return 'collision: ' + ', '.join(f'{c.a}–{c.b} ({c.distance * 1000:.1f} mm)'
-                                             for c in self.contacts)
-        closest = self.closest
-        if closest is None:
-            return 'clear (nothing to check)'
-        return f'clear: closest {closest.a}–{closest.b} at {closest.distance * 1000:.1f} mm'
-
-
-@dataclass(frozen=True)
-class PathCheck:
-    """The collision state of a joint path checked sample by sample.
-
-    Attributes:
-        free: every checked sample is clear.
-        samples: how many poses were checked.
-        segment: index i of the first blocked segment (waypoints i → i + 1, or 0 for a single
-            waypoint); None when free.
-        q: the first colliding sample (None when free).
-        report: its report (None when free).
-    """
-
-    free: bool
-    samples: int
-    segment: int | None = None
-    q: np.ndarray | None = None
-    report: CollisionReport | None = None
-
+from arm_kinematics.scene.pair_bounds import (
+    midpoints_first,
+    PairBounds,
+    PairGroup,
+    UNKNOWN_DISTANCE,
+)
 
 # Poses of a path checked in one vectorised broad phase (a blocked path stops at the first
 # blocked block, so a block is the most a blocked path poses in vain).
@@ -117,84 +47,6 @@ PATH_BLOCK = 32
 MASK_BLOCK = 512
 # The rotation-free pose of a frame as a row (position, rotation row-major).
 _IDENTITY_ROW = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0])
-# A pair whose relative pose never changes (on one frame, or a base shape and an object) and
-# whose distance is not computed yet.
-_UNKNOWN = object()
-
-
-@functools.lru_cache(maxsize=256)
-def _midpoints_first(count: int) -> np.ndarray:
-    """0 .. count - 1 in bisection order: the middle, then the middles of both halves, ..."""
-    order, spans = [], collections.deque([(0, count - 1)])
-    while spans:
-        low, high = spans.popleft()
-        if low > high:
-            continue
-        middle = (low + high) // 2
-        order.append(middle)
-        spans.extend(((low, middle - 1), (middle + 1, high)))
-    result = np.array(order, dtype=np.intp)
-    result.flags.writeable = False
-    return result
-
-
-class _Pairs:
-    """Index pairs (shape a, shape b) with their queries, checked as one group.
-
-    Each pair's lower bound is ``|rows · frames − offset|`` beyond the box ``half`` (three rows
-    per pair, see ``_Bounds.of``) minus ``reach``: link pairs, the distance of the two bounding
-    spheres' centres (half 0) minus the radius sum; scene pairs, the distance from the link
-    sphere's centre to the object's box in the box's frame minus the link radius.
-    """
-
-    def __init__(self, a: Sequence[int], b: Sequence[int], queries: list[backend.PairQuery],
-                 names: list[tuple[str, str]], columns: int) -> None:
-        self.a = np.asarray(a, dtype=np.intp)
-        self.b = np.asarray(b, dtype=np.intp)
-        self.a_list, self.b_list = self.a.tolist(), self.b.tolist()   # fast scalar indexing
-        self.queries = queries
-        self.names = names
-        self.rows = np.zeros((3 * len(queries), columns))
-        self.offset = np.zeros(3 * len(queries))
-        self.half = np.zeros(3 * len(queries))
-        self.reach = np.zeros(len(queries))
-        # Pairs whose relative pose never changes: their exact distance (None for a pair that
-        # moves, _UNKNOWN until first needed), and which of them are clear: the yes/no checks
-        # skip those (their answer cannot change).
-        self.fixed: list = [None] * len(queries)
-        self.fixed_clear = np.zeros(len(queries), dtype=bool)
-
-    def __len__(self) -> int:
-        return len(self.queries)
-
-
-class _Bounds:
-    """The link and scene pairs' bound terms stacked: one product per pose (or block of poses)
-    gives every bound, link pairs first."""
-
-    def __init__(self, groups: Sequence[_Pairs]) -> None:
-        self.matrix = np.ascontiguousarray(np.concatenate([g.rows for g in groups]).T)
-        self.offset = np.concatenate([g.offset for g in groups])
-        self.half = np.concatenate([g.half for g in groups])
-        self.reach = np.concatenate([g.reach for g in groups])
-        self.keep = ~np.concatenate([g.fixed_clear for g in groups])
-        self.count = len(self.reach)
-
-    def of(self, frames: np.ndarray) -> np.ndarray:
-        """Lower bounds (..., pairs) of the pairs' distances, m, from joint frames
-        (..., joints, 12)."""
-        values = frames.reshape(*frames.shape[:-2], -1) @ self.matrix
-        values -= self.offset
-        np.abs(values, out=values)
-        values -= self.half
-        np.maximum(values, 0.0, out=values)
-        values *= values
-        squares = np.add.reduce(values.reshape(*values.shape[:-1], self.count, 3), axis=-1)
-        np.sqrt(squares, out=squares)
-        squares -= self.reach
-        return squares
-
-
 class CollisionChecker:
     """Self-collision and scene contact of ``model``'s links, from the URDF's collision shapes.
 
@@ -246,11 +98,11 @@ class CollisionChecker:
         self._centre = np.array([shape.centre for shape in self._shapes]).reshape(-1, 3)
         self._radius = np.array([shape.radius for shape in self._shapes])
         self._centre_rows = self._sphere_centre_rows()
-        self._poser = backend.ShapePoser(self._frame, self._offset, model.dof)
+        self._poser = backend.ShapePoser(self._frame, self._offset, model.frame_count)
         self.home = model.clamp(np.zeros(model.dof)) if home is None else \
             np.asarray(home, dtype=float)
         self._all_pairs = self._self_pairs(set())
-        self._all_bounds = _Bounds([self._all_pairs])
+        self._all_bounds = PairBounds([self._all_pairs])
         if self.config.allowed_pairs is not None:
             self.allowed = [list(entry) for entry in self.config.allowed_pairs]
             links = {body.name for body in self.bodies.bodies}
@@ -265,8 +117,8 @@ class CollisionChecker:
                                                  seed=seed)
         self._self = self._self_pairs({frozenset(entry[:2]) for entry in self.allowed})
         self._scene_key = None
-        self._scene_pairs = _Pairs([], [], [], [], 12 * model.dof)
-        self._bounds = _Bounds([self._self, self._scene_pairs])
+        self._scene_pairs = PairGroup([], [], [], [], 12 * model.frame_count)
+        self._bounds = PairBounds([self._self, self._scene_pairs])
         self._object_transforms: list = []
         self._query_cache: dict[tuple[int, object], backend.PairQuery] = {}
         self._motion_radius = self._joint_reach()
@@ -287,8 +139,8 @@ class CollisionChecker:
         """(G, 3, 12 n) and (G, 3): each shape's bounding-sphere centre in the base frame is
         ``rows[g] @ frames.ravel() + constant[g]`` (frames: the joint frames' rows, position
         then rotation row-major; a base shape's centre is the constant alone)."""
-        dof = self.model.dof
-        rows = np.zeros((len(self._shapes), 3, 12 * dof))
+        frames = self.model.frame_count
+        rows = np.zeros((len(self._shapes), 3, 12 * frames))
         constant = np.zeros((len(self._shapes), 3))
         local = (self._offset[:, :3, :3] @ self._centre[:, :, None])[:, :, 0] + \
             self._offset[:, :3, 3]     # the centre in its frame
@@ -302,7 +154,7 @@ class CollisionChecker:
                 rows[shape, k, first + 3 + 3 * k:first + 6 + 3 * k] = point
         return rows, constant
 
-    def _self_pairs(self, allowed: set[frozenset[str]]) -> _Pairs:
+    def _self_pairs(self, allowed: set[frozenset[str]]) -> PairGroup:
         a, b, queries, names = [], [], [], []
         for i in range(len(self._shapes)):
             for j in range(i + 1, len(self._shapes)):
@@ -314,9 +166,9 @@ class CollisionChecker:
                 queries.append(backend.PairQuery(self._shapes[i].geometry,
                                                  self._shapes[j].geometry))
                 names.append((link_a, link_b))
-        pairs = _Pairs(a, b, queries, names, 12 * self.model.dof)
+        pairs = PairGroup(a, b, queries, names, 12 * self.model.frame_count)
         rows, constant = self._centre_rows
-        pairs.rows = (rows[pairs.a] - rows[pairs.b]).reshape(-1, 12 * self.model.dof)
+        pairs.rows = (rows[pairs.a] - rows[pairs.b]).reshape(-1, 12 * self.model.frame_count)
         pairs.offset = (constant[pairs.b] - constant[pairs.a]).ravel()
         pairs.reach = self._radius[pairs.a] + self._radius[pairs.b]
         # Two shapes on one frame keep their distance: found once, in that frame.
@@ -328,7 +180,7 @@ class CollisionChecker:
                 pairs.fixed_clear[index] = distance > self.padding
         return pairs
 
-    def _scene_group(self) -> tuple[_Pairs, list]:
+    def _scene_group(self) -> tuple[PairGroup, list]:
         """Link × object pairs, rebuilt when the scene changed (queries kept per shape)."""
         objects = self.scene.checked_objects
         # The scene object itself, not its id(): a replaced scene may be freed and its id
@@ -353,7 +205,7 @@ class CollisionChecker:
                     names.append((self._shape_link[shape], item.id))
             live = {item.shape for item in objects}
             self._query_cache = {k: v for k, v in self._query_cache.items() if k[1] in live}
-            pairs = _Pairs(a, b, queries, names, 12 * self.model.dof)
+            pairs = PairGroup(a, b, queries, names, 12 * self.model.frame_count)
             self._object_transforms = [backend.transform(item.pose) for item in objects]
             if objects:
                 # Objects are static: a shape's bounding sphere against the object's box
@@ -364,7 +216,7 @@ class CollisionChecker:
                 box_centre = np.array([item.pose[:3, :3] @ item.shape.centre +
                                        item.pose[:3, 3] for item in objects])[pairs.b]
                 rows, constant = self._centre_rows
-                pairs.rows = (rotation @ rows[pairs.a]).reshape(-1, 12 * self.model.dof)
+                pairs.rows = (rotation @ rows[pairs.a]).reshape(-1, 12 * self.model.frame_count)
                 pairs.offset = np.einsum('pij,pj->pi', rotation,
                                          box_centre - constant[pairs.a]).ravel()
                 pairs.half = np.array([objects[i].shape.half_extents
@@ -374,54 +226,64 @@ class CollisionChecker:
                 # clear once per scene (the yes/no checks skip it), its distance computed
                 # when a closest-pair check first needs it.
                 for index in np.flatnonzero(self._frame[pairs.a] == 0).tolist():
-                    pairs.fixed[index] = _UNKNOWN
+                    pairs.fixed[index] = UNKNOWN_DISTANCE
                     pairs.fixed_clear[index] = not self._touch_posed(
                         queries[index], self._poser.base_shape(pairs.a_list[index]),
                         self._object_transforms[pairs.b_list[index]])
             self._scene_pairs = pairs
-            self._bounds = _Bounds([self._self, pairs])
+            self._bounds = PairBounds([self._self, pairs])
             self._scene_key = key
         return self._scene_pairs, objects
 
     def _joint_reach(self) -> np.ndarray:
         """Per joint, an upper bound of how far any point of the shapes it moves travels per
         unit of its motion, m/rad (revolute: the constant joint-to-joint distances plus the
-        shape's extent) or m/m (prismatic: 1, every point slides with it)."""
-        steps = np.array([np.linalg.norm(joint.offset[:3, 3]) for joint in self.model.joints])
+        shape's extent) or m/m (prismatic: 1, every point slides with it). A mimic joint's
+        frame moves with its leader: its share, times the multiplier, goes to the leader."""
+        motions = self.model.motions
+        steps = np.array([np.linalg.norm(motion.joint.offset[:3, 3]) for motion in motions])
         extent = np.linalg.norm(self._offset[:, :3, :3] @ self._centre[:, :, None]
                                 + self._offset[:, :3, 3:], axis=(1, 2)) + self._radius
-        reach = np.zeros(self.model.dof)
-        for joint in range(self.model.dof):
+        reach = np.zeros(len(motions))
+        for joint in range(len(motions)):
             for frame, size in zip(self._frame, extent):
                 # Shapes on extended frame e are moved by joints 0 .. e - 1.
                 if frame > joint:
-                    if self.model.joints[joint].prismatic:
+                    if motions[joint].joint.prismatic:
                         reach[joint] = 1.0
                         break
                     # Prismatic joints between lengthen the lever by their travel.
-                    travel = sum(max(abs(self.model.lower[k]), abs(self.model.upper[k]))
+                    travel = sum(max(abs(bound) for bound in self._travel(motions[k]))
                                  for k in range(joint + 1, frame)
-                                 if self.model.joints[k].prismatic)
+                                 if motions[k].joint.prismatic)
                     reach[joint] = max(reach[joint],
                                        steps[joint + 1:frame].sum() + travel + size)
-        return reach
+        per_variable = np.zeros(self.model.dof)
+        for motion, value in zip(motions, reach):
+            per_variable[motion.source] += abs(motion.multiplier) * value
+        return per_variable
+
+    def _travel(self, motion) -> tuple[float, float]:
+        """The two ends of a moving joint's range (a mimic joint's from its leader's)."""
+        ends = (self.model.lower[motion.source], self.model.upper[motion.source])
+        return tuple(motion.multiplier * end + motion.offset for end in ends)
 
     # ------------------------------------------------------------------ posing
     def _joint_frames(self, q: np.ndarray) -> np.ndarray:
         """(n, 12): every joint frame of ``model.frames`` at ``q`` as a row (position, then
         rotation row-major), from the model's plain-float kernel."""
-        dof = self.model.dof
-        values = np.asarray(q, dtype=float).reshape(dof).tolist()
-        return np.array(self.model.kernel.joint_poses(values)).reshape(dof, 12)
+        values = np.asarray(q, dtype=float).reshape(self.model.dof).tolist()
+        return np.array(self.model.kernel.joint_poses(values)).reshape(
+            self.model.frame_count, 12)
 
     def _joint_frames_batch(self, qs: np.ndarray) -> np.ndarray:
         """(M, n, 12): ``_joint_frames`` of each of ``qs`` (M, n), the same floats."""
         poses = self.model.kernel.joint_poses
-        dof = self.model.dof
-        qs = np.asarray(qs, dtype=float).reshape(-1, dof)
+        frames = self.model.frame_count
+        qs = np.asarray(qs, dtype=float).reshape(-1, self.model.dof)
         # One flat iterator: building from a list of tuples takes half as long again.
         values = itertools.chain.from_iterable(map(poses, qs.tolist()))
-        return np.fromiter(values, float, 12 * dof * len(qs)).reshape(len(qs), dof, 12)
+        return np.fromiter(values, float, 12 * frames * len(qs)).reshape(len(qs), frames, 12)
 
     def _extended_frames(self, q: np.ndarray) -> np.ndarray:
         """(n + 1, 4, 4): the base (identity) and every joint frame of ``model.frames``."""
@@ -463,7 +325,7 @@ class CollisionChecker:
                                bool(scene_contacts), tuple(self_contacts + scene_contacts),
                                closest_self, closest_scene)
 
-    def _branch(self, pairs: _Pairs, bound: np.ndarray, transforms: list,
+    def _branch(self, pairs: PairGroup, bound: np.ndarray, transforms: list,
                 objects: list | None, kind: str) -> tuple[list[Contact], Contact | None]:
         """Exact closest pair and every contact of a group by branch and bound; ``objects``:
         the scene objects' transforms (None: pair members are both robot shapes)."""
@@ -481,7 +343,7 @@ class CollisionChecker:
             if lower > best and lower > padding:
                 break
             distance = fixed[index]
-            if distance is None or distance is _UNKNOWN:
+            if distance is None or distance is UNKNOWN_DISTANCE:
                 a = a_list[index]
                 pose_a = transforms[a]
                 if pose_a is None:
@@ -578,7 +440,7 @@ class CollisionChecker:
         OMPL's own motion validator). PATH_BLOCK poses of that order at a time share one
         vectorised broad phase (a blocked motion poses no more than that in vain)."""
         qs = np.asarray(qs, dtype=float).reshape(-1, self.model.dof)
-        order = _midpoints_first(len(qs))
+        order = midpoints_first(len(qs))
         for first in range(0, len(qs), PATH_BLOCK):
             if self._first_blocked(qs[order[first:first + PATH_BLOCK]]) is not None:
                 return False
@@ -626,11 +488,11 @@ class CollisionChecker:
         are shared (read only); the library's per-pair query objects and the pose's
         transforms are its own. Costs no mesh loading and no allowed-pairs sampling."""
         other = copy.copy(self)
-        other._poser = backend.ShapePoser(self._frame, self._offset, self.model.dof)
+        other._poser = backend.ShapePoser(self._frame, self._offset, self.model.frame_count)
         other._self = self._self_pairs({frozenset(entry[:2]) for entry in self.allowed})
         other._scene_key = None
-        other._scene_pairs = _Pairs([], [], [], [], 12 * self.model.dof)
-        other._bounds = _Bounds([other._self, other._scene_pairs])
+        other._scene_pairs = PairGroup([], [], [], [], 12 * self.model.frame_count)
+        other._bounds = PairBounds([other._self, other._scene_pairs])
         other._object_transforms = []
         other._query_cache = {}
         return other

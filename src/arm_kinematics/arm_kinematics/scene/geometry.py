@@ -56,24 +56,18 @@ class Capsule:
 
 
 @dataclass(frozen=True, slots=True)
-class PoseCheck:
-    """Safety of one pose, per link and overall.
+class LinkChecks:
+    """The per-link results every safety check has, of one pose (L,) or of N poses (N, L).
 
-    Attributes:
+    Attributes (L links):
         link_names: the checked links, base to tip.
-        floor_clearance: (L,) height of each capsule's lowest point above the floor, m
+        floor_clearance: height of each capsule's lowest point above the floor, m
             (negative: that far below; +inf when the floor check is disabled).
-        obstacle_distance: (L,) distance from the ball centre to each link's axis, m
+        obstacle_distance: distance from the ball centre to each link's axis, m
             (+inf when the obstacle check is disabled).
-        closest_points: (L, 3) point of each link's axis nearest the ball centre, m.
-        floor_violation: (L,) capsule below the floor.
-        obstacle_contact: (L,) rod touching the ball.
-        verdict: overall Verdict.
-        min_floor_clearance: smallest floor clearance, m.
-        min_obstacle_distance: smallest obstacle distance, m.
-        contact_distance: ball radius + rod radius in use, m.
-        tip: tip position, m.
-        message: the verdict in words.
+        closest_points: (..., L, 3) point of each link's axis nearest the ball centre, m.
+        floor_violation: capsule below the floor.
+        obstacle_contact: rod touching the ball.
     """
 
     link_names: tuple[str, ...]
@@ -82,6 +76,21 @@ class PoseCheck:
     closest_points: np.ndarray
     floor_violation: np.ndarray
     obstacle_contact: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class PoseCheck(LinkChecks):
+    """Safety of one pose, per link ((L,) arrays, see LinkChecks) and overall.
+
+    Attributes:
+        verdict: overall Verdict.
+        min_floor_clearance: smallest floor clearance, m.
+        min_obstacle_distance: smallest obstacle distance, m.
+        contact_distance: ball radius + rod radius in use, m.
+        tip: tip position, m.
+        message: the verdict in words.
+    """
+
     verdict: Verdict
     min_floor_clearance: float
     min_obstacle_distance: float
@@ -95,21 +104,13 @@ class PoseCheck:
 
 
 @dataclass(frozen=True, slots=True)
-class PoseChecks:
+class PoseChecks(LinkChecks):
     """Safety of N poses (a sampled path) as arrays; ``pose(i)`` gives one PoseCheck.
 
-    Attributes (N poses, L links):
-        floor_clearance: (N, L) m.  obstacle_distance: (N, L) m.
-        closest_points: (N, L, 3) m.  floor_violation, obstacle_contact: (N, L) bool.
+    Attributes (N poses, L links): the per-link results as (N, L) arrays (see LinkChecks),
         verdict: (N,) int Verdict values.  tips: (N, 3) m.
     """
 
-    link_names: tuple[str, ...]
-    floor_clearance: np.ndarray
-    obstacle_distance: np.ndarray
-    closest_points: np.ndarray
-    floor_violation: np.ndarray
-    obstacle_contact: np.ndarray
     verdict: np.ndarray
     tips: np.ndarray
     contact_distance: float
@@ -253,6 +254,14 @@ class SafetyGeometry:
         # capsule radius is added so surface points are covered too.
         surface = max(float(self.radii.max()), obstacle.rod_radius)
         self.joint_reach = np.cumsum(steps[::-1])[::-1] + surface
+        if model.followers:
+            # Between joints a mimic joint changes the hop lengths, and a joint's motion turns
+            # its followers too (times their multiplier): bound with every motion it drives.
+            bounds = model.segment_bounds()
+            reach = np.zeros(model.dof)
+            for index, motion in enumerate(model.motions):
+                reach[motion.source] += abs(motion.multiplier) * sum(bounds[index + 1:])
+            self.joint_reach = reach + surface
 
     @property
     def floor_enabled(self) -> bool:

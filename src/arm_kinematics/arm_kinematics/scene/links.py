@@ -14,20 +14,26 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 import logging
-import math
 from pathlib import Path
 from xml.etree import ElementTree
 
 import numpy as np
 
 from arm_kinematics.common.transforms import make_transform
-from arm_kinematics.model.arm_model import ArmModel, DescriptionError
+from arm_kinematics.common.urdf_tree import (
+    JointSpec,
+    MOVING_TYPES,
+    parse_robot_xml,
+    read_tree,
+    RobotTree,
+)
+from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.model.chain import motion_matrix, rest_position
 from arm_kinematics.scene.shapes import (
     box_shape,
     capsule_shape,
     cylinder_shape,
     link_shapes,
-    parse_origin,
     Shape,
     ShapeError,
     sphere_shape,
@@ -86,25 +92,14 @@ class RobotBodies:
         return pairs
 
 
-def _joint_motion(joint: ElementTree.Element) -> np.ndarray:
-    """Pose of a joint outside the chain at zero clamped into its limits."""
-    kind = joint.get('type', 'fixed')
-    if kind in ('fixed', 'floating', 'planar'):
+def _joint_motion(tree: RobotTree, joint: JointSpec) -> np.ndarray:
+    """Pose of a joint no one commands: where it rests (0 clamped into its limits), a mimic
+    joint where its leader's rest puts it."""
+    if joint.kind not in MOVING_TYPES:
         return np.eye(4)
-    limit = joint.find('limit')
-    lower = float(limit.get('lower', 0.0)) if limit is not None else 0.0
-    upper = float(limit.get('upper', 0.0)) if limit is not None else 0.0
-    value = min(max(0.0, lower), upper) if kind != 'continuous' else 0.0
-    axis_element = joint.find('axis')
-    axis = np.array([float(v) for v in (axis_element.get('xyz') if axis_element is not None
-                                        else '1 0 0').split()])
-    axis = axis / np.linalg.norm(axis)
-    if kind == 'prismatic':
-        return make_transform(np.eye(3), axis * value)
-    skew = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]],
-                     [-axis[1], axis[0], 0.0]])
-    rotation = np.eye(3) + math.sin(value) * skew + (1.0 - math.cos(value)) * skew @ skew
-    return make_transform(rotation, np.zeros(3))
+    leader, multiplier, offset = tree.leader_of(joint.name)
+    value = multiplier * rest_position(tree.joints[leader]) + offset
+    return motion_matrix(joint, value)
 
 
 def fallback_shape(spec: Mapping, where: str) -> Shape:
@@ -156,62 +151,48 @@ class LinkTree:
 
     def link_poses(self, model: ArmModel, q: np.ndarray) -> dict[str, np.ndarray]:
         """{link: 4×4 pose in the base frame} of every attached link at ``q`` (rad)."""
-        frames = model.frames(q)
-        extended = [np.eye(4), *frames[:model.dof]]
+        frames = model.motion_frames(q)
+        extended = [np.eye(4), *frames[:model.frame_count]]
         return {link: extended[index] @ offset for link, (index, offset) in self.attach.items()}
 
 
 def link_tree(model: ArmModel, urdf: str) -> LinkTree:
-    """Walk the URDF: each link's frame and offset (fixed joints folded in, joints outside
-    the chain at their zero clamped into the limits).
+    """Walk the URDF: each link's frame and offset (fixed and locked joints folded in, joints
+    outside the chain where they rest: 0 clamped into the limits, a mimic joint where its
+    leader puts it).
 
     Raises:
-        DescriptionError: the URDF does not parse or does not hold the model's chain.
+        DescriptionError: the URDF does not read or does not hold the model's chain.
     """
-    try:
-        root = ElementTree.fromstring(urdf)
-    except ElementTree.ParseError as error:
-        raise DescriptionError(f'robot_description is not valid XML: {error}') from None
+    tree = read_tree(urdf)
+    root = parse_robot_xml(urdf)
     link_elements = {link.get('name'): link for link in root.findall('link')}
-    joints = [joint for joint in root.findall('joint')
-              if joint.find('parent') is not None and joint.find('child') is not None]
-    parent = {j.find('child').get('link'): j.find('parent').get('link') for j in joints}
-    by_child = {j.find('child').get('link'): j for j in joints}
-    children: dict[str, list[ElementTree.Element]] = {}
-    for joint in joints:
-        children.setdefault(joint.find('parent').get('link'), []).append(joint)
-    chain = []
-    link = model.tip_link
-    while link != model.base_link:
-        if link not in by_child:
-            raise DescriptionError(f'no joint chain from "{model.base_link}" to '
-                                   f'"{model.tip_link}"')
-        chain.append(by_child[link])
-        link = parent[link]
-    chain.reverse()
-    # (frame index, offset) of every chain link: a movable joint starts a new frame.
+    parent = {joint.child: joint.parent for joint in tree.joints.values()}
+    children = tree.children()
+    chain = tree.chain(model.base_link, model.tip_link)
+    moving = {*model.joint_names, *model.followers}
+    # (frame index, offset) of every chain link: a moving joint (a variable or a mimic
+    # joint) starts a new frame of ``model.motion_frames``.
     attach: dict[str, tuple[int, np.ndarray]] = {model.base_link: (0, np.eye(4))}
     frame, offset = 0, np.eye(4)
     chain_joints = set()
     for joint in chain:
-        chain_joints.add(joint.get('name'))
-        if joint.get('type') == 'fixed':
-            offset = offset @ parse_origin(joint.find('origin'))
-        else:
+        chain_joints.add(joint.name)
+        if joint.name in moving:
             frame, offset = frame + 1, np.eye(4)
-        attach[joint.find('child').get('link')] = (frame, offset)
+        else:
+            offset = offset @ joint.origin @ _joint_motion(tree, joint)
+        attach[joint.child] = (frame, offset)
     # Links hanging off the chain through joints that are not part of it.
     stack = list(attach)
     while stack:
         link = stack.pop()
         for joint in children.get(link, ()):
-            child = joint.find('child').get('link')
-            if joint.get('name') in chain_joints or child in attach:
+            if joint.name in chain_joints or joint.child in attach:
                 continue
             index, pose = attach[link]
-            attach[child] = (index, pose @ parse_origin(joint.find('origin')) @
-                             _joint_motion(joint))
-            stack.append(child)
+            attach[joint.child] = (index, pose @ joint.origin @ _joint_motion(tree, joint))
+            stack.append(joint.child)
     return LinkTree(attach, parent, link_elements)
 
 
@@ -257,5 +238,5 @@ def robot_bodies(model: ArmModel, urdf: str, search_paths: Sequence[str | Path] 
 def _next_joint(model: ArmModel, index: int, pose: np.ndarray) -> np.ndarray:
     """The next movable joint's origin (or the tip) in the frame of a link at ``pose`` of
     extended frame ``index``."""
-    step = model.joints[index].offset if index < model.dof else model.tip_offset
+    step = model.motions[index].joint.offset if index < model.frame_count else model.tip_offset
     return (np.linalg.inv(pose) @ step[:, 3])[:3]

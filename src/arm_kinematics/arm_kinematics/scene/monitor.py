@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from arm_kinematics.common.staleness import StreamWatch
-from arm_kinematics.scene.checker import CollisionChecker, CollisionReport
+from arm_kinematics.scene.checker import CollisionChecker
+from arm_kinematics.scene.collision_report import CollisionReport
 from arm_kinematics.scene.geometry import PoseCheck, SafetyGeometry, Verdict
 from arm_kinematics.scene.objects import Scene
 

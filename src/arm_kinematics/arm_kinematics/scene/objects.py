@@ -20,7 +20,7 @@ Object mapping (YAML or service):
     rule: obstacle                 # set by the safety monitor only (see below)
 
 A *rule object* (``rule: floor`` a box, ``rule: obstacle`` a sphere) is an arm's floor or
-ball from its safety section (``kinematics.safety.scene_rules``): it is in the scene so every
+ball from its safety section (``scene.scene_rules``): it is in the scene so every
 node sees, draws and moves it like any object, but it is judged by the arm's own safety rules
 (capsules against the floor plane and the ball), never by the collision shapes, so those
 rules stay exactly as they were. ``checked_objects`` leaves rule objects out.
@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from arm_kinematics.common.checks import is_numeric
 from arm_kinematics.common.transforms import make_transform, quaternion_to_matrix, rpy_to_matrix
 from arm_kinematics.description.meshes import resolve_mesh
 from arm_kinematics.scene.shapes import (
@@ -106,7 +107,7 @@ def parse_pose(pose: object, what: str = 'pose') -> np.ndarray:
         return np.eye(4)
     if isinstance(pose, np.ndarray) or (isinstance(pose, Sequence) and
                                         not isinstance(pose, (str, bytes))):
-        matrix = np.asarray(pose, dtype=float) if _numeric(pose) else None
+        matrix = np.asarray(pose, dtype=float) if is_numeric(pose) else None
         if matrix is None or matrix.shape != (4, 4) or not np.all(np.isfinite(matrix)):
             raise SceneError(f'{what} must be a finite 4×4 matrix or {{xyz, rpy}}')
         rotation = matrix[:3, :3]
@@ -133,14 +134,6 @@ def parse_pose(pose: object, what: str = 'pose') -> np.ndarray:
         rotation = rpy_to_matrix(*_finite_vector(pose.get('rpy', (0.0, 0.0, 0.0)), 3,
                                                  f'{what}.rpy'))
     return make_transform(rotation, xyz)
-
-
-def _numeric(value: object) -> bool:
-    try:
-        np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 class Scene:

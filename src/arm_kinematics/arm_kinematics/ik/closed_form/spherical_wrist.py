@@ -21,168 +21,53 @@ from time import perf_counter
 
 import numpy as np
 
-from arm_kinematics.common.transforms import quaternion_to_matrix
-from arm_kinematics.ik.closed_form.analytic import (
-    arm_triangle,
+from arm_kinematics.ik.closed_form.common import (
+    checked_request,
     GEOMETRY_TOLERANCE,
-    JointRanges,
+    goal_orientation,
+    nearest,
     PI,
-    PositionGate,
+    prepared_limits,
+    tool_down_rotation,
     TWO_PI,
     wrap_into,
+    wrap_one,
+)
+from arm_kinematics.ik.closed_form.common import (
+    parse_orientation as parse_orientation,  # its old home: code imports it from here
+)
+from arm_kinematics.ik.closed_form.geometry import (
+    mat_mul,
+    mat_vec,
+    Matrix,
+    meeting_point,
+    rotation_angle,
+    unit,
+    Vector,
+)
+from arm_kinematics.ik.closed_form.geometry import (
+    rotation as rodrigues,
+)
+from arm_kinematics.ik.closed_form.yaw_two_pitch import (
+    arm_triangle,
     yaw_pitch_geometry,
     YawPitchGeometry,
 )
-from arm_kinematics.ik.result import (
-    check_vector,
-    ErrorCode,
-    fast_vector,
-    GoalType,
-    IKResult,
-    Solution,
-)
+from arm_kinematics.ik.result import ErrorCode, GoalType, IKResult, Solution
 from arm_kinematics.ik.solvers.base import ClosedFormBase, NEAREST, SolveOptions, Workspace
 from arm_kinematics.model.arm_model import ArmModel
 
+FAMILY_NAME = 'spherical_wrist'
 ARM_LABELS = ('front_up', 'front_down', 'back_up', 'back_down')
 BRANCHES = tuple(f'{arm}_{wrist}' for arm in ARM_LABELS for wrist in ('noflip', 'flip'))
 # |sin| of the wrist bend below which q4 and q6 turn about one line (wrist singularity):
 # q4 is then kept from the seed and q6 takes the whole turn.
 WRIST_SINGULAR = 1e-9
-# Largest |RᵀR − I| entry accepted for a rotation-matrix goal (as the dls solver).
-ROTATION_TOLERANCE = 1e-6
 _DEFAULT_OPTIONS = SolveOptions()
 
-Matrix = tuple[float, float, float, float, float, float, float, float, float]
-Vector = tuple[float, float, float]
 # A solution generator: within_limits → (labelled solutions, code, reason).
 Attempt = Callable[[bool], tuple[list[tuple[str, tuple]], ErrorCode, str]]
 
-
-def _mat_mul(a: Sequence[float], b: Sequence[float]) -> Matrix:
-    """Product of two row-major 3×3 matrices given as 9 floats."""
-    a0, a1, a2, a3, a4, a5, a6, a7, a8 = a
-    b0, b1, b2, b3, b4, b5, b6, b7, b8 = b
-    return (a0 * b0 + a1 * b3 + a2 * b6, a0 * b1 + a1 * b4 + a2 * b7, a0 * b2 + a1 * b5 + a2 * b8,
-            a3 * b0 + a4 * b3 + a5 * b6, a3 * b1 + a4 * b4 + a5 * b7, a3 * b2 + a4 * b5 + a5 * b8,
-            a6 * b0 + a7 * b3 + a8 * b6, a6 * b1 + a7 * b4 + a8 * b7, a6 * b2 + a7 * b5 + a8 * b8)
-
-
-def _mat_vec(m: Sequence[float], v: Sequence[float]) -> Vector:
-    return (m[0] * v[0] + m[1] * v[1] + m[2] * v[2], m[3] * v[0] + m[4] * v[1] + m[5] * v[2],
-            m[6] * v[0] + m[7] * v[1] + m[8] * v[2])
-
-
-def _rotation(axis: Sequence[float], angle: float) -> Matrix:
-    """Rodrigues rotation about a unit axis, row-major 9 floats."""
-    x, y, z = axis
-    c, s = math.cos(angle), math.sin(angle)
-    v = 1.0 - c
-    return (c + x * x * v, x * y * v - z * s, x * z * v + y * s,
-            x * y * v + z * s, c + y * y * v, y * z * v - x * s,
-            x * z * v - y * s, y * z * v + x * s, c + z * z * v)
-
-
-def _wrap(angle: float, joint: tuple[float, float, float, float, float]) -> float | None:
-    """JointRanges.wrap for one joint given its (shift, base, top, lower, upper)."""
-    shift, base, top, lower, upper = joint
-    angle = (angle + shift) % TWO_PI + base
-    if angle > top:
-        return None
-    return lower if angle < lower else upper if angle > upper else angle
-
-
-def rotation_angle(a: Sequence[float], b: Sequence[float]) -> float:
-    """Angle (rad) of the rotation between two rotation matrices; accurate near 0 and π."""
-    a0, a1, a2, a3, a4, a5, a6, a7, a8 = a
-    b0, b1, b2, b3, b4, b5, b6, b7, b8 = b
-    # Δ = aᵀ·b: its trace gives cos, its skew part 2·sin·axis; atan2 keeps small angles.
-    trace = a0 * b0 + a1 * b1 + a2 * b2 + a3 * b3 + a4 * b4 + a5 * b5 + a6 * b6 + a7 * b7 + \
-        a8 * b8
-    x = (a2 * b1 + a5 * b4 + a8 * b7) - (a1 * b2 + a4 * b5 + a7 * b8)     # Δ21 − Δ12
-    y = (a0 * b2 + a3 * b5 + a6 * b8) - (a2 * b0 + a5 * b3 + a8 * b6)     # Δ02 − Δ20
-    z = (a1 * b0 + a4 * b3 + a7 * b6) - (a0 * b1 + a3 * b4 + a6 * b7)     # Δ10 − Δ01
-    return math.atan2(0.5 * math.sqrt(x * x + y * y + z * z), 0.5 * (trace - 1.0))
-
-
-def _orthonormal_or_none(m: list[float]) -> Matrix | None:
-    """``m`` as a tuple when it is a rotation to rounding (|RRᵀ − I| ≤ 1e-12), else None."""
-    m0, m1, m2, m3, m4, m5, m6, m7, m8 = m
-    deviation = max(abs(m0 * m0 + m1 * m1 + m2 * m2 - 1.0), abs(m3 * m3 + m4 * m4 + m5 * m5 - 1.0),
-                    abs(m6 * m6 + m7 * m7 + m8 * m8 - 1.0), abs(m0 * m3 + m1 * m4 + m2 * m5),
-                    abs(m0 * m6 + m1 * m7 + m2 * m8), abs(m3 * m6 + m4 * m7 + m5 * m8))
-    determinant = m0 * (m4 * m8 - m5 * m7) - m1 * (m3 * m8 - m5 * m6) + m2 * (m3 * m7 - m4 * m6)
-    # NaN fails both comparisons, so non-finite input also returns None.
-    if deviation <= 1e-12 and determinant > 0.0:
-        return tuple(m)
-    return None
-
-
-def parse_orientation(orientation: object) -> tuple[Matrix | None, str]:
-    """Row-major rotation matrix of a goal orientation, or (None, reason); never raises.
-
-    Accepts a quaternion (x, y, z, w) as in geometry_msgs (normalised here) or a 3×3
-    rotation matrix (orthonormal to ROTATION_TOLERANCE), the same inputs as the dls solver.
-    """
-    quaternion = fast_vector(orientation, 4)
-    if quaternion is not None:
-        x, y, z, w = quaternion
-        norm = math.sqrt(x * x + y * y + z * z + w * w)
-        if 1e-6 < norm < 1e150:
-            x, y, z, w = x / norm, y / norm, z / norm, w / norm
-            return ((1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w),
-                     2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w),
-                     2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)),
-                    '')
-    if type(orientation) is np.ndarray and orientation.shape == (3, 3) and \
-            orientation.dtype.kind == 'f':
-        matrix = _orthonormal_or_none(orientation.ravel().tolist())
-        if matrix is not None:
-            return matrix, ''
-    try:
-        array = np.asarray(orientation, dtype=float)
-    except (TypeError, ValueError):
-        return None, 'target orientation is not numeric'
-    if array.shape == (4,):
-        vector, reason = check_vector(array, 4, 'target orientation quaternion')
-        if vector is None:
-            return None, reason
-        norm = float(np.linalg.norm(vector / max(np.abs(vector).max(), 1e-300))) * \
-            float(np.abs(vector).max())
-        if not 1e-6 < norm < 1e150:
-            return None, f'target orientation quaternion has norm {norm:.3g} (must be > 0)'
-        return tuple(quaternion_to_matrix(*(vector / norm)).reshape(-1).tolist()), ''
-    if array.shape in ((3, 3), (9,)):
-        vector, reason = check_vector(array, 9, 'target orientation matrix')
-        if vector is None:
-            return None, reason
-        matrix = vector.reshape(3, 3)
-        if np.abs(matrix @ matrix.T - np.eye(3)).max() > ROTATION_TOLERANCE or \
-                np.linalg.det(matrix) < 0.0:
-            return None, 'target orientation matrix is not a rotation'
-        # Project onto SO(3) so the decomposition is exact for the nearest rotation.
-        u, _, vt = np.linalg.svd(matrix)
-        return tuple((u @ vt).reshape(-1).tolist()), ''
-    return None, (f'target orientation has {array.size} values; expected a quaternion '
-                  '(x, y, z, w) or a 3x3 rotation matrix')
-
-
-def _unit(v: np.ndarray) -> np.ndarray:
-    return v / np.linalg.norm(v)
-
-
-def _wrist_centre(origins: np.ndarray, axes: np.ndarray) -> tuple[np.ndarray, float]:
-    """Least-squares point nearest the three wrist axes and its largest distance to them."""
-    normal = np.zeros((3, 3))
-    rhs = np.zeros(3)
-    for origin, axis in zip(origins, axes, strict=True):
-        projector = np.eye(3) - np.outer(axis, axis)
-        normal += projector
-        rhs += projector @ origin
-    point = np.linalg.lstsq(normal, rhs, rcond=None)[0]
-    gap = max(float(np.linalg.norm((np.eye(3) - np.outer(a, a)) @ (point - o)))
-              for o, a in zip(origins, axes, strict=True))
-    return point, gap
 
 
 class SphericalWristSolver(ClosedFormBase):
@@ -212,22 +97,14 @@ class SphericalWristSolver(ClosedFormBase):
 
     def __init__(self, model: ArmModel, workspace: Workspace,
                  home: Sequence[float] | None = None) -> None:
-        """Prepare the constants of ``model``.
-
-        Args:
-            model: the arm; an inapplicable one makes every solve SOLVER_NOT_APPLICABLE.
-            workspace: the tip reach pre-check (``workspace_from_model``).
-            home: default seed (rad); the zero pose clamped into the limits when None.
-        """
+        """The wrist decomposition of ``model`` (an arm it does not apply to makes every
+        solve SOLVER_NOT_APPLICABLE), the tip reach pre-check ``workspace`` and the default
+        seed ``home`` (rad; the zero pose clamped into the limits when None)."""
         super().__init__(model, workspace)
         self._not_applicable = self.applicability(model)
-        self.ranges = JointRanges(model.lower, model.upper)
-        self.gate = PositionGate(workspace)
+        self.ranges, self.gate, self.home = prepared_limits(model, workspace, home)
         self._joint_constants = tuple(zip(self.ranges.shift, self.ranges.base, self.ranges.top,
                                           self.ranges.lower, self.ranges.upper, strict=True))
-        if home is None:
-            home = model.clamp(np.zeros(model.dof))
-        self.home = tuple(float(v) for v in home)
         if not self._not_applicable:
             self._prepare_constants(model)
 
@@ -241,7 +118,7 @@ class SphericalWristSolver(ClosedFormBase):
             return (f'the closed-form solver needs 6 joints (yaw, shoulder, elbow, '
                     f'spherical wrist); {model.name or "this arm"} has {model.dof}')
         origins, axes, _ = model.joint_origins_and_axes(np.zeros(6))
-        centre, gap = _wrist_centre(origins[3:], axes[3:])
+        centre, gap = meeting_point(origins[3:], axes[3:])
         if gap > GEOMETRY_TOLERANCE:
             return f'the last three joint axes do not meet in one point (gap {gap:.3g} m)'
         if abs(float(np.dot(axes[3], axes[4]))) > GEOMETRY_TOLERANCE or \
@@ -254,22 +131,22 @@ class SphericalWristSolver(ClosedFormBase):
         origins, axes, _ = model.joint_origins_and_axes(np.zeros(6))
         self._zero_origins, self._zero_axes = origins, axes
         zero = model.fk(np.zeros(6))
-        centre, _ = _wrist_centre(origins[3:], axes[3:])
+        centre, _ = meeting_point(origins[3:], axes[3:])
         geometry = yaw_pitch_geometry(origins, axes, centre)
         assert isinstance(geometry, YawPitchGeometry)
         self.geometry = geometry
         g = geometry
         self._elbow_offset = g.phi2 - g.phi1
         # Frame B: z = yaw axis (with its sign), y = shoulder axis, x = y × z.
-        zb, yb = _unit(axes[0]), _unit(axes[1])
+        zb, yb = unit(axes[0]), unit(axes[1])
         basis = np.column_stack([np.cross(yb, zb), yb, zb])           # world ← B
         rotation0 = zero[:3, :3]
         to_b = basis.T
         self._basis = tuple(basis.reshape(-1).tolist())
         self._basis_is_identity = bool(np.allclose(basis, np.eye(3), atol=1e-15))
         self._after_b = tuple((to_b @ rotation0).reshape(-1).tolist())   # Bᵀ·R(0)
-        a, b, c = (to_b @ _unit(axes[i]) for i in (3, 4, 5))
-        e1 = _unit(np.cross(a, b))        # any unit vector ⟂ a (b ⟂ a, so this is safe)
+        a, b, c = (to_b @ unit(axes[i]) for i in (3, 4, 5))
+        e1 = unit(np.cross(a, b))        # any unit vector ⟂ a (b ⟂ a, so this is safe)
         e2 = np.cross(a, e1)              # (e1, e2, a) right-handed
         bxc = np.cross(b, c)
         cxb = -bxc
@@ -291,7 +168,7 @@ class SphericalWristSolver(ClosedFormBase):
         self._wrist_reach = (abs(g.l1 - g.l2) - 1e-12, g.l1 + g.l2 + 1e-12)
         # For a wrist held still: the tip seen from the wrist centre at q = 0 (in B), and
         # the plane of the pitch joints (shoulder axis a1, forward f0, elbow point).
-        a1 = _unit(axes[1])
+        a1 = unit(axes[1])
         shoulder = np.array(g.shoulder)
         elbow = origins[2] - np.dot(origins[2] - shoulder, a1) * a1
         self._tip_from_centre_b = tuple((to_b @ (zero[:3, 3] - centre)).tolist())
@@ -325,17 +202,17 @@ class SphericalWristSolver(ClosedFormBase):
         """
         q1, q2, q3, q4, q5, q6 = q
         a, b, c = self._axes_b
-        wrist = _mat_mul(_mat_mul(_rotation(a, q4), _rotation(b, q5)), _rotation(c, q6))
+        wrist = mat_mul(mat_mul(rodrigues(a, q4), rodrigues(b, q5)), rodrigues(c, q6))
         theta = q2 + self.geometry.elbow_sign * q3
         ct, st = math.cos(theta), math.sin(theta)
         c1, s1 = math.cos(q1), math.sin(q1)
         # Rz(q1)·Ry(θ) in B coordinates.
         arm = (c1 * ct, -s1, c1 * st, s1 * ct, c1, s1 * st, -st, 0.0, ct)
-        rotation = _mat_mul(_mat_mul(arm, wrist), self._after_b)
+        rotation = mat_mul(mat_mul(arm, wrist), self._after_b)
         if not self._basis_is_identity:
-            rotation = _mat_mul(self._basis, rotation)
+            rotation = mat_mul(self._basis, rotation)
         centre = self.geometry.forward(q1, q2, q3)
-        offset = _mat_vec(rotation, self._wrist_tool)
+        offset = mat_vec(rotation, self._wrist_tool)
         return (centre[0] - offset[0], centre[1] - offset[1], centre[2] - offset[2]), rotation
 
     def solutions(self, position: Sequence[float], rotation: Sequence[float],
@@ -373,7 +250,7 @@ class SphericalWristSolver(ClosedFormBase):
         # No lateral offset here (checked by applicability), so back yaw = yaw + π.
         yaw, _, alpha_up, alpha_down, up_beta = arm_triangle(g, centre, reference[0])
         # T_B·c and T_B·b, with T_B = Bᵀ·R·R(0)ᵀ·B.
-        tc, tb = _mat_vec(r, self._c_tool), _mat_vec(r, self._b_tool)
+        tc, tb = mat_vec(r, self._c_tool), mat_vec(r, self._b_tool)
         if not self._basis_is_identity:
             bt = self._basis
             tc = (bt[0] * tc[0] + bt[3] * tc[1] + bt[6] * tc[2],
@@ -406,7 +283,7 @@ class SphericalWristSolver(ClosedFormBase):
             q3 = s * (beta - offset)
             if within_limits:
                 # A yaw/shoulder/elbow outside its range rules out both wrists: skip them.
-                q1, q2, q3 = _wrap(q1, j1), _wrap(q2, j2), _wrap(q3, j3)
+                q1, q2, q3 = wrap_one(q1, j1), wrap_one(q2, j2), wrap_one(q3, j3)
                 if q1 is None or q2 is None or q3 is None:
                     continue
             theta = alpha + beta - phi2          # = q2 + s·q3, the summed pitch
@@ -441,7 +318,7 @@ class SphericalWristSolver(ClosedFormBase):
                     (k3 * c5 + n3 * s5) * m3
                 q6 = math.atan2(across, along)
                 if within_limits:
-                    q4, q5, q6 = _wrap(q4, j4), _wrap(q5, j5), _wrap(q6, j6)
+                    q4, q5, q6 = wrap_one(q4, j4), wrap_one(q5, j5), wrap_one(q6, j6)
                     if q4 is None or q5 is None or q6 is None:
                         continue
                 out.append((label + suffix, (q1, q2, q3, q4, q5, q6)))
@@ -456,15 +333,8 @@ class SphericalWristSolver(ClosedFormBase):
             return
         _, seed_rotation = self.forward_pose(reference)
         if goal == GoalType.TOOL_DOWN:
-            # Tool heading from the seed: its x axis on the floor, else its y axis.
-            if math.hypot(seed_rotation[0], seed_rotation[3]) > 1e-6:
-                heading = math.atan2(seed_rotation[3], seed_rotation[0])
-            else:
-                heading = math.atan2(seed_rotation[4], seed_rotation[1]) + 0.5 * PI
-            ch, sh = math.cos(heading), math.sin(heading)
-            # Rz(heading)·Rx(π): x = (ch, sh, 0), y = (sh, −ch, 0), z = (0, 0, −1).
-            rotation = (ch, sh, 0.0, sh, -ch, 0.0, 0.0, 0.0, -1.0)
-            yield rotation, partial(self.solutions, target, rotation, reference)
+            down = tool_down_rotation(seed_rotation)
+            yield down, partial(self.solutions, target, down, reference)
             return
         yield seed_rotation, partial(self.solutions, target, seed_rotation, reference)
         q4, q5, q6 = reference[3], reference[4], reference[5]
@@ -482,11 +352,11 @@ class SphericalWristSolver(ClosedFormBase):
         pitch joints (``lateral``). Facing is the arm's, so labels keep their meaning.
         """
         a, b, c = self._axes_b
-        rotation = _mat_mul(_mat_mul(_rotation(a, wrist[0]), _rotation(b, wrist[1])),
-                            _rotation(c, wrist[2]))
-        v = _mat_vec(rotation, self._tip_from_centre_b)
+        rotation = mat_mul(mat_mul(rodrigues(a, wrist[0]), rodrigues(b, wrist[1])),
+                            rodrigues(c, wrist[2]))
+        v = mat_vec(rotation, self._tip_from_centre_b)
         if not self._basis_is_identity:
-            v = _mat_vec(self._basis, v)
+            v = mat_vec(self._basis, v)
         g = self.geometry
         tip = [self._centre0[i] + v[i] for i in range(3)]
         a1, f0 = self._a1, self._f0
@@ -553,24 +423,14 @@ class SphericalWristSolver(ClosedFormBase):
         start = perf_counter()
         if self._not_applicable:
             return self._failure(start, ErrorCode.SOLVER_NOT_APPLICABLE, self._not_applicable)
-        failure = self._options_failure(start, options, BRANCHES)
+        target, reference, failure = checked_request(self, start, options, BRANCHES, goal,
+                                                     position, seed)
         if failure is not None:
             return failure
         branch = options.branch
-        if goal not in (GoalType.FULL_POSE, GoalType.TOOL_DOWN, GoalType.POSITION):
-            return self._failure(start, ErrorCode.INVALID_INPUT, f'unknown goal type {goal!r}')
-        target, failure = self._target(start, position)
-        if failure is not None:
-            return failure
-        reference, failure = self._reference(start, seed, 6)
-        if failure is not None:
-            return failure
         goal_rotation = None
         if goal == GoalType.FULL_POSE:
-            if orientation is None:
-                return self._failure(start, ErrorCode.INVALID_INPUT,
-                                     'a FULL_POSE goal needs a target orientation')
-            goal_rotation, reason = parse_orientation(orientation)
+            goal_rotation, reason = goal_orientation(orientation)
             if goal_rotation is None:
                 return self._failure(start, ErrorCode.INVALID_INPUT, reason)
         first_failure = None
@@ -597,23 +457,12 @@ class SphericalWristSolver(ClosedFormBase):
                 attempt: Attempt) -> IKResult:
         if self.ranges.multi_turn:
             valid = [(label, self.ranges.toward(q, reference)) for label, q in valid]
-        nearest = branch in NEAREST
-        best = None
-        best_step = math.inf
-        for label, q in valid:
-            if nearest or label == branch:
-                step = 0.0
-                for angle, ref in zip(q, reference, strict=True):
-                    move = angle - ref if angle > ref else ref - angle
-                    if move > step:
-                        step = move
-                if step < best_step or best is None:
-                    best, best_step = (label, q), step
+        best, best_step = nearest(valid, reference, branch)
         if best is None:
             names = self.model.joint_names
             ranges = self.ranges
             candidates, _, _ = attempt(False)
-            if nearest:
+            if branch in NEAREST:
                 reason = 'every solution breaks a joint limit: ' + '; '.join(
                     ranges.reason(label, q, names) for label, q in candidates)
             else:

@@ -1,6 +1,6 @@
 """IK solvers by name: analytic (yaw + two-pitch arms, and yaw + three-pitch arms with an
-optional tool roll by ik.closed_form.planar), closed_form (the six-joint families
-of ik.closed_form.families: spherical wrist, UR, OPW), ccd (any chain) and dls (any chain)."""
+optional tool roll: ik.closed_form.dispatch), closed_form (the six-joint families
+of ik.closed_form: spherical wrist, UR, OPW), ccd (any chain) and dls (any chain)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from arm_kinematics.ik.solvers.base import Solver
 
 # name → (module, class); imported on first use so a node loads only what it serves.
 SOLVERS = {
-    'analytic': ('arm_kinematics.ik.closed_form.planar', 'PlanarAnalyticSolver'),
-    'closed_form': ('arm_kinematics.ik.closed_form.families', 'ClosedFormSolver'),
+    'analytic': ('arm_kinematics.ik.closed_form.dispatch', 'PlanarAnalyticSolver'),
+    'closed_form': ('arm_kinematics.ik.closed_form.dispatch', 'ClosedFormSolver'),
     'ccd': ('arm_kinematics.ik.solvers.ccd', 'CCDSolver'),
     'dls': ('arm_kinematics.ik.solvers.dls', 'DLSSolver'),
 }

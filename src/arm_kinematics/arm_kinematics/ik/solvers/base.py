@@ -8,6 +8,7 @@ from time import perf_counter
 
 import numpy as np
 
+from arm_kinematics.ik.reach_bounds import planar_link_lengths, reach_sphere
 from arm_kinematics.ik.result import check_vector, ErrorCode, fast_vector, GoalType, IKResult
 from arm_kinematics.model.arm_model import ArmModel
 
@@ -160,22 +161,6 @@ class Solver:
 
 
 
-def planar_link_lengths(model: ArmModel) -> tuple[float, float] | None:
-    """(l1, l2) of a yaw + two-pitch arm (shoulder→elbow, elbow→tip), else None.
-
-    Read from the model's zero-pose frames, so the URDF stays the only source.
-    """
-    if model.dof != 3:
-        return None
-    origins, axes, tip = model.joint_origins_and_axes(np.zeros(3))
-    vertical = abs(abs(axes[0][2]) - 1.0) < 1e-9
-    parallel_pitch = abs(abs(float(np.dot(axes[1], axes[2]))) - 1.0) < 1e-9 and \
-        abs(axes[1][2]) < 1e-9
-    if not (vertical and parallel_pitch):
-        return None
-    return float(np.linalg.norm(origins[2] - origins[1])), float(np.linalg.norm(tip - origins[2]))
-
-
 def workspace_of_arm(model: ArmModel, config: dict) -> Workspace:
     """Reach rules of ``model`` with the minimum target height of the arm's YAML (``ik:``)."""
     min_height = (config.get('ik') or {}).get('min_height_above_shoulder')
@@ -184,7 +169,8 @@ def workspace_of_arm(model: ArmModel, config: dict) -> Workspace:
 
 def workspace_from_model(model: ArmModel,
                          min_height_above_shoulder: float | None = None) -> Workspace:
-    """Reach rules derived from the URDF: the shell, and the hole for two-link arms."""
+    """Reach rules derived from the URDF, true for any chain (ik.reach_bounds): the smallest
+    proven sphere, and the hole only for a two-link arm whose shoulder stays put."""
     lengths = planar_link_lengths(model)
     if lengths is not None:
         l1, l2 = lengths
@@ -192,39 +178,6 @@ def workspace_from_model(model: ArmModel,
         return Workspace(origins[1].copy(), l1 + l2, abs(l1 - l2), min_height_above_shoulder)
     centre, reach = reach_sphere(model)
     return Workspace(centre, reach, 0.0, min_height_above_shoulder)
-
-
-def reach_sphere(model: ArmModel) -> tuple[np.ndarray, float]:
-    """(centre, radius) of a sphere that holds every tip position of ``model``.
-
-    The shoulder-centred bound (``max_reach``) holds when the shoulder lies on the axes of
-    the joints before it. An off-axis shoulder (SO-101's lift joint sits 3 cm beside the
-    pan axis) sweeps a circle round the first axis as the arm pans: the sphere is centred
-    on that axis and grows by the circle's radius. With more joints before the shoulder,
-    the sum of the joint-to-joint distances from the first joint bounds the reach.
-    """
-    shoulder = model.shoulder_position()
-    reach = model.max_reach()
-    origins, axes, tip = model.joint_origins_and_axes(np.zeros(model.dof))
-    if model.prismatic.any():
-        # A slide moves every later joint: bound from the first joint, travels included.
-        points = [*origins, tip]
-        travel = sum(max(abs(j.lower), abs(j.upper)) for j in model.joints if j.prismatic)
-        return origins[0].copy(), travel + float(sum(np.linalg.norm(b - a)
-                                                     for a, b in zip(points, points[1:])))
-    index = next(i for i, origin in enumerate(origins) if np.allclose(origin, shoulder))
-    if index == 0:
-        return shoulder.copy(), reach
-    if index == 1:
-        offset = shoulder - origins[0]
-        foot = origins[0] + axes[0] * float(np.dot(offset, axes[0]))
-        beside = float(np.linalg.norm(shoulder - foot))
-        if beside <= 1e-9:
-            return shoulder.copy(), reach
-        return foot, reach + beside
-    points = [*origins, tip]
-    return origins[0].copy(), float(sum(np.linalg.norm(b - a)
-                                        for a, b in zip(points, points[1:])))
 
 
 # A branch request that means "the solution nearest the seed".

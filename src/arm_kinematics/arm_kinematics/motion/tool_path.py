@@ -1,0 +1,276 @@
+"""The tool path of a path IK request: the start's tool pose, then straight segments
+(position linear, orientation by slerp) or circular arcs through an ``arc_through`` point
+to every waypoint, cut into samples no farther apart than the request's steps. No ROS.
+
+Units: m, rad.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+import math
+
+import numpy as np
+
+from arm_kinematics.common.checks import is_numeric
+from arm_kinematics.common.transforms import matrix_to_quaternion, quaternion_to_matrix
+from arm_kinematics.motion.path_request import MAX_PATH_SAMPLES, PathSettings
+
+# A first waypoint this close to the start's tool pose (m, rad) is the start itself.
+SAME_POSE = 1e-6
+# An arc whose three points are this close to a line (sine of the angle at the start) has
+# no circle to follow: refused as INVALID_INPUT.
+COLLINEAR = 1e-6
+
+
+@dataclass(frozen=True)
+class Circle:
+    """The circle through three points: centre, radius, plane basis (e1 toward the first
+    point, e2 = normal × e1, the way round to the third point), angle of the third point."""
+
+    centre: np.ndarray
+    radius: float
+    e1: np.ndarray
+    e2: np.ndarray
+    normal: np.ndarray
+    angle: float            # rad, (0, 2π): from the first point to the third
+
+    @staticmethod
+    def through(a: np.ndarray, m: np.ndarray, b: np.ndarray) -> Circle | str:
+        """The circle from ``a`` through ``m`` to ``b``, or why there is none."""
+        u, v = m - a, b - a
+        w = np.cross(u, v)
+        lengths = float(np.linalg.norm(u) * np.linalg.norm(v))
+        if min(float(np.linalg.norm(u)), float(np.linalg.norm(v)),
+               float(np.linalg.norm(b - m))) <= SAME_POSE:
+            return 'two of its three points (previous pose, arc_through, waypoint) coincide'
+        if float(np.linalg.norm(w)) <= COLLINEAR * lengths:
+            return 'its three points (previous pose, arc_through, waypoint) lie on a line'
+        offset = np.cross(float(u @ u) * v - float(v @ v) * u, w) / (2.0 * float(w @ w))
+        centre = a + offset
+        radius = float(np.linalg.norm(offset))
+        e1 = -offset / radius
+        normal = w / float(np.linalg.norm(w))
+        e2 = np.cross(normal, e1)
+        circle = Circle(centre, radius, e1, e2, normal, 0.0)
+        return Circle(centre, radius, e1, e2, normal, circle.angle_of(b))
+
+    def angle_of(self, point: np.ndarray) -> float:
+        d = point - self.centre
+        return float(np.mod(math.atan2(float(d @ self.e2), float(d @ self.e1)), 2.0 * math.pi))
+
+    def point(self, angle: float) -> np.ndarray:
+        return self.centre + self.radius * (math.cos(angle) * self.e1 +
+                                            math.sin(angle) * self.e2)
+
+    def distance(self, point: np.ndarray, low: float, high: float) -> float:
+        """Distance (m) of ``point`` from the piece of the arc between two angles."""
+        d = point - self.centre
+        height = float(d @ self.normal)
+        flat = d - height * self.normal
+        angle = math.atan2(float(flat @ self.e2), float(flat @ self.e1))
+        if np.mod(angle - low, 2.0 * math.pi) <= high - low:
+            return math.hypot(float(np.linalg.norm(flat)) - self.radius, height)
+        return min(float(np.linalg.norm(point - self.point(low))),
+                   float(np.linalg.norm(point - self.point(high))))
+
+
+@dataclass(frozen=True)
+class ArcPiece:
+    """One interval of the tool path that lies on an arc: its circle and end angles."""
+
+    circle: Circle
+    low: float
+    high: float
+
+
+class ToolPath:
+    """The densified tool path: samples on straight segments or arcs, interpolated by u."""
+
+    def __init__(self, positions: np.ndarray, rotations: np.ndarray | None,
+                 waypoint_of_sample: np.ndarray, rotation_weight: float,
+                 pieces: Sequence[ArcPiece | None] = ()) -> None:
+        self.positions = positions                  # (M, 3)
+        self.rotations = rotations                  # (M, 3, 3) or None
+        self.waypoint_of_sample = waypoint_of_sample  # (M,) request waypoint each heads to
+        # pieces[k]: the arc interval k (samples k to k + 1) lies on; None: straight.
+        self.pieces = list(pieces) or [None] * max(len(positions) - 1, 0)
+        steps = np.linalg.norm(np.diff(positions, axis=0), axis=1)
+        for k, piece in enumerate(self.pieces):
+            if piece is not None:
+                steps[k] = piece.circle.radius * (piece.high - piece.low)
+        angles = np.zeros(len(steps))
+        if rotations is not None:
+            relative = np.einsum('kji,kjl->kil', rotations[:-1], rotations[1:])
+            cosine = np.clip((np.trace(relative, axis1=1, axis2=2) - 1.0) / 2.0, -1.0, 1.0)
+            angles = np.arccos(cosine)
+        self.angles = angles
+        # Size of each segment for the min_step rule: a rotation in metres at the step ratio.
+        self.sizes = np.maximum(steps, angles * rotation_weight)
+        measure = steps if steps.sum() > 1e-9 else angles
+        self.cumulative = np.concatenate([[0.0], np.cumsum(measure)])
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def pose(self, u: float) -> tuple[np.ndarray, np.ndarray | None]:
+        k = min(int(math.floor(u)), len(self) - 2) if len(self) > 1 else 0
+        t = u - k
+        if t <= 0.0 or len(self) == 1:
+            return self.positions[k], None if self.rotations is None else self.rotations[k]
+        piece = self.pieces[k]
+        if piece is None:
+            position = self.positions[k] + t * (self.positions[k + 1] - self.positions[k])
+        else:
+            position = piece.circle.point(piece.low + t * (piece.high - piece.low))
+        if self.rotations is None:
+            return position, None
+        return position, slerp_rotation(self.rotations[k], self.rotations[k + 1], t)
+
+    def deviation(self, point: np.ndarray, u_a: float, u_b: float) -> float:
+        """Distance (m) of ``point`` from the tool path between two parameters of one
+        interval (``u_a`` < ``u_b``): from the straight segment or the piece of the arc."""
+        k = min(int(math.floor(u_a)), len(self) - 2) if len(self) > 1 else 0
+        piece = self.pieces[k] if self.pieces else None
+        if piece is None:
+            return segment_distance(point, self.pose(u_a)[0], self.pose(u_b)[0])
+        span = piece.high - piece.low
+        return piece.circle.distance(point, piece.low + (u_a - k) * span,
+                                     piece.low + (u_b - k) * span)
+
+    def size(self, u_a: float, u_b: float) -> float:
+        """Tool travel (m, rotation weighted) between two parameters of one segment."""
+        k = min(int(math.floor(u_a)), len(self) - 2)
+        return abs(u_b - u_a) * float(self.sizes[k])
+
+    def length_at(self, u: float) -> float:
+        if len(self) == 1:
+            return 0.0
+        k = min(int(math.floor(u)), len(self) - 2)
+        return float(self.cumulative[k] + (u - k) * (self.cumulative[k + 1] -
+                                                       self.cumulative[k]))
+
+    @property
+    def length(self) -> float:
+        return float(self.cumulative[-1])
+
+
+def slerp_quaternion(qa: np.ndarray, qb: np.ndarray, t: float) -> np.ndarray:
+    """The unit quaternion a fraction ``t`` of the short way from ``qa`` to ``qb``."""
+    dot = float(qa @ qb)
+    if dot < 0.0:
+        qb, dot = -qb, -dot
+    angle = math.acos(min(dot, 1.0))
+    if angle < 1e-9:
+        q = qa + t * (qb - qa)
+    else:
+        q = (math.sin((1.0 - t) * angle) * qa + math.sin(t * angle) * qb) / math.sin(angle)
+    return q / np.linalg.norm(q)
+
+
+def slerp_rotation(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
+    q = slerp_quaternion(np.array(matrix_to_quaternion(a)), np.array(matrix_to_quaternion(b)), t)
+    return quaternion_to_matrix(*q)
+
+
+def segment_distance(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """Distance (m) of ``point`` from the segment a–b."""
+    ab = b - a
+    denominator = float(ab @ ab)
+    t = 0.0 if denominator <= 0.0 else min(max(float((point - a) @ ab) / denominator, 0.0),
+                                           1.0)
+    return float(np.linalg.norm(point - (a + t * ab)))
+
+
+def arc_points(points: Sequence[Sequence[float] | None], waypoints: int
+                ) -> tuple[list[np.ndarray | None] | None, str]:
+    """The arc point of every waypoint's segment (None: straight), or (None, why not)."""
+    if points is None or len(points) == 0:
+        return [None] * waypoints, ''
+    if len(points) != waypoints:
+        return None, (f'arc_through has {len(points)} points for {waypoints} waypoints (one '
+                      'per waypoint, NaN for a straight segment, or none)')
+    out: list[np.ndarray | None] = []
+    for index, point in enumerate(points):
+        if point is None:
+            out.append(None)
+            continue
+        value = np.asarray(point, dtype=float).reshape(-1) if is_numeric(point) else None
+        if value is None or value.shape != (3,):
+            return None, f'arc_through[{index}] must be 3 numbers (x, y, z), m'
+        if np.isnan(value).all():
+            out.append(None)
+        elif not np.isfinite(value).all():
+            return None, (f'arc_through[{index}] = {value.tolist()}: give a finite point, or '
+                          'NaN in all three for a straight segment')
+        else:
+            out.append(value)
+    return out, ''
+
+
+
+def rotation_angle(a: np.ndarray, b: np.ndarray) -> float:
+    cosine = (float(np.trace(a.T @ b)) - 1.0) / 2.0
+    return math.acos(min(max(cosine, -1.0), 1.0))
+
+
+
+def build_tool_path(start_frame: np.ndarray, positions: Sequence[np.ndarray],
+                    orientations: Sequence[np.ndarray] | None, settings: PathSettings,
+                    throughs: Sequence[np.ndarray | None]) -> tuple[ToolPath | None, str]:
+    """The sampled tool path from the start's tool frame (4x4) through every waypoint
+    (positions, m; rotation matrices, or None when orientation is not followed), or
+    (None, why there is none)."""
+    frame = start_frame
+    full = orientations is not None
+    vertices = [frame[:3, 3]] + list(positions)
+    turns = [frame[:3, :3]] + list(orientations) if full else None
+    # owners[k]: the request waypoint vertex k is (the start's pose heads to waypoint 0);
+    # arcs[k]: the arc point of the segment that ends at vertex k.
+    owners = [0] + list(range(len(positions)))
+    arcs = [None] + list(throughs)
+    if np.linalg.norm(vertices[1] - vertices[0]) <= SAME_POSE and \
+            (not full or rotation_angle(turns[0], turns[1]) <= SAME_POSE):
+        if arcs[1] is not None:
+            return None, "arc_through[0]: the arc ends at the start's own tool pose"
+        # The line starts at the start's own tool pose: that waypoint is the start.
+        del vertices[1], owners[0], arcs[1]
+        if full:
+            del turns[1]
+    positions = [vertices[0]]
+    rotations = [turns[0]] if full else None
+    heading = [owners[0]]
+    pieces: list[ArcPiece | None] = []
+    for k in range(1, len(vertices)):
+        a, b = vertices[k - 1], vertices[k]
+        circle = None
+        if arcs[k] is not None:
+            circle = Circle.through(a, arcs[k], b)
+            if isinstance(circle, str):
+                return None, f'arc_through[{owners[k]}]: no arc: {circle}'
+        length = float(np.linalg.norm(b - a)) if circle is None else \
+            circle.radius * circle.angle
+        angle = rotation_angle(turns[k - 1], turns[k]) if full else 0.0
+        count = max(1, math.ceil(length / settings.max_cartesian_step - 1e-9),
+                    math.ceil(angle / settings.max_rotation_step - 1e-9))
+        if len(positions) + count > MAX_PATH_SAMPLES:
+            return None, (f'the path needs more than {MAX_PATH_SAMPLES} samples at '
+                          f'{settings.max_cartesian_step:g} m / '
+                          f'{settings.max_rotation_step:g} rad; give larger steps')
+        for i in range(1, count + 1):
+            t = i / count
+            if circle is None:
+                positions.append(a + t * (b - a))
+                pieces.append(None)
+            else:
+                # The last sample is the waypoint itself, not the circle's rounding of it.
+                positions.append(b if i == count else circle.point(t * circle.angle))
+                pieces.append(ArcPiece(circle, (i - 1) / count * circle.angle,
+                                     t * circle.angle))
+            if full:
+                rotations.append(slerp_rotation(turns[k - 1], turns[k], t))
+            heading.append(owners[k])
+    weight = settings.max_cartesian_step / settings.max_rotation_step
+    return ToolPath(np.array(positions), None if not full else np.array(rotations),
+                     np.array(heading), weight, pieces), ''
