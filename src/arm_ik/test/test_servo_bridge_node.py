@@ -6,7 +6,8 @@ FollowJointTrajectory goal reaches its target from measured feedback; an out-of-
 refused; an overload and a silent servo abort the goal with the servo and the error in words
 and show in /diagnostics; an e-stop turns torque off and nothing is written after; the
 adapter vanishing is a clear error and the arm restarts in place after an explicit enable; a
-bad calibration file stops the node with the field named.
+bad calibration file stops the node with the field named; the trajectory executor, unchanged,
+drives the bridge through follow_joint_trajectory.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Rig:
         from sensor_msgs.msg import JointState
         from std_srvs.srv import Trigger
         self.sim, self.group, self.link = sim, group, link
+        self.domain_id = domain.domain_id
         self.urdf = REAL_ARMS['so101'].urdf()
         self.bridge = group.start_node('arm_ik', 'servo_bridge', namespace=NS, params={
             'robot_description': self.urdf, 'tip_frame': 'gripper_frame_link',
@@ -261,3 +263,34 @@ def test_a_bad_calibration_file_stops_the_node_with_the_field_named(rig, name, w
     assert process.wait_for_exit(30.0) == 1
     output = process.output()
     assert '[FATAL]' in output and words in output and 'Traceback' not in output
+
+
+def test_the_executor_drives_the_bridge_through_follow_joint_trajectory(rig):
+    """trajectory_executor with output follow_joint_trajectory, unchanged, on the bridge's
+    action: a MoveToTarget joint goal reaches its target on the measured joint_states."""
+    from arm_testing.motion_harness import MotionClient
+    rig.call('reset_estop')
+    _enable(rig)
+    rig.group.start_node('arm_ik', 'trajectory_executor', namespace=NS, params={
+        'robot_description': rig.urdf, 'arm': 'so101', 'base_frame': 'base_link',
+        'tip_frame': 'gripper_frame_link', 'output': 'follow_joint_trajectory',
+        'controller_action': 'servo_bridge/follow_joint_trajectory',
+        'feedback_topic': 'joint_states', 'follow_target': False,
+        'feedback_stale_periods': 10.0})
+    client = MotionClient(rig.domain_id, NS, CHAIN)
+    try:
+        client.wait_for_server(60.0)
+        target = [0.2, -0.3, 0.3, 0.2, -0.4]
+        deadline = time.monotonic() + 30.0
+        while True:      # until the executor has the measured state (NO_JOINT_STATE before)
+            outcome = client.move(client.goal(joints=target, law='min_jerk', duration=2.0))
+            if outcome.code != 10 or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+        assert outcome.code == 0, outcome.message
+        rig.settle(0.3)
+        measured = rig.positions()
+        for joint, value in zip(CHAIN, target):
+            assert measured[joint] == pytest.approx(value, abs=0.03)
+    finally:
+        client.close()

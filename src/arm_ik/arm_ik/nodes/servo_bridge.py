@@ -37,7 +37,8 @@ from std_srvs.srv import Trigger
 
 from arm_ik.arm_config import read_description
 from arm_ik.nodes.common import LATCHED_QOS, run, StartupError, wait_for_description
-from arm_ik.nodes.control_messages import feedback_message, goal_from_message, seconds_of
+from arm_ik.nodes.control_messages import feedback_message, goal_from_message
+from arm_ik.nodes.conversions import seconds_of
 from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
 from arm_ik.servo_description import ServoArm
 from arm_kinematics.control.codes import ResultCode
