@@ -28,6 +28,7 @@ SERVOS = Path(__file__).resolve().parents[2] / 'arm_servos'
 EXAMPLE = SERVOS / 'calibration' / 'so101.yaml'
 BROKEN = SERVOS / 'test' / 'broken_calibrations'
 PATH_TOLERANCE_VIOLATED = -4
+MEASURED = 'measured_joint_states'
 
 
 class Rig:
@@ -44,7 +45,10 @@ class Rig:
         self.sim, self.group, self.link = sim, group, link
         self.domain_id = domain.domain_id
         self.urdf = REAL_ARMS['so101'].urdf()
-        self.bridge = group.start_node('arm_ik', 'servo_bridge', namespace=NS, params={
+        # The measured state on its own topic, as joint_state_broadcaster's beside a
+        # controller: the executor publishes its commanded state on joint_states.
+        self.bridge = group.start_node('arm_ik', 'servo_bridge', namespace=NS, remappings={
+            'joint_states': MEASURED}, params={
             'robot_description': self.urdf, 'tip_frame': 'gripper_frame_link',
             'calibration_file': str(EXAMPLE), 'port': str(link), 'rate': 100.0,
             # A busy test machine may delay the simulated servos: wait longer for replies
@@ -58,7 +62,7 @@ class Rig:
         self.executor.add_node(self.node)
         self.states: list = []
         self.diagnostics: list = []
-        self.node.create_subscription(JointState, f'{NS}/joint_states',
+        self.node.create_subscription(JointState, f'{NS}/{MEASURED}',
                                       lambda m: self.states.append((time.time(), m)), 100)
         self.node.create_subscription(DiagnosticArray, '/diagnostics',
                                       self.diagnostics.append, 100)
@@ -275,7 +279,7 @@ def test_the_executor_drives_the_bridge_through_follow_joint_trajectory(rig):
         'robot_description': rig.urdf, 'arm': 'so101', 'base_frame': 'base_link',
         'tip_frame': 'gripper_frame_link', 'output': 'follow_joint_trajectory',
         'controller_action': 'servo_bridge/follow_joint_trajectory',
-        'feedback_topic': 'joint_states', 'follow_target': False,
+        'feedback_topic': MEASURED, 'follow_target': False,
         'feedback_stale_periods': 10.0})
     client = MotionClient(rig.domain_id, NS, CHAIN)
     try:
