@@ -52,6 +52,14 @@ def _core(protocol: str, link: str):
     safety = ServoSafety(joints, {j.name: 6.0 for j in joints},
                          SafetyConfig(approach_velocity=6.0, silent_cycles=5))
     core = BridgeCore(bus, Calibration(protocol, BAUD, joints), safety)
+    core.faults = 0
+    read = core.read
+
+    def counted(now: float) -> str:    # how often a run of losses stopped the arm
+        fault = read(now)
+        core.faults += bool(fault)
+        return fault
+    core.read = counted
     for _ in range(50):          # the first replies of a fresh pty may come late
         core.cycle(time.monotonic())
         if safety.enable(time.monotonic()).ok:
@@ -84,7 +92,17 @@ class Injector:
         self.thread.join()
 
 
+def _enabled(core) -> None:
+    """Enable again after a fault (a stretch of lost replies) so every run moves the arm."""
+    for _ in range(50):
+        if core.safety.mode == 'enabled':
+            return
+        core.cycle(time.monotonic())
+        core.safety.enable(time.monotonic())
+
+
 def free_running(core, seconds: float) -> dict:
+    _enabled(core)
     cycles, start = 0, time.monotonic()
     while time.monotonic() - start < seconds:
         core.cycle(time.monotonic())
@@ -94,6 +112,7 @@ def free_running(core, seconds: float) -> dict:
 
 def paced(core, seconds: float, rate: float = PACED_RATE) -> dict:
     """The node's loop at ``rate`` with a new command at a random moment of every cycle."""
+    _enabled(core)
     rng = np.random.default_rng(7)
     period = 1.0 / rate
     write_wire = core.bus.instruction_overhead + len(IDS) * (1 + core.bus.goal_length)
@@ -133,7 +152,7 @@ def paced(core, seconds: float, rate: float = PACED_RATE) -> dict:
             next_cycle = time.monotonic()
     stop.set()
     thread.join()
-    latency = np.array(latencies) * 1e3
+    latency = np.array(latencies or [math.nan]) * 1e3
     late = np.abs(np.array(jitter)) * 1e3
     return {'latency_ms': {'p50': float(np.percentile(latency, 50)),
                            'p99': float(np.percentile(latency, 99))},
@@ -153,6 +172,7 @@ def bus_figures(protocol: str, seconds: float) -> dict:
                    'wire_limit_hz': theoretical_rate(bytes_per_cycle, BAUD)}
         for label, faults in (('clean', False), ('faults', True)):
             stats_before = dict(core.bus.stats.as_dict())
+            faults_before = core.faults
             if faults:
                 with Injector(sim):
                     free = free_running(core, seconds)
@@ -164,7 +184,7 @@ def bus_figures(protocol: str, seconds: float) -> dict:
             figures[label] = {'free_running': free, 'paced_100hz': timed,
                               **{k: after[k] - stats_before[k]
                                  for k in ('lost', 'checksum_errors', 'retries')},
-                              'mode_after': core.safety.mode}
+                              'arm_stops': core.faults - faults_before}
         core.bus.close()
     return figures
 
@@ -225,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
                      'baud': BAUD, 'cpu_count': os.cpu_count()}
     print(f'{"protocol":10s} {"run":7s} | {"cycles/s":>8s} {"wire max":>8s} | '
           f'{"cmd→bus p50":>11s} {"p99":>6s} | {"jitter p50":>10s} {"p99":>6s} {"max":>6s} | '
-          f'{"lost":>4s} {"corrupt":>7s} {"retries":>7s}')
+          f'{"lost":>4s} {"corrupt":>7s} {"retries":>7s} {"stops":>5s}')
     for protocol in ('feetech', 'dynamixel'):
         figures = bus_figures(protocol, seconds)
         section[protocol] = figures
@@ -238,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
                   f'{paced_row["latency_ms"]["p99"]:6.2f} | '
                   f'{paced_row["jitter_ms"]["p50"]:8.2f}ms {paced_row["jitter_ms"]["p99"]:6.2f} '
                   f'{paced_row["jitter_ms"]["max"]:6.2f} | {row["lost"]:4d} '
-                  f'{row["checksum_errors"]:7d} {row["retries"]:7d}')
+                  f'{row["checksum_errors"]:7d} {row["retries"]:7d} {row["arm_stops"]:5d}')
     rates = node_rates(2.0 if args.quick else 5.0)
     section['node_joint_states_hz'] = rates
     for rate, received in rates.items():
