@@ -3,8 +3,9 @@ test client over DDS; one process group for the module (RELIABILITY 32-38).
 
 Covered: a stale goal left in the servos does not move the arm at start-up or on enable; a
 FollowJointTrajectory goal reaches its target from measured feedback; an out-of-range goal is
-refused; an overload and a silent servo abort the goal with the servo and the error in words
-and show in /diagnostics; an e-stop turns torque off and nothing is written after; the
+refused; a ~/commands stream moves the arm and its stop holds the measured pose; an overload
+and a silent servo abort the goal with the servo and the error in words and show in
+/diagnostics; an e-stop turns torque off and nothing is written after; the
 adapter vanishing is a clear error and the arm restarts in place after an explicit enable; a
 bad calibration file stops the node with the field named; the trajectory executor, unchanged,
 drives the bridge through follow_joint_trajectory.
@@ -54,7 +55,7 @@ class Rig:
             # A busy test machine may delay the simulated servos: wait longer for replies
             # than a real bus needs, and call a servo silent after 25 cycles, not 5.
             'reply_timeout': 0.03, 'silent_cycles': 25, 'approach_velocity': 1.0,
-            'goal_time': 2.0, 'diagnostics_rate': 5.0})
+            'goal_time': 2.0, 'diagnostics_rate': 5.0, 'velocity_cap': 0.6})
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=domain.domain_id)
         self.node = rclpy.create_node('servo_test_client', context=self.context)
@@ -218,6 +219,31 @@ def test_a_silent_servo_stops_the_arm_naming_it(rig):
     assert re.search(r'servo 4 \(wrist_flex\) not answering for \d+ cycles', result.error_string)
     rig.settle(0.3)
     _enable(rig)
+
+
+def test_a_command_stream_moves_the_arm_and_its_stop_holds_the_measured_pose(rig):
+    """~/commands as forward_position_controller: the arm follows the stream; when the
+    stream stops the bridge holds where the arm is (RELIABILITY 36); out of range: refused."""
+    from std_msgs.msg import Float64MultiArray
+    publisher = rig.node.create_publisher(Float64MultiArray, f'{NS}/servo_bridge/commands', 10)
+    target = [0.25, 0.0, 0.0, 0.0, 0.0]
+    try:
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end:           # a 20 Hz stream toward the target
+            publisher.publish(Float64MultiArray(data=target))
+            rig.settle(0.05)
+        assert rig.positions()['shoulder_pan'] == pytest.approx(0.25, abs=0.02)
+        publisher.publish(Float64MultiArray(data=[0.0, 0.0, 3.0, 0.0, 0.0]))
+        rig.wait(lambda: 'elbow_flex: 3.0000 rad is outside the calibrated range'
+                 in rig.bridge.output(), 'the refused command in the log')
+        publisher.publish(Float64MultiArray(data=[-0.5, 0.0, 0.0, 0.0, 0.0]))
+        rig.settle(1.2)      # one command, then silence: 0.5 s timeout at 0.6 rad/s (velocity_cap)
+        held = rig.positions()['shoulder_pan']
+        assert -0.5 + 0.05 < held < 0.25 - 0.02  # it started toward -0.5, then held
+        rig.settle(0.5)
+        assert rig.positions()['shoulder_pan'] == pytest.approx(held, abs=0.01)
+    finally:
+        rig.node.destroy_publisher(publisher)
 
 
 def test_estop_turns_torque_off_and_nothing_is_written_after(rig):
