@@ -19,6 +19,8 @@ ARM_CONFIG ?=
 # CONTROLLER=stand_in: the executor drives a joint_trajectory_controller stand-in through its
 # follow_joint_trajectory action (README "Controllers").
 CONTROLLER ?=
+# SERVOS=sim: the SO-101 on the simulated servo bus through servo_bridge.
+SERVOS ?=
 # Any other option of the demo runner, e.g. DEMO_ARGS=--no-lab.
 DEMO_ARGS ?=
 PYTEST_ARGS ?=
@@ -67,7 +69,8 @@ help:
 	@echo 'make demo   build and run the arm pipeline (CYCLES=1 stops after one cycle;'
 	@echo '            URDF=robot.urdf BASE=base_link TIP=tool0 [ARM_CONFIG=arm.yaml] for your'
 	@echo '            own arm; CONTROLLER=stand_in drives a controller stand-in through'
-	@echo '            follow_joint_trajectory; DEMO_ARGS=--no-lab for other runner options)'
+	@echo '            follow_joint_trajectory; SERVOS=sim the SO-101 on the simulated'
+	@echo '            servo bus; DEMO_ARGS=--no-lab for other runner options)'
 	@echo 'make bench  run the benchmarks, write bench_results.json'
 	@echo 'make clean  remove build, install, log folders (venvs stay)'
 
@@ -116,7 +119,8 @@ demo: build
 	  $(if $(ARM),--arm $(ARM),) $(if $(URDF),--urdf $(abspath $(URDF)),) \
 	  $(if $(BASE),--base $(BASE),) $(if $(TIP),--tip $(TIP),) \
 	  $(if $(ARM_CONFIG),--arm-config $(abspath $(ARM_CONFIG)),) \
-	  $(if $(CONTROLLER),--controller $(CONTROLLER),) $(DEMO_ARGS)
+	  $(if $(CONTROLLER),--controller $(CONTROLLER),) \
+	  $(if $(SERVOS),--servos $(SERVOS),) $(DEMO_ARGS)
 
 BENCH_STAMP := $(if $(VENV),$(VENV)/.bench-installed,)
 

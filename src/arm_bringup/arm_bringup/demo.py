@@ -207,6 +207,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              'for joint_trajectory_controller) through its '
                              'follow_joint_trajectory action and takes its joint states as '
                              'the measured state (default none: no controller)')
+    parser.add_argument('--servos', choices=('', 'sim'), default='',
+                        help='sim: the SO-101 on the simulated servo bus through servo_bridge '
+                             '(calibrate, enable, move, faults, e-stop; arm_bringup.servo_demo)')
     parser.add_argument('--mcap', default='demo.mcap',
                         help="MCAP file to record to (default demo.mcap in the current folder, "
                              "the repository root under make demo; '' records nothing)")
@@ -317,6 +320,13 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    if args.servos:
+        if args.urdf or args.arm not in ('', 'so101'):
+            print('demo: --servos sim drives the SO-101 (its worked calibration); leave out '
+                  '--arm and --urdf, or pass --arm so101', file=sys.stderr, flush=True)
+            return 2
+        from arm_bringup.servo_demo import run
+        return run(args.cycles)
     try:
         arm, description, scenario = choose_arm(args)
     except PipelineError as error:
