@@ -57,7 +57,9 @@ def test_a_scripted_session_writes_a_file_that_loads(sim, tmp_path):
 
 
 @pytest.mark.parametrize('args, words', [
-    (['--ids', '1,2,3'], '--ids: 3 ids for the 6 joints of the chain (shoulder_pan, '),
+    (['--ids', '1,2,3', '--tip', 'gripper_frame_link'],
+     '--ids: 3 ids for the 5 joints of the chain (shoulder_pan, shoulder_lift, elbow_flex, '
+     'wrist_flex, wrist_roll)'),
     (['--template', str(Path(__file__).resolve().parents[2] / 'arm_servos' / 'test' /
                         'broken_calibrations' / 'repeated_id.yaml')],
      'joints.wrist_roll.id: 4 repeats the id of joints.wrist_flex'),

@@ -211,8 +211,9 @@ class ServoBridge(Node):
                                      effort=list(reading.efforts))
                 message.header.stamp = self.get_clock().now().to_msg()
                 self.state_pub.publish(message)
-            self.cycle_times.append(start)
-            del self.cycle_times[:-200]
+            with self.lock:
+                self.cycle_times.append(start)
+                del self.cycle_times[:-200]
             next_cycle += self.period
             delay = next_cycle - time.monotonic()
             if delay > 0:
@@ -392,9 +393,14 @@ class ServoBridge(Node):
     def _publish_diagnostics(self) -> None:
         with self.lock:
             statuses = self.core.diagnostics(self.get_name())
+            starts = list(self.cycle_times)
+        rate = (len(starts) - 1) / (starts[-1] - starts[0]) if len(starts) > 2 and \
+            starts[-1] > starts[0] else 0.0
         message = DiagnosticArray(status=[DiagnosticStatus(
             level=bytes([s.level]), name=s.name, message=s.message, hardware_id=s.hardware_id,
-            values=[KeyValue(key=k, value=v) for k, v in s.values]) for s in statuses])
+            values=[KeyValue(key=k, value=v) for k, v in s.values] + (
+                [KeyValue(key='bus cycles (Hz)', value=f'{rate:.1f}')]
+                if s.name.endswith(': bus') else [])) for s in statuses])
         message.header.stamp = self.get_clock().now().to_msg()
         self.diagnostics_pub.publish(message)
 
