@@ -1,10 +1,10 @@
 """Compile every numba function of the core once, into numba's disk cache, after a build.
 
-The FK/Jacobian kernel, the numeric IK loop and the UR/OPW closed form are compiled on
-first use and cached next to their sources (``__pycache__``). Compiling them all costs
-about 15 s of CPU on the project's 2-core machine; loading them from the cache, under a
-second. ``make build`` runs this, so the first node or test after a change does not pay it
-(nor several node processes at once, each compiling its own copy).
+The FK/Jacobian kernel and the numeric IK loop are compiled on first use (their
+constructors call them once) and cached next to their sources (``__pycache__``).
+Compiling them all costs about 15 s of CPU on the project's 2-core machine; loading them
+from the cache, under a second. ``make build`` runs this, so the first node or test after
+a change does not pay it (nor several node processes at once, each compiling its own copy).
 
 Run: ``python tools/warm_compiled.py`` in the environment the nodes use (after ``source
 install/setup.bash``: the cache is kept per source path).
@@ -27,7 +27,7 @@ def main() -> int:
     from arm_kinematics.ik.solvers.dls import compile_step, DLSSolver
     from arm_kinematics.model.arm_model import ArmModel
 
-    # An OPW arm exercises the family closed form; DLS and the kernel serve any chain.
+    # Any chain serves: the kernel and DLS are one compiled code for every arm.
     model = ArmModel.from_urdf(expand_xacro_file(description_dir() / 'urdf'
                                                  / 'irb2400_like.urdf.xacro'))
     q = 0.5 * (model.lower + model.upper) + 0.1

@@ -392,17 +392,24 @@ class IKDispatcher:
                              options.with_changes(return_all=True))
         if not every.success or not every.solutions:
             return options
-        # A branch named below is answered with the whole-turn copy the solver picks for the
-        # seed: judge exactly that answer of each branch, not the other copies listed.
-        labels = list(dict.fromkeys(solution.label for solution in every.solutions))
-        answers = [(label, solver.solve(position, orientation, goal, seed,
-                                        options.with_changes(branch=label, return_all=False)))
-                   for label in labels]
-        answers = [(label, answer.q) for label, answer in answers if answer.success]
-        if not answers:
+        # Per branch the whole-turn copy nearest the seed: what a solve naming it answers.
+        nearest: dict[str, np.ndarray] = {}
+        for solution in every.solutions:
+            known = nearest.get(solution.label)
+            if known is None or np.abs(solution.q - seed).max() < np.abs(known - seed).max():
+                nearest[solution.label] = solution.q
+        labels = list(nearest)
+        index = objectives.best(options.objective, self.model, list(nearest.values()), seed)
+        chosen = options.with_changes(branch=labels[index])
+        # Kept only when the solver's answer for that branch beats its first answer (a
+        # family may answer a named branch with another whole-turn copy).
+        first = solver.solve(position, orientation, goal, seed, options)
+        named = solver.solve(position, orientation, goal, seed, chosen)
+        if not (first.success and named.success and first.q is not None
+                and named.q is not None):
             return options
-        index = objectives.best(options.objective, self.model, [q for _, q in answers], seed)
-        return options.with_changes(branch=answers[index][0])
+        picked = objectives.best(options.objective, self.model, [first.q, named.q], seed)
+        return chosen if picked == 1 else options
 
     def _avoid_collisions(self, answer: IKAnswer, prepared: PreparedRequest,
                           started: float) -> IKAnswer:

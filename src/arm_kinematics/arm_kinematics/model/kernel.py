@@ -36,6 +36,7 @@ class _Model(Protocol):
 
     name: str
     dof: int
+    joints: Sequence[Any]
     motions: Sequence[Any]
     tip_offset: np.ndarray
 
@@ -46,16 +47,15 @@ ROTATION, TRANSLATION, AXIS, SLIDE, SOURCE, MULTIPLIER, OFFSET, FOLLOWER, ROW = 
 
 
 def chain_array(model: _Model) -> np.ndarray:
-    """The chain as one read-only (m + 1, 20) array, the form the compiled functions take.
+    """The chain as one read-only (m + 1, ROW) array, the form the compiled functions take.
 
-    Row i < m is the chain's i-th moving joint (``model.motions``: the n variables and any
-    mimic joint between them): the fixed offset from the previous moved frame (the base for
+    Row i < m is moving joint i of the chain (``model.motions``: the variables and the mimic
+    joints that follow them): the fixed offset from the previous moved frame (the base for
     the first) as rotation (row-major, columns 0–8) and translation (9–11, metres), the unit
-    axis in the joint's frame (12–14), 1.0 for a slide, 0.0 for a turn (15), and the joint's
-    position as ``multiplier · q[source] + offset`` (16–18; 1·q[i] + 0 for a variable, 1.0
-    in column 19 for a mimic joint). Row m is the fixed offset from the last moved frame to
-    the tip (columns 0–11). One array, because each argument of a compiled call costs a
-    type check.
+    axis in the joint's frame (12–14), 1.0 for a slide (15), and its position as
+    ``multiplier · q[source] + offset`` (16–18), 1.0 for a mimic joint (19). Row m is the
+    fixed offset from the last moved frame to the tip (columns 0–11). One array, because
+    each argument of a compiled call costs a type check.
     """
     motions = list(model.motions)
     chain = np.zeros((len(motions) + 1, ROW))
@@ -66,9 +66,9 @@ def chain_array(model: _Model) -> np.ndarray:
     for i, motion in enumerate(motions):
         chain[i, AXIS:SLIDE] = motion.joint.axis
         chain[i, SLIDE] = 1.0 if motion.joint.prismatic else 0.0
-        chain[i, SOURCE] = float(motion.source)
-        chain[i, MULTIPLIER] = float(motion.multiplier) if motion.follower else 1.0
-        chain[i, OFFSET] = float(motion.offset) if motion.follower else 0.0
+        chain[i, SOURCE] = motion.source
+        chain[i, MULTIPLIER] = motion.multiplier
+        chain[i, OFFSET] = motion.offset
         chain[i, FOLLOWER] = 1.0 if motion.follower else 0.0
     chain.setflags(write=False)
     return chain
@@ -76,7 +76,8 @@ def chain_array(model: _Model) -> np.ndarray:
 
 @compiled
 def chain_walk(q, chain, frames, axes, pose):
-    """Walk the chain at ``q``: every moved frame, its world axis and the tip pose.
+    """Walk the chain at ``q`` (n variables): every moving joint's frame, its world axis and
+    the tip pose.
 
     Writes ``frames`` (m, 12): moving joint i's frame after its motion as position then
     rotation row-major (a slide's origin is taken after the slide); ``axes`` (m, 3): its
@@ -105,11 +106,11 @@ def chain_walk(q, chain, frames, axes, pose):
         if i == n:
             break
         x, y, z = f[12], f[13], f[14]
-        value = f[17] * q[int(f[16])] + f[18]
         wx = r00 * x + r01 * y + r02 * z
         wy = r10 * x + r11 * y + r12 * z
         wz = r20 * x + r21 * y + r22 * z
         axes[i, 0], axes[i, 1], axes[i, 2] = wx, wy, wz
+        value = f[17] * q[int(f[16])] + f[18]
         if f[15] != 0.0:
             px += wx * value
             py += wy * value
@@ -144,27 +145,27 @@ def chain_walk(q, chain, frames, axes, pose):
 
 @compiled
 def jacobian_from_walk(frames, axes, chain, pose, jacobian):
-    """Geometric Jacobian (6, n) of the tip from a walk: linear rows w_i × (p − o_i) (or
-    w_i for a slide), angular rows w_i (or 0 for a slide). A mimic joint's column adds to
-    its leader's, times its multiplier (it moves when the leader does)."""
+    """Geometric Jacobian (6, n) of the tip from a walk: per moving joint, linear rows
+    w_i × (p − o_i) (or w_i for a slide) and angular rows w_i (or 0 for a slide), added to
+    its variable's column (times the multiplier of a mimic joint)."""
     px, py, pz = pose[0], pose[1], pose[2]
     jacobian[:, :] = 0.0
     for i in range(axes.shape[0]):
-        col = int(chain[i, 16])
+        wx, wy, wz = axes[i, 0], axes[i, 1], axes[i, 2]
+        j = int(chain[i, 16])
         k = chain[i, 17]
-        wx, wy, wz = axes[i, 0] * k, axes[i, 1] * k, axes[i, 2] * k
         if chain[i, 15] != 0.0:
-            jacobian[0, col] += wx
-            jacobian[1, col] += wy
-            jacobian[2, col] += wz
+            jacobian[0, j] += k * wx
+            jacobian[1, j] += k * wy
+            jacobian[2, j] += k * wz
             continue
         dx, dy, dz = px - frames[i, 0], py - frames[i, 1], pz - frames[i, 2]
-        jacobian[0, col] += wy * dz - wz * dy
-        jacobian[1, col] += wz * dx - wx * dz
-        jacobian[2, col] += wx * dy - wy * dx
-        jacobian[3, col] += wx
-        jacobian[4, col] += wy
-        jacobian[5, col] += wz
+        jacobian[0, j] += k * (wy * dz - wz * dy)
+        jacobian[1, j] += k * (wz * dx - wx * dz)
+        jacobian[2, j] += k * (wx * dy - wy * dx)
+        jacobian[3, j] += k * wx
+        jacobian[4, j] += k * wy
+        jacobian[5, j] += k * wz
 
 
 @compiled
@@ -188,9 +189,7 @@ def _pose_out(q, chain):
 
 @compiled
 def _transform_out(q, chain):
-    m = chain.shape[0] - 1
-    pose = np.empty(12)
-    chain_walk(q, chain, np.empty((m, 12)), np.empty((m, 3)), pose)
+    pose = _pose_out(q, chain)
     transform = np.zeros((4, 4))
     for r in range(3):
         transform[r, 3] = pose[r]
@@ -210,28 +209,29 @@ def _pose_jacobian_out(q, chain):
 
 @compiled
 def _frames_out(q, chain):
-    """Per variable joint (mimic joints are not ones) origin and world axis (6 each), then
-    the tip position (3)."""
-    n = q.shape[0]
+    """Per variable (a moving joint that is no mimic) its origin and world axis (6 each),
+    then the tip position (3)."""
     m = chain.shape[0] - 1
     frames = np.empty((m, 12))
     axes = np.empty((m, 3))
     pose = np.empty(12)
     chain_walk(q, chain, frames, axes, pose)
+    n = q.shape[0]
     out = np.empty(6 * n + 3)
-    j = 0
+    k = 0
     for i in range(m):
         if chain[i, 19] != 0.0:
             continue
-        out[6 * j], out[6 * j + 1], out[6 * j + 2] = frames[i, 0], frames[i, 1], frames[i, 2]
-        out[6 * j + 3], out[6 * j + 4], out[6 * j + 5] = axes[i, 0], axes[i, 1], axes[i, 2]
-        j += 1
+        out[6 * k], out[6 * k + 1], out[6 * k + 2] = frames[i, 0], frames[i, 1], frames[i, 2]
+        out[6 * k + 3], out[6 * k + 4], out[6 * k + 5] = axes[i, 0], axes[i, 1], axes[i, 2]
+        k += 1
     out[6 * n], out[6 * n + 1], out[6 * n + 2] = pose[0], pose[1], pose[2]
     return out
 
 
 @compiled
 def _joint_poses_out(q, chain):
+    """Every moving joint's frame (m · 12), mimic joints included."""
     m = chain.shape[0] - 1
     frames = np.empty((m, 12))
     chain_walk(q, chain, frames, np.empty((m, 3)), np.empty(12))
@@ -241,11 +241,10 @@ def _joint_poses_out(q, chain):
 @compiled
 def batch_poses(configurations, chain, poses):
     """Tip poses (N, 12) of N configurations (N, n), written in place."""
-    count = configurations.shape[0]
     m = chain.shape[0] - 1
     frames = np.empty((m, 12))
     axes = np.empty((m, 3))
-    for k in range(count):
+    for k in range(configurations.shape[0]):
         chain_walk(configurations[k], chain, frames, axes, poses[k])
 
 
@@ -283,7 +282,13 @@ class ChainKernel:
         self.model = model
         self.dof = model.dof
         self.chain = chain_array(model)
-        self.frame_count = self.chain.shape[0] - 1
+        # Every compiled function once, with the argument types of later calls: a cold numba
+        # cache is compiled here, never inside a timed solve or a control tick.
+        q = np.zeros(self.dof)
+        for function in (_pose_out, _pose_jacobian_out, _frames_out, _joint_poses_out,
+                         _transform_out):
+            function(q, self.chain)
+        batch_poses(np.zeros((1, self.dof)), self.chain, np.empty((1, 12)))
 
     def pose(self, q: Sequence[float] | np.ndarray) -> tuple[float, ...]:
         """Tip position and rotation (row-major), 12 floats."""
@@ -303,7 +308,7 @@ class ChainKernel:
                 tuple(values[6 * self.dof:]))
 
     def joint_poses(self, q: Sequence[float] | np.ndarray) -> tuple[float, ...]:
-        """Every moving joint's frame, position then rotation row-major, 12·m floats."""
+        """Every joint's moved frame, position then rotation row-major, 12·n floats."""
         return tuple(_joint_poses_out(_vector(q, self.dof), self.chain).tolist())
 
     def fk(self, q: Sequence[float] | np.ndarray) -> np.ndarray:

@@ -271,7 +271,7 @@ def run_attempts(chain, lower, upper, wraps, goal, target, seeds, tolerance,
     pose, trial_pose = np.empty(12), np.empty(12)
     error, trial_error, residual = np.empty(6), np.empty(6), np.empty(6)
     task_jacobian, trial_jacobian = np.empty((6, n)), np.empty((6, n))
-    m = chain.shape[0] - 1
+    m = chain.shape[0] - 1      # moving joints, mimic joints included
     frames, axes, jacobian = np.empty((m, 12)), np.empty((m, 3)), np.empty((6, n))
     spin, work, normal = np.empty(3), np.empty(6), np.empty((6, 6))
     q, candidate, step = np.empty(n), np.empty(n), np.empty(n)
@@ -347,3 +347,54 @@ def run_attempts(chain, lower, upper, wraps, goal, target, seeds, tolerance,
                 if cost > STALL_RATIO * history[0]:
                     break
     return SEEDS_USED, used, iterations, done
+
+
+@compiled
+def pull_toward(chain, lower, upper, wraps, goal, target, q, reference, weights, tolerance,
+                orientation_tolerance, steps, gain):
+    """Slide a solution ``q`` (changed in place) along the task's null space toward
+    ``reference``, then polish it back onto the task; returns True when the result meets
+    both tolerances (the caller keeps it only if its objective improved).
+
+    Each step is Δq = z + J⁺(e − J z) with z = −gain · weights · (q − reference): the pull,
+    minus the part of it the task would feel, plus the correction of the task error. This is
+    what a redundant arm (more joints than task rows) can do that restarts cannot: move
+    continuously along its family of solutions.
+    """
+    n = q.shape[0]
+    rows = 6 if goal == FULL_POSE else (5 if goal == TOOL_DOWN else 3)
+    pose = np.empty(12)
+    error, residual = np.empty(6), np.empty(6)
+    task_jacobian = np.empty((6, n))
+    m = chain.shape[0] - 1      # moving joints, mimic joints included
+    frames, axes, jacobian = np.empty((m, 12)), np.empty((m, 3)), np.empty((6, n))
+    spin, work, normal = np.empty(3), np.empty(6), np.empty((6, 6))
+    step, pull = np.empty(n), np.empty(n)
+    free = np.ones(n, np.bool_)
+    for _ in range(steps):
+        task(q, chain, goal, target, pose, error, task_jacobian, frames, axes, jacobian,
+             spin)
+        for j in range(n):
+            pull[j] = -gain * weights[j] * (q[j] - reference[j])
+        for r in range(rows):
+            total = error[r]
+            for j in range(n):
+                total -= task_jacobian[r, j] * pull[j]
+            residual[r] = total
+        damped_step(task_jacobian, residual, rows, free, 1e-9, step, normal, work)
+        for j in range(n):
+            q[j] = into_range(q[j] + pull[j] + step[j], lower[j], upper[j], wraps[j])
+    for _ in range(30):      # polish: Gauss–Newton back onto the task
+        position, angle = task(q, chain, goal, target, pose, error, task_jacobian, frames,
+                               axes, jacobian, spin)
+        if position <= tolerance and angle <= orientation_tolerance:
+            return True
+        cost = 0.0
+        for r in range(rows):
+            cost += error[r] * error[r]
+        damped_step(task_jacobian, error, rows, free, cost + MIN_DAMPING, step, normal, work)
+        for j in range(n):
+            q[j] = into_range(q[j] + step[j], lower[j], upper[j], wraps[j])
+    position, angle = task(q, chain, goal, target, pose, error, task_jacobian, frames, axes,
+                           jacobian, spin)
+    return position <= tolerance and angle <= orientation_tolerance

@@ -28,6 +28,8 @@ from arm_kinematics.ik.solvers.bounded_lm import (
     BEST_STEP,
     CONVERGED,
     damped_step,
+    pull_toward,
+    ROWS,
     run_attempts,
     SEEDS_USED,
 )
@@ -243,6 +245,10 @@ class DLSSolver(Solver):
     # timeout, if sooner).
     CANDIDATES = 8
     GATHER_TIME = 0.004
+    # Then, on a redundant task, the best slides along the null space toward the seed
+    # (closest) or mid-range (centred): this many steps, each this fraction of the way.
+    PULL_STEPS = 20
+    PULL_GAIN = 0.3
 
     def __init__(self, model: ArmModel, workspace: Workspace) -> None:
         super().__init__(model, workspace)
@@ -276,6 +282,30 @@ class DLSSolver(Solver):
         }
         self._table = {goal: (2.0 * f, np.square(f).sum(axis=1)) for goal, f in features.items()}
         self._orientation_weight = weight
+        # The null-space pull of the objectives: toward the seed with every joint alike, or
+        # toward mid-range weighted by 1/half-range² (normalised to at most 1), continuous
+        # joints left free.
+        half = 0.5 * (model.upper - model.lower)
+        limited = np.array([joint.kind != 'continuous' for joint in model.joints])
+        self._middle = 0.5 * (model.lower + model.upper)
+        self._unit_weights = np.ones(model.dof)
+        self._centring_weights = np.where(limited, (half[limited].min() / half) ** 2
+                                          if limited.any() else 0.0, 0.0)
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Call the compiled loop once with the solve's argument types, so that a cold
+        numba cache is compiled here and never inside a timed solve."""
+        lower, upper, wraps = self._bounds[True]
+        pose = self.kernel.pose(self._middle)
+        target = np.array(pose, dtype=float)
+        seeds = np.array([self._middle], dtype=float)
+        best_q, best, resume = self._middle.copy(), np.full(4, math.inf), np.empty(self.model.dof)
+        run_attempts(self._chain, lower, upper, wraps, int(GoalType.FULL_POSE), target, seeds,
+                     1e-5, 1e-5, 0, 1, 1, 0.05, 0.0, best_q, best, resume)
+        pull_toward(self._chain, lower, upper, wraps, int(GoalType.FULL_POSE), target,
+                    self._middle.copy(), self._middle, self._unit_weights, 1e-5, 1e-5, 0,
+                    self.PULL_GAIN)
 
     # ------------------------------------------------------------------ public API
     def solve(self, position: object, orientation: object = None,
@@ -378,18 +408,20 @@ class DLSSolver(Solver):
                 if not math.isfinite(best[BEST_POSITION]):
                     # Out of time before the first step: the seed's own errors.
                     run_attempts(self._chain, lower, upper, wraps, int(goal), goal_target,
-                                 seeds[:1], options.tolerance, options.orientation_tolerance,
-                                 0, 0, 1, options.damping, options.max_step, best_q, best,
+                                 seeds[:1], float(options.tolerance),
+                                 float(options.orientation_tolerance), 0, 0, 1,
+                                 float(options.damping), float(options.max_step), best_q, best,
                                  resume)
                 break
-            # No more iterations per call than the time left allows (the clock is read
-            # between calls only).
-            budget = int(min(self.CLOCK_EVERY, max(1.0, (deadline - now) / per_iteration)))
+            # No more iterations per call than half the time left allows (the clock is read
+            # between calls only): the timeout is overshot by a few iterations at most.
+            budget = int(min(self.CLOCK_EVERY,
+                             max(1.0, 0.5 * (deadline - now) / per_iteration)))
             outcome, used, spent, done = run_attempts(
                 self._chain, lower, upper, wraps, int(goal), goal_target, seeds,
-                options.tolerance, options.orientation_tolerance, limit,
-                options.max_iterations, budget, options.damping, options.max_step,
-                best_q, best, resume)
+                float(options.tolerance), float(options.orientation_tolerance), int(limit),
+                int(options.max_iterations), budget, float(options.damping),
+                float(options.max_step), best_q, best, resume)
             if spent:
                 per_iteration = max((time.perf_counter() - now) / spent, 1e-8)
             iterations += spent
@@ -427,8 +459,13 @@ class DLSSolver(Solver):
             index = objectives.best(options.objective, self.model, [q for q, _ in found],
                                     start_q)
             q, figures = found[index]
-            return self._result(ErrorCode.OK, f'converged; the {options.objective} of '
-                                f'{len(found)} solutions', q, figures, goal, iterations)
+            how = f'the {options.objective} of {len(found)} solutions'
+            pulled = self._pull(q, start_q, goal, goal_target, options)
+            if pulled is not None:
+                q, figures = pulled
+                how += ', then along the null space'
+            return self._result(ErrorCode.OK, f'converged; {how}', q, figures, goal,
+                                iterations)
         restarts = max(attempts - 1, 0)
         what = f'position error {best[BEST_POSITION]:.3g} m'
         if goal != GoalType.POSITION:
@@ -442,6 +479,40 @@ class DLSSolver(Solver):
             reason = (f'did not converge in {iterations} iterations and {restarts} restarts; '
                       f'best {what}')
         return self._result(code, reason, best_q, best, goal, iterations)
+
+    def _pull(self, q: np.ndarray, seed: list[float], goal: GoalType, target: np.ndarray,
+              options: SolveOptions) -> tuple[np.ndarray, np.ndarray] | None:
+        """For `closest` and `centred` on a redundant task: the solution slid along the
+        null space toward the seed (or mid-range), with its figures, when that still meets
+        the tolerances and improves the objective; else None."""
+        if options.objective not in (objectives.CLOSEST, objectives.CENTRED) or \
+                self.model.dof <= ROWS[int(goal)] or not options.respect_limits:
+            return None
+        if options.objective == objectives.CLOSEST:
+            reference, weights = np.asarray(seed, dtype=float), self._unit_weights
+        else:
+            reference, weights = self._middle, self._centring_weights
+        lower, upper, wraps = self._bounds[True]
+        trial = q.copy()
+        if not pull_toward(self._chain, lower, upper, wraps, int(goal), target, trial,
+                           reference, weights, float(options.tolerance),
+                           float(options.orientation_tolerance), self.PULL_STEPS,
+                           self.PULL_GAIN):
+            return None
+        before = objectives.value(options.objective, self.model, q, seed)
+        after = objectives.value(options.objective, self.model, trial, seed)
+        improved = after < before if options.objective == objectives.CLOSEST else \
+            after > before
+        if not improved:
+            return None
+        figures = np.zeros(4)
+        pose = self.kernel.pose(trial)
+        figures[BEST_POSITION] = math.dist(pose[:3], target[:3])
+        if goal == GoalType.FULL_POSE:
+            figures[BEST_ORIENTATION] = rotation_error_fast(pose[3:], target[3:])[3]
+        elif goal == GoalType.TOOL_DOWN:
+            figures[BEST_ORIENTATION] = tool_down_angle(pose)
+        return trial, figures
 
     def _result(self, code: ErrorCode, reason: str, q: np.ndarray, best: np.ndarray,
                 goal: GoalType, iterations: int) -> IKResult:
