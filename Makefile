@@ -16,6 +16,11 @@ URDF ?=
 BASE ?=
 TIP ?=
 ARM_CONFIG ?=
+# CONTROLLER=stand_in: the executor drives a joint_trajectory_controller stand-in through its
+# follow_joint_trajectory action (README "Controllers").
+CONTROLLER ?=
+# SERVOS=sim: the SO-101 on the simulated servo bus through servo_bridge.
+SERVOS ?=
 # Any other option of the demo runner, e.g. DEMO_ARGS=--no-lab.
 DEMO_ARGS ?=
 PYTEST_ARGS ?=
@@ -43,7 +48,10 @@ else
   PY := $(VENV)/bin/python
   ACTIVATE := source $(VENV)/bin/activate && export AMENT_PREFIX_PATH=$(VENV) \
               CMAKE_PREFIX_PATH=$(VENV)
-  COLCON_ARGS := --cmake-args -DPython3_EXECUTABLE=$(PY) -DBUILD_TESTING=OFF
+  # without_ros/ holds the control_msgs subset a ROS 2 install brings itself (its COLCON_IGNORE
+  # hides it from every other build; see without_ros/README.md).
+  COLCON_ARGS := --base-paths . without_ros/control_msgs \
+                 --cmake-args -DPython3_EXECUTABLE=$(PY) -DBUILD_TESTING=OFF
 endif
 
 BUILD_BASE := build$(SUFFIX)
@@ -60,7 +68,9 @@ help:
 	@echo 'make test-core  the ROS-free core alone (src/arm_kinematics) in a plain venv, no ROS'
 	@echo 'make demo   build and run the arm pipeline (CYCLES=1 stops after one cycle;'
 	@echo '            URDF=robot.urdf BASE=base_link TIP=tool0 [ARM_CONFIG=arm.yaml] for your'
-	@echo '            own arm; DEMO_ARGS=--no-lab for other runner options)'
+	@echo '            own arm; CONTROLLER=stand_in drives a controller stand-in through'
+	@echo '            follow_joint_trajectory; SERVOS=sim the SO-101 on the simulated'
+	@echo '            servo bus; DEMO_ARGS=--no-lab for other runner options)'
 	@echo 'make bench  run the benchmarks, write bench_results.json'
 	@echo 'make clean  remove build, install, log folders (venvs stay)'
 
@@ -108,7 +118,9 @@ demo: build
 	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m arm_bringup.demo --cycles $(CYCLES) \
 	  $(if $(ARM),--arm $(ARM),) $(if $(URDF),--urdf $(abspath $(URDF)),) \
 	  $(if $(BASE),--base $(BASE),) $(if $(TIP),--tip $(TIP),) \
-	  $(if $(ARM_CONFIG),--arm-config $(abspath $(ARM_CONFIG)),) $(DEMO_ARGS)
+	  $(if $(ARM_CONFIG),--arm-config $(abspath $(ARM_CONFIG)),) \
+	  $(if $(CONTROLLER),--controller $(CONTROLLER),) \
+	  $(if $(SERVOS),--servos $(SERVOS),) $(DEMO_ARGS)
 
 BENCH_STAMP := $(if $(VENV),$(VENV)/.bench-installed,)
 

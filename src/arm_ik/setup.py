@@ -30,6 +30,10 @@ setup(
             'safety_monitor = arm_ik.nodes.safety_monitor:main',
             'lab_viewer = arm_ik.nodes.lab_viewer:main',
             'markers = arm_ik.nodes.markers:main',
+            'controller_stand_in = arm_ik.nodes.controller_stand_in:main',
+            'servo_bridge = arm_ik.nodes.servo_bridge:main',
+            'servo_calibrate = arm_ik.servo_calibrate_command:main',
+            'servo_client = arm_ik.servo_client:main',
         ],
     },
 )

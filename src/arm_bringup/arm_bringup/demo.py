@@ -56,14 +56,22 @@ START_TIMEOUT = 60.0      # s for every node to come up (the executor spawns a p
 RECORDER_TIMEOUT = 20.0   # s for the recorder to subscribe to the key topics
 LAB_TIMEOUT = 30.0        # s for the browser lab to serve its page
 LAB_URL = re.compile(r'http://127\.0\.0\.1:\d+')
+# Where controller_stand_in publishes the measured state (as joint_state_broadcaster with
+# use_local_topics); the executor takes it as feedback_topic.
+MEASURED = 'joint_state_broadcaster/joint_states'
 
 
-def start_nodes(group: ProcessGroup, arm: ArmSource, description: str, log_dir: str
-                ) -> list[str]:
+def start_nodes(group: ProcessGroup, arm: ArmSource, description: str, log_dir: str,
+                controller: str = 'none') -> list[str]:
     """Start the pipeline's nodes; return the names of those started."""
     started = []
     # One cycle per ~/run_cycle call: the runner paces the cycles itself.
-    for node in pipeline_nodes(arm, description, LaunchOptions(cycle=False, cycles=1)):
+    # The stand-in is a Python process beside a dozen others: 25 of its 50 Hz periods (0.5 s)
+    # before its joint states count as stale, not 3, or load alone stops moves.
+    options = LaunchOptions(cycle=False, cycles=1) if controller == 'none' else LaunchOptions(
+        output='follow_joint_trajectory', feedback_topic=MEASURED, feedback_stale_periods=25.0,
+        cycle=False, cycles=1)
+    for node in pipeline_nodes(arm, description, options):
         try:
             executable_path(NODE_PACKAGE, node.executable)
         except FileNotFoundError as error:
@@ -76,6 +84,30 @@ def start_nodes(group: ProcessGroup, arm: ArmSource, description: str, log_dir: 
                          namespace=node.namespace, params_files=node.write_params(log_dir))
         started.append(node.executable)
     return started
+
+
+def start_stand_in(group: ProcessGroup, arm: ArmSource, description: str) -> None:
+    """controller_stand_in as the arm's joint_trajectory_controller (and its
+    joint_state_broadcaster), set up from the arm: its chain, home and controller section."""
+    config = ArmConfig.from_file(arm.config_path()) if arm.config_path() else ArmConfig()
+    try:
+        model_arm = load_arm(description, config, arm.base_frame, arm.tip_frame, arm.label)
+    except (ArmConfigError, DescriptionError) as error:
+        raise PipelineError(str(error)) from None
+    controller = config.controller
+    joints = list(model_arm.model.joint_names)
+    group.start_node(NODE_PACKAGE, 'controller_stand_in', name='joint_trajectory_controller',
+                     namespace=f'/{arm.label}', params={
+                         'joints': joints, 'initial_positions': [float(x) for x in model_arm.home],
+                         'joint_states_topic': MEASURED,
+                         'update_rate': float(controller.update_rate),
+                         'action_monitor_rate': controller.action_monitor_rate,
+                         'constraints.goal_time': controller.goal_time_tolerance,
+                         'constraints.stopped_velocity_tolerance':
+                             controller.stopped_velocity_tolerance,
+                         **{f'constraints.{j}.trajectory': controller.path_tolerance
+                            for j in joints},
+                         **{f'constraints.{j}.goal': controller.goal_tolerance for j in joints}})
 
 
 def start_lab(group: ProcessGroup, arm: ArmSource, description: str, port: int) -> None:
@@ -103,13 +135,17 @@ def start_lab(group: ProcessGroup, arm: ArmSource, description: str, port: int) 
           f'goes on without it:\n{lab.output()[-800:]}', flush=True)
 
 
-def recorded_topics(arm: str, scenario: Scenario, nodes: list[str]) -> list[str]:
+def recorded_topics(arm: str, scenario: Scenario, nodes: list[str],
+                    controller: str = 'none') -> list[str]:
     """Topics the recorder must have subscribed to before the script starts."""
     ns = f'/{arm}'
     action = f'{ns}/trajectory_executor/move_to_target/_action'
     topics = [f'{ns}/joint_states', f'{ns}/ik_status', f'{ns}/safety_status',
               f'{ns}/safety_markers', f'{action}/feedback', f'{action}/status',
               f'{ns}/demo/move_results']
+    if controller != 'none':
+        follow = f'{ns}/joint_trajectory_controller/follow_joint_trajectory/_action'
+        topics += [f'{follow}/feedback', f'{follow}/status', f'{ns}/{MEASURED}']
     if scenario.pick_place:
         topics += [f'{ns}/target_status', f'{ns}/ball_state']
     if 'markers' in nodes:
@@ -166,6 +202,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              '(default on; --no-lab to skip it)')
     parser.add_argument('--lab-port', type=int, default=8080,
                         help='port of the browser lab on 127.0.0.1 (default 8080)')
+    parser.add_argument('--controller', default='none', choices=('none', 'stand_in'),
+                        help='stand_in: the executor drives controller_stand_in (a stand-in '
+                             'for joint_trajectory_controller) through its '
+                             'follow_joint_trajectory action and takes its joint states as '
+                             'the measured state (default none: no controller)')
+    parser.add_argument('--servos', choices=('', 'sim'), default='',
+                        help='sim: the SO-101 on the simulated servo bus through servo_bridge '
+                             '(calibrate, enable, move, faults, e-stop; arm_bringup.servo_demo)')
     parser.add_argument('--mcap', default='demo.mcap',
                         help="MCAP file to record to (default demo.mcap in the current folder, "
                              "the repository root under make demo; '' records nothing)")
@@ -210,7 +254,9 @@ def run_pipeline(args: argparse.Namespace, arm: ArmSource, description: str,
             recorder_group.start_node(PACKAGE, 'mcap_recorder', params={
                 'output': str(mcap), 'prefixes': [f'/{label}/'], 'topics': ['/rosout']})
         with ProcessGroup(log_dir=log_dir) as nodes:
-            started = start_nodes(nodes, arm, description, log_dir)
+            if args.controller == 'stand_in':
+                start_stand_in(nodes, arm, description)
+            started = start_nodes(nodes, arm, description, log_dir, args.controller)
             print(f'demo: started {", ".join(started)} in /{label}'
                   + (' and mcap_recorder' if mcap else ''), flush=True)
             if args.lab:
@@ -218,11 +264,11 @@ def run_pipeline(args: argparse.Namespace, arm: ArmSource, description: str,
             driver = DemoDriver.create(label)
             try:
                 if not pipeline_up(driver, scenario, nodes.processes + recorder_group.processes,
-                                   summary):
+                                   summary, args.controller != 'none'):
                     return
                 if mcap is not None:
-                    unrecorded = wait_recording(driver, recorded_topics(label, scenario,
-                                                                        started))
+                    unrecorded = wait_recording(driver, recorded_topics(
+                        label, scenario, started, args.controller))
                     if unrecorded:
                         print(f'demo: note: not recorded yet: {", ".join(unrecorded)}',
                               flush=True)
@@ -241,9 +287,10 @@ def run_pipeline(args: argparse.Namespace, arm: ArmSource, description: str,
 
 
 def pipeline_up(driver: DemoDriver, scenario: Scenario, processes: list[NodeProcess],
-                summary: Summary) -> bool:
-    """Wait for the nodes; on failure record it and print the logs of the dead ones."""
-    missing = driver.wait_for_pipeline(scenario.pick_place, START_TIMEOUT)
+                summary: Summary, measured: bool = False) -> bool:
+    """Wait for the nodes (and, measured, the executor's measured state); on failure record
+    it and print the logs of the dead ones."""
+    missing = driver.wait_for_pipeline(scenario.pick_place, START_TIMEOUT, measured)
     dead = [p for p in processes if not p.alive()]
     for process in dead:
         print(f'demo: {process.name} exited:\n{process.output()[-2000:]}', flush=True)
@@ -273,6 +320,13 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    if args.servos:
+        if args.urdf or args.arm not in ('', 'so101'):
+            print('demo: --servos sim drives the SO-101 (its worked calibration); leave out '
+                  '--arm and --urdf, or pass --arm so101', file=sys.stderr, flush=True)
+            return 2
+        from arm_bringup.servo_demo import run
+        return run(args.cycles)
     try:
         arm, description, scenario = choose_arm(args)
     except PipelineError as error:

@@ -36,7 +36,7 @@ from arm_bringup.scenario import IKQuery, Move
 from arm_ik.client import IKClient
 from arm_ik.nodes.common import constant_names, LATCHED_QOS
 from arm_interfaces.action import MoveToTarget
-from arm_interfaces.msg import ArmInfo, MotionErrorCode, SafetyStatus, TargetStatus
+from arm_interfaces.msg import ArmInfo, ExecutorStatus, MotionErrorCode, SafetyStatus, TargetStatus
 
 # Deep, reliable and durable: every report of a cycle is kept between two looks.
 STATUS_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
@@ -80,6 +80,9 @@ class DemoDriver(Node):
         self.create_subscription(TargetStatus, f'/{arm}/target_status', self._on_report,
                                  STATUS_QOS)
         self.create_subscription(SafetyStatus, f'/{arm}/safety_status', self._on_safety, 100)
+        self.executor_state: int | None = None
+        self.create_subscription(ExecutorStatus, f'/{arm}/trajectory_executor/status',
+                                 self._on_executor_status, LATCHED_QOS)
         self._executor = SingleThreadedExecutor(context=self.context)
         self._executor.add_node(self)
 
@@ -98,6 +101,9 @@ class DemoDriver(Node):
     # ------------------------------------------------------------------ callbacks
     def _on_info(self, message: ArmInfo) -> None:
         self.info = message
+
+    def _on_executor_status(self, message: ExecutorStatus) -> None:
+        self.executor_state = message.state
 
     def _on_report(self, message: TargetStatus) -> None:
         self._reports.append(message)
@@ -122,12 +128,17 @@ class DemoDriver(Node):
             raise TimeoutError(f'no answer within {timeout:g} s')
         return future.result()
 
-    def wait_for_pipeline(self, pick_place: bool, timeout: float) -> list[str]:
-        """Wait for arm_info, the IK service, the action server and (pick_place) the cycle
-        service; return what did not come up."""
+    def wait_for_pipeline(self, pick_place: bool, timeout: float, measured: bool = False
+                          ) -> list[str]:
+        """Wait for arm_info, the IK service, the action server, (pick_place) the cycle
+        service and (measured) the executor holding a measured pose (out of WAITING); return
+        what did not come up."""
         checks = {'arm_info (ArmInfo)': lambda: self.info is not None,
                   'ik_server (~/solve_ik)': self.ik.client.service_is_ready,
                   'trajectory_executor (~/move_to_target)': self.action.server_is_ready}
+        if measured:
+            checks['trajectory_executor holding the measured joint state'] = \
+                lambda: self.executor_state not in (None, ExecutorStatus.WAITING)
         if pick_place:
             checks['target_input (~/run_cycle)'] = self.run_cycle_client.service_is_ready
         self.wait_until(lambda: all(check() for check in checks.values()), timeout)

@@ -26,7 +26,7 @@ NODES = ('arm_info', 'ik_server', 'safety_monitor', 'trajectory_executor', 'targ
 OPTIONAL_NODES = ('markers',)
 # Arms with a scripted pick-and-place cycle (target_input's sequence_file in their YAML).
 PICK_PLACE_ARMS = ('ccd5', 'manipulator3d')
-OUTPUTS = ('none', 'joint_trajectory', 'forward_position')
+OUTPUTS = ('none', 'joint_trajectory', 'forward_position', 'follow_joint_trajectory')
 
 
 class PipelineError(RuntimeError):
@@ -92,7 +92,10 @@ class LaunchOptions:
     Attributes:
         solver: IK solver of ik_server's ~/solve_ik and target_input's goals ('' = YAML).
         motion: the executor's default motion law ('' = YAML).
-        output: the executor's command output (none | joint_trajectory | forward_position).
+        output: the executor's command output (none | joint_trajectory | forward_position |
+            follow_joint_trajectory).
+        feedback_topic: the executor's measured joint state topic ('' = none).
+        feedback_stale_periods: its periods of silence before stale (0 = the YAML's).
         cycle: target_input starts its scripted cycle at once (autostart).
         cycles: cycles of the scripted sequence, 0 = until stopped.
     """
@@ -100,6 +103,8 @@ class LaunchOptions:
     solver: str = ''
     motion: str = ''
     output: str = 'none'
+    feedback_topic: str = ''
+    feedback_stale_periods: float = 0.0
     cycle: bool = False
     cycles: int = 0
 
@@ -146,6 +151,11 @@ def node_overrides(options: LaunchOptions) -> dict[str, dict[str, Any]]:
     if options.motion:
         overrides['trajectory_executor']['motion_law'] = options.motion
     overrides['trajectory_executor']['output'] = options.output
+    if options.feedback_topic:
+        overrides['trajectory_executor']['feedback_topic'] = options.feedback_topic
+    if options.feedback_stale_periods:
+        overrides['trajectory_executor']['feedback_stale_periods'] = \
+            float(options.feedback_stale_periods)
     overrides['target_input']['autostart'] = options.cycle
     overrides['target_input']['cycles'] = int(options.cycles)
     return overrides

@@ -37,7 +37,7 @@ from launch_ros.parameter_descriptions import ParameterValue
 SOLVERS = ['', 'analytic', 'closed_form', 'ccd', 'dls']
 MOTION_LAWS = ['', 'exponential', 'speed_cap', 'min_jerk', 'min_jerk_cartesian',
                'linear_cartesian']
-OUTPUTS = ['none', 'joint_trajectory', 'forward_position']
+OUTPUTS = ['none', 'joint_trajectory', 'forward_position', 'follow_joint_trajectory']
 BOOLEANS = ['true', 'false']
 
 
@@ -88,8 +88,10 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument(
             'output', default_value='none', choices=OUTPUTS,
             description='Where the executor sends commands besides joint_states: none, '
-                        'joint_trajectory (joint_trajectory_controller/joint_trajectory) or '
-                        'forward_position (forward_position_controller/commands).'),
+                        'joint_trajectory (joint_trajectory_controller/joint_trajectory), '
+                        'forward_position (forward_position_controller/commands) or '
+                        'follow_joint_trajectory (the action joint_trajectory_controller/'
+                        'follow_joint_trajectory, with its results).'),
         DeclareLaunchArgument(
             'feedback_topic', default_value='',
             description='JointState topic of the real arm (not joint_states), e.g. '

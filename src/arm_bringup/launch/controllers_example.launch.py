@@ -1,5 +1,10 @@
 """The path to real servos: the six_axis pipeline driving ros2_control controllers.
 
+With joint_trajectory_controller (the default) this is controllers.launch.py for the bundled
+six_axis arm: its xacro and configuration, the generated ros2_control files, the executor on
+the follow_joint_trajectory action. forward_position_controller (one position per tick)
+keeps the hand-written files of config/controllers.
+
     ros2 launch arm_bringup controllers_example.launch.py
     ros2 launch arm_bringup controllers_example.launch.py controller:=forward_position_controller
 
@@ -29,7 +34,7 @@ from launch_ros.substitutions import FindPackageShare
 
 ARM = 'six_axis'
 # Controller -> the executor's output that feeds it.
-CONTROLLERS = {'joint_trajectory_controller': 'joint_trajectory',
+CONTROLLERS = {'joint_trajectory_controller': 'follow_joint_trajectory',
                'forward_position_controller': 'forward_position'}
 BOOLEANS = ['true', 'false']
 
@@ -40,7 +45,8 @@ def generate_launch_description() -> LaunchDescription:
             'controller', default_value='joint_trajectory_controller',
             choices=list(CONTROLLERS),
             description='Controller the trajectory executor drives: joint_trajectory_controller '
-                        '(whole timed trajectories) or forward_position_controller (one '
+                        '(whole timed trajectories through its follow_joint_trajectory action, '
+                        'by controllers.launch.py) or forward_position_controller (one '
                         'position per control tick).'),
         DeclareLaunchArgument(
             'rviz', default_value='true', choices=BOOLEANS,
@@ -52,6 +58,18 @@ def generate_launch_description() -> LaunchDescription:
 def launch_setup(context: LaunchContext) -> list:
     """The pipeline, the controller manager and the spawners for the chosen controller."""
     controller = LaunchConfiguration('controller').perform(context)
+    if controller == 'joint_trajectory_controller':
+        # One use of the generic launch file: any arm goes the same way.
+        return [IncludeLaunchDescription(
+            PythonLaunchDescriptionSource(PathJoinSubstitution(
+                [FindPackageShare('arm_bringup'), 'launch', 'controllers.launch.py'])),
+            launch_arguments={
+                'urdf_file': PathJoinSubstitution(
+                    [FindPackageShare('arm_description'), 'urdf', 'six_axis.urdf.xacro']),
+                'arm_config': PathJoinSubstitution(
+                    [FindPackageShare('arm_description'), 'config', 'six_axis.yaml']),
+                'rviz': LaunchConfiguration('rviz'),
+            }.items())]
     inactive = [name for name in CONTROLLERS if name != controller]
     controllers_file = PathJoinSubstitution([FindPackageShare('arm_bringup'), 'config',
                                              'controllers', 'six_axis_controllers.yaml'])

@@ -128,7 +128,8 @@ def test_arm_launch_covers_every_arm_and_the_issue_arguments():
     assert {'urdf_file', 'arm_config', 'base_frame', 'tip_frame', 'namespace'} <= \
         set(arguments)
     assert arguments['rviz'].choices == ['true', 'false']
-    assert arguments['output'].choices == ['none', 'joint_trajectory', 'forward_position']
+    assert arguments['output'].choices == ['none', 'joint_trajectory', 'forward_position',
+                                           'follow_joint_trajectory']
     assert {'solver', 'motion', 'use_sim_time', 'description_package',
             'description_file'} <= set(arguments)
     assert ('robot_state_publisher', 'robot_state_publisher') in launch.nodes
@@ -253,3 +254,18 @@ def test_launch_arguments_override_the_yaml(processes, ros_node):
                       GetParameters.Request(names=keys))
         got = {k: parameter_value_to_python(v) for k, v in zip(keys, reply.values)}
         assert got == values, f'{name}: {got}:\n{started[name].output()}'
+
+
+def test_the_runner_drives_a_controller_through_the_action():
+    """make demo CONTROLLER=stand_in: the executor's overrides as controllers.launch.py sets
+    them (the action route, the measured state of joint_state_broadcaster)."""
+    from arm_bringup.pipeline import LaunchOptions, node_overrides
+    executor = node_overrides(LaunchOptions(
+        output='follow_joint_trajectory', feedback_topic='joint_state_broadcaster/joint_states',
+        feedback_stale_periods=25.0))['trajectory_executor']
+    assert executor == {'output': 'follow_joint_trajectory',
+                        'feedback_topic': 'joint_state_broadcaster/joint_states',
+                        'feedback_stale_periods': 25.0}
+    launch = read_launch_file(PACKAGE_DIR / 'launch' / 'controllers.launch.py')
+    assert {a.name for a in launch.arguments} >= {'urdf_file', 'arm_config', 'hardware_plugin'}
+    assert ('controller_manager', 'ros2_control_node') in launch.nodes

@@ -69,9 +69,27 @@ EXPECT = {
     'arm_config ur5.yaml --check': (r'ur5\.yaml: valid for ur5',
                                     r'^summary: 1 cycle\(s\), \d+ step\(s\) ok, 0 failed'),
     'ik_client --arm ur5': (r'\bOK\b',),
+    # The files, the cycle over the action, and the MCAP with the controller action's
+    # feedback and status (the goal and its end: accepted, executing, succeeded).
+    'CONTROLLER=stand_in': (
+        r'ur5_control/ur5_controllers\.yaml',
+        r'^\s+[1-9]\d*\s+/ur5/joint_trajectory_controller/follow_joint_trajectory/_action/'
+        r'feedback$',
+        r'^\s+[1-9]\d*\s+/ur5/joint_trajectory_controller/follow_joint_trajectory/_action/'
+        r'status$',
+        r'^summary: 1 cycle\(s\), \d+ step\(s\) ok, 0 failed'),
     'IKClient(node': (r"\{'base_yaw': |OUT_OF_REACH",),
     "decoded_messages('demo.mcap'": (r"^\[\('/ccd5/", r'^\d+\.\d\d s  progress \d\.\d\d$'),
     'CollisionChecker(': (r'^collision: ',),
+    'make demo CYCLES=1 SERVOS=sim': (r'^summary: 1 cycle\(s\), 10 step\(s\) ok, 0 failed',),
+    'servo_client --ns /so101 move 0.3': (
+        r'servo_calibrate: wrote my_so101\.yaml \(6 joints\)',
+        r'^enable: done: torque on, holding the measured position',
+        r'^move: done: SUCCESSFUL: Goal successfully reached!',
+        r'^OK +servo_bridge: servo 1 \(shoulder_pan\): OK',
+        r'^move: refused: PATH_TOLERANCE_VIOLATED: servo 3 \(elbow_flex\) reports overload',
+        r'^estop: done: torque off on every servo',
+        r'^enable: refused: e-stop is latched: reset it first'),
 }
 # What a python block needs that it does not create (see the module docstring).
 PRELUDES = {

@@ -3,6 +3,14 @@
     ros2 run arm_ik arm_config robot.urdf --base base_link --tip tool0 > my_arm.yaml
     ros2 run arm_ik arm_config my_arm.yaml --check      # validate a configuration file
     ros2 run arm_ik arm_config robot.urdf --node-params my_arm.yaml > my_arm.params.yaml
+    ros2 run arm_ik arm_config robot.urdf --arm-config my_arm.yaml --ros2-control control/
+
+``--ros2-control DIR`` writes the arm's ros2_control files into DIR (see
+``arm_kinematics.control.ros2_control_files``): <name>.ros2_control.xacro (the block:
+mock_components/GenericSystem, position command, position and velocity state, initial values
+at home), <name>_ros2_control.urdf.xacro (the URDF plus the block) and <name>_controllers.yaml
+(joint_state_broadcaster, joint_trajectory_controller with the chain's joints and the
+``controller`` section's tolerances); <name> is the arm's label.
 
 ``--node-params`` writes a ros__parameters file for every node (robot_description, arm,
 arm_config, frames), for ``--ros-args --params-file``: a URDF whose comments hold ': ' or
@@ -24,6 +32,13 @@ import yaml
 
 from arm_kinematics.analysis.config_writer import starting_config
 from arm_kinematics.arm import ArmConfig, ArmConfigError, load_arm
+from arm_kinematics.control.ros2_control_files import (
+    controlled_joints,
+    controllers_yaml,
+    MOCK_PLUGIN,
+    ros2_control_xacro,
+    top_level_xacro,
+)
 from arm_kinematics.description.bundled import expand_xacro_file
 from arm_kinematics.description.meshes import default_search_paths
 from arm_kinematics.model.arm_model import DescriptionError
@@ -57,6 +72,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--node-params', metavar='ARM_CONFIG', nargs='?', const='',
                         help='write a node parameters file (robot_description of FILE, the '
                              'chain and the arm_config path ARM_CONFIG) instead')
+    parser.add_argument('--ros2-control', metavar='DIR',
+                        help="write the arm's ros2_control xacro block, a top-level xacro and "
+                             'the controllers YAML into DIR instead')
+    parser.add_argument('--hardware-plugin', default=MOCK_PLUGIN,
+                        help='ros2_control hardware plugin of --ros2-control (default '
+                             f"{MOCK_PLUGIN}; your servo driver's SystemInterface)")
+    parser.add_argument('--arm-config', metavar='ARM_CONFIG', default='',
+                        help='arm configuration for --ros2-control (home pose, controller '
+                             'section, label, frames)')
     return parser.parse_args(argv)
 
 
@@ -89,6 +113,32 @@ def node_parameters(urdf: str, config_path: str, base: str, tip: str) -> str:
                           width=10_000)
 
 
+def ros2_control_files(description_path: str, urdf: str, config_path: str, base: str,
+                       tip: str, folder: str, plugin: str = MOCK_PLUGIN) -> list[Path]:
+    """Write the ros2_control files of the arm into ``folder``; their paths.
+
+    Raises:
+        ArmConfigError, DescriptionError: the configuration or the URDF is not usable.
+    """
+    config = ArmConfig.from_file(config_path) if config_path else ArmConfig()
+    arm = load_arm(urdf, config, base, tip)
+    label = arm.label
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    block = out / f'{label}.ros2_control.xacro'
+    top = out / f'{label}_ros2_control.urdf.xacro'
+    controllers = out / f'{label}_controllers.yaml'
+    source = Path(description_path).name
+    block.write_text(ros2_control_xacro(
+        controlled_joints(arm.model.joints, [float(x) for x in arm.home]), source),
+        encoding='utf-8')
+    top.write_text(top_level_xacro(arm.model.name, str(Path(description_path).absolute()),
+                                   str(block.absolute()), label, plugin), encoding='utf-8')
+    controllers.write_text(controllers_yaml(arm.model.joint_names, config.controller, source),
+                           encoding='utf-8')
+    return [block, top, controllers]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
@@ -106,6 +156,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f'{args.file}: valid')
             return 0
         urdf = read_description(args.file)
+        if args.ros2_control:
+            for path in ros2_control_files(args.file, urdf, args.arm_config, args.base,
+                                           args.tip, args.ros2_control, args.hardware_plugin):
+                print(path)
+            return 0
         if args.node_params is not None:
             sys.stdout.write(node_parameters(urdf, args.node_params, args.base, args.tip))
             return 0
@@ -118,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in ([info['frames']] if not info['frames'].endswith('(given)') else []) + \
                 info['urdf_notes']:
             print(f'arm_config: {line}', file=sys.stderr)
-    except (ArmConfigError, DescriptionError) as error:
+    except (ArmConfigError, DescriptionError, ValueError, OSError) as error:
         print(f'arm_config: {error}', file=sys.stderr)
         return 1
     sys.stdout.write(HEADER.format(source=Path(args.file).name))

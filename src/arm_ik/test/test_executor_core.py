@@ -88,7 +88,7 @@ def test_settings_from_the_table_defaults_and_the_cross_field_rules():
 def test_the_table_holds_the_ranges(name, value, refused):
     from arm_ik.nodes.executor_parameters import TABLE
     assert bool(TABLE.params[name].reason(value)) == refused
-    assert len(TABLE.params) == 29 and 'follow_solver' in TABLE.dynamic
+    assert len(TABLE.params) == 30 and 'follow_solver' in TABLE.dynamic
     assert 'output' not in TABLE.dynamic and 'realtime_priority' not in TABLE.dynamic
 
 

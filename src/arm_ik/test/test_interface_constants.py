@@ -46,3 +46,11 @@ def test_joint_map_cell_bits_match_the_lab_image():
             JointMap.CELL_SCENE_CONTACT) == (
         joint_map_image.CELL_FLOOR, joint_map_image.CELL_CONTACT,
         joint_map_image.CELL_SELF_COLLISION, joint_map_image.CELL_SCENE_CONTACT)
+
+
+def test_motion_codes_match_the_message_constants():
+    from arm_interfaces.msg import MotionErrorCode
+    from arm_kinematics.motion.errors import MotionCode
+    constants = {name: getattr(MotionErrorCode, name) for name in dir(MotionErrorCode)
+                 if name.isupper() and isinstance(getattr(MotionErrorCode, name), int)}
+    assert constants == {code.name: int(code) for code in MotionCode}

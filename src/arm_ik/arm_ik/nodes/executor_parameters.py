@@ -21,7 +21,7 @@ from arm_kinematics.description.bundled import check_home, home_from_config
 from arm_kinematics.model.arm_model import ArmModel
 from arm_kinematics.motion import laws
 
-OUTPUTS = ('none', 'joint_trajectory', 'forward_position')
+OUTPUTS = ('none', 'joint_trajectory', 'forward_position', 'follow_joint_trajectory')
 CONTROL_LOOPS = ('thread', 'timer')
 DEFAULT_CONTROLLER_TOPICS = {'joint_trajectory': 'joint_trajectory_controller/joint_trajectory',
                              'forward_position': 'forward_position_controller/commands'}
@@ -32,6 +32,10 @@ TABLE = ParameterTable(
           choices=OUTPUTS),
     Param('controller_topic', '', 'command topic of the controller; empty: joint_trajectory_'
           'controller/joint_trajectory or forward_position_controller/commands', read_only=True),
+    Param('controller_action', '', 'FollowJointTrajectory action of the controller (output '
+          "follow_joint_trajectory), relative to the namespace; empty: the arm configuration's "
+          'controller.action (default joint_trajectory_controller/follow_joint_trajectory)',
+          read_only=True),
     Param('controller_joints', [''], "the controller's joint order (forward_position data, "
           "JointTrajectory names); exactly the arm's joints", read_only=True),
     Param('initial_positions', [0.0], "start pose, rad, chain order (default: the home pose of "
@@ -101,6 +105,7 @@ class Outputs:
 
     output: str
     controller_topic: str
+    controller_action: str
     controller_joints: list[str]
     controller_order: list[int]          # chain index of each controller joint
     initial: np.ndarray                  # rad, chain order
@@ -108,11 +113,14 @@ class Outputs:
 
 
 def outputs_of(values: Mapping[str, Any], model: ArmModel,
-               resolve: Callable[[str], str] = lambda name: name) -> Outputs:
+               resolve: Callable[[str], str] = lambda name: name,
+               default_action: str = 'joint_trajectory_controller/follow_joint_trajectory'
+               ) -> Outputs:
     """The fixed outputs of ``values`` (TABLE's) for ``model``.
 
     Args:
         resolve: a topic name as the node resolves it (``Node.resolve_topic_name``).
+        default_action: the action when controller_action is empty (the arm configuration's).
 
     Raises:
         ValueError: controller_joints not exactly the arm's joints, an initial pose
@@ -135,5 +143,11 @@ def outputs_of(values: Mapping[str, Any], model: ArmModel,
     if reason:
         raise ValueError(f'initial_positions: {reason}')
     output = values['output']
+    action = values['controller_action'] or default_action
+    if output == 'follow_joint_trajectory' and (not action.strip() or action.startswith('~')
+                                                or any(c.isspace() for c in action)):
+        raise ValueError(f'controller_action "{action}" is not an action name (e.g. '
+                         'joint_trajectory_controller/follow_joint_trajectory)')
     return Outputs(output, values['controller_topic'] or DEFAULT_CONTROLLER_TOPICS.get(output, ''),
-                   joints, [names.index(name) for name in joints], np.array(initial), feedback)
+                   action, joints, [names.index(name) for name in joints], np.array(initial),
+                   feedback)

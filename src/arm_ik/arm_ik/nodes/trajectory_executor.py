@@ -3,7 +3,11 @@
 Publishes (relative names, in the arm's namespace): joint_states (sensor_msgs/JointState at
 ``publish_rate``, stamped with the instant its pose was sampled); <controller_topic>
 (trajectory_msgs/JointTrajectory with ``output: joint_trajectory``, std_msgs/Float64MultiArray
-with ``output: forward_position``); plan (arm_interfaces/PlannedPath, latched: the planned
+with ``output: forward_position``); with ``output: follow_joint_trajectory`` each move is one
+goal of the control_msgs/FollowJointTrajectory action <controller_action> (controller_link:
+tolerances of the arm configuration's controller section, the controller's feedback forwarded
+into MoveToTarget's, its result mapped to a MotionErrorCode with its words, the goal cancelled
+when the executor stops the move); plan (arm_interfaces/PlannedPath, latched: the planned
 move as data, or the part of a Cartesian line that could be followed, feasible false);
 planned_path (visualization_msgs/MarkerArray, latched, drawn from plan); ~/status
 (arm_interfaces/ExecutorStatus, latched, on every change of state).
@@ -40,6 +44,7 @@ Semantics (the rules: ``kinematics.motion.executor`` and ``.follow``):
 from __future__ import annotations
 
 from concurrent.futures import Future
+from dataclasses import replace
 from functools import partial
 import sys
 import threading
@@ -71,6 +76,8 @@ from arm_ik.nodes.common import (
     run,
     StartupError,
 )
+from arm_ik.nodes.control_messages import goal_message
+from arm_ik.nodes.controller_link import ControllerLink
 from arm_ik.nodes.executor_parameters import arm_defaults, outputs_of, TABLE
 from arm_ik.nodes.marker_messages import planned_path_markers
 from arm_ik.nodes.parameters import ParameterError
@@ -79,6 +86,8 @@ from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import ExecutorStatus, PlannedPath, Scene
 from arm_interfaces.srv import ExecuteTrajectory
 from arm_kinematics.common.joint_state import positions_by_name
+from arm_kinematics.control.codes import ControllerOutcome, motion_code_of, Outcome
+from arm_kinematics.control.settings import goal_tolerance_of, path_tolerance_of, waits_of
 from arm_kinematics.description.passive_joints import PassiveJoints
 from arm_kinematics.ik.solvers.base import SolveOptions
 from arm_kinematics.model.arm_model import ArmModel
@@ -104,6 +113,10 @@ from arm_kinematics.motion.trajectory import Trajectory
 from arm_kinematics.scene.scene_rules import configured_ball, obstacle_in, same_ball
 
 EXECUTOR_THREADS = 8
+# Codes a controller result gives a move (output follow_joint_trajectory).
+CONTROLLER_CODES = (MotionCode.CONTROLLER_MISSING, MotionCode.CONTROLLER_REJECTED,
+                    MotionCode.PATH_TOLERANCE_VIOLATED, MotionCode.GOAL_TOLERANCE_VIOLATED,
+                    MotionCode.CONTROLLER_ABORTED, MotionCode.CONTROLLER_LOST)
 
 
 class TrajectoryExecutor(Node):
@@ -155,12 +168,18 @@ class TrajectoryExecutor(Node):
         self.plan_publisher = self.create_publisher(PlannedPath, 'plan', LATCHED_QOS)
         self.path_publisher = self.create_publisher(MarkerArray, 'planned_path', LATCHED_QOS)
         self.status_publisher = self.create_publisher(ExecutorStatus, '~/status', LATCHED_QOS)
+        self.link = self._controller_link() if self.out.output == 'follow_joint_trajectory' \
+            else None
         self.create_subscription(Bool, 'emergency_stop', self._on_emergency_stop, LATCHED_QOS,
                                  callback_group=stop_group)
         if feedback is not None:
             self.create_subscription(JointState, self.out.feedback_topic, self._on_feedback,
                                      qos_profile_sensor_data, callback_group=input_group)
-        if values['follow_target']:
+        if values['follow_target'] and self.link is not None:
+            self.get_logger().warn('follow_target ignored: the live target needs a streaming '
+                                   'output (joint_trajectory or forward_position), not '
+                                   'follow_joint_trajectory')
+        elif values['follow_target']:
             self.create_subscription(PointStamped, 'target', self._on_target,
                                      qos_profile_sensor_data, callback_group=input_group)
         self.create_service(Trigger, '~/reset', self._on_reset, callback_group=input_group)
@@ -184,9 +203,10 @@ class TrajectoryExecutor(Node):
         else:
             self.timer = self.create_timer(1.0 / settings.publish_rate, self._on_tick,
                                            callback_group=timer_group)
+        target = self.link.action if self.link is not None else self.out.controller_topic
         self.get_logger().info(
             f'{self.arm}: output {self.out.output}'
-            + (f' on {self.out.controller_topic}' if self.out.output != 'none' else '')
+            + (f' on {target}' if self.out.output != 'none' else '')
             + f', {settings.publish_rate:g} Hz, default law {settings.motion.default_law}, '
             f'feedback {self.out.feedback_topic or "none"}, safety '
             f'{"on" if self._config.safety_enabled else "off"}, planning in a '
@@ -203,7 +223,8 @@ class TrajectoryExecutor(Node):
 
     def _read_fixed_parameters(self, values: dict[str, Any]) -> None:
         try:
-            self.out = outputs_of(values, self.model, self.resolve_topic_name)
+            self.out = outputs_of(values, self.model, self.resolve_topic_name,
+                                  self._config.controller.action)
         except ValueError as error:
             raise StartupError(str(error)) from None
 
@@ -215,6 +236,77 @@ class TrajectoryExecutor(Node):
                                           settings.motion.period)
         if settings.publish_rate != old_rate and self.timer is not None:
             self.timer.timer_period_ns = int(1e9 / settings.publish_rate)
+
+    # ------------------------------------------------------------------ the controller action
+    def _controller_link(self) -> ControllerLink:
+        controller = self._config.controller
+        self._goal_tolerances = (path_tolerance_of(controller), goal_tolerance_of(controller),
+                                 controller.goal_time_tolerance)
+        return ControllerLink(self, self.out.controller_action, waits_of(controller),
+                              controller.goal_time_tolerance, MutuallyExclusiveCallbackGroup(),
+                              self._on_controller_outcome)
+
+    def _on_controller_outcome(self, owner: Owner, outcome: ControllerOutcome) -> None:
+        """The controller ended ``owner``'s goal: end the move with its words; on a failure
+        hold, and let the commanded state follow the measured one."""
+        if owner.done.is_set():
+            # The executor ended the move (cancel, new goal, stop): this is the cancel's end.
+            if outcome.outcome is Outcome.CANCELED:
+                self.get_logger().info(f'{owner.name}: controller goal: {outcome.message}')
+            else:
+                self.get_logger().warn(f'{owner.name}: controller goal: {outcome.message}')
+            return
+        code = motion_code_of(outcome.outcome)
+        if code == MotionCode.SUCCESS:
+            owner.finish(code, outcome.message)
+            return
+        message = f'{self.link.action}: {outcome.message}'
+        now = time.monotonic()
+        with self._output_lock:
+            self.runner.stop(now, code, message, owner)
+            owner.finish(code, message)
+            measured = self._measured(now, owner)
+            if measured is not None:
+                self.runner.set_pose(measured)
+        self.get_logger().warn(f'{owner.name}: {code.name}: {message}')
+
+    def _adopt_measured(self) -> None:
+        """With the action, the controller holds the arm between moves, where it ended (a
+        fault, a cancel it never acknowledged): the commanded state of an arm at rest
+        follows the measured one, so the next move starts where the arm is."""
+        if self.link is None or self.core.feedback is None:
+            return
+        q, age = self.core.feedback.latest(time.monotonic())
+        if q is not None and not age.stale:
+            with self._output_lock:
+                self.runner.set_pose(q)       # no effect while a move runs
+
+    def _measured(self, now: float, owner: Owner) -> np.ndarray | None:
+        """The measured pose (chain order): the feedback topic's, else the actual state in
+        the controller's last feedback of ``owner``'s goal."""
+        if self.core.feedback is not None:
+            q, age = self.core.feedback.latest(now)
+            if q is not None and not age.stale:
+                return q
+        controller = self.link.latest_feedback(owner)
+        if controller is None:
+            return None
+        q, _ = positions_by_name(self.names, controller.joint_names, controller.actual.positions)
+        return q
+
+    def _controller_feedback(self, feedback: MoveToTarget.Feedback, owner: Owner
+                             ) -> MoveToTarget.Feedback:
+        controller = self.link.latest_feedback(owner) if self.link is not None else None
+        if controller is not None:
+            names = list(controller.joint_names)
+            feedback.controller_desired = JointState(
+                name=names, position=list(controller.desired.positions),
+                velocity=list(controller.desired.velocities))
+            feedback.controller_actual = JointState(
+                name=names, position=list(controller.actual.positions),
+                velocity=list(controller.actual.velocities))
+            feedback.controller_error = list(controller.error.positions)
+        return feedback
 
     # ------------------------------------------------------------------ the arm model
     def _planner_of(self, model: ArmModel) -> tuple[worker.PlannerSpec, MotionPlanner]:
@@ -287,6 +379,8 @@ class TrajectoryExecutor(Node):
 
     def _on_emergency_stop(self, message: Bool) -> None:
         if self.core.emergency_stop(bool(message.data), time.monotonic()):
+            if self.link is not None:
+                self.link.cancel_all('emergency stop')
             self.get_logger().warn('emergency stop: holding', throttle_duration_sec=1.0)
 
     def _on_reset(self, request: Trigger.Request, response: Trigger.Response
@@ -309,6 +403,14 @@ class TrajectoryExecutor(Node):
         now = time.monotonic()
         stamp = Time(nanoseconds=self._wall.nanoseconds(now)).to_msg()
         self.core.check_feedback(now)
+        if self.link is not None and self.core.feedback is not None:
+            # A move past its playback still waits for the controller's result: a stale
+            # measured state ends it too (the runner only stops moves it is playing).
+            measured, age = self.core.feedback.latest(now)
+            if measured is not None and age.stale:
+                self.link.end_all(MotionCode.NO_JOINT_STATE, (
+                    f'measured joint state on {self.core.feedback.topic} is stale '
+                    f'({age.age:.3f} s old, more than {age.limit:.3f} s)'))
         with self._output_lock:
             tick = self.runner.tick(now)
             if tick.q is not None:
@@ -318,7 +420,8 @@ class TrajectoryExecutor(Node):
                                                    self.core.settings.motion.period)
                 if command is not None and self.controller_publisher is not None:
                     self.controller_publisher.publish(command)
-        tick.finish()
+        if self.link is None:
+            tick.finish()       # with the action, the controller's result ends the move
         if tick.changed:
             self.status_publisher.publish(messages.status_message(
                 self.runner.status(), self.core.feedback_age(now),
@@ -328,12 +431,20 @@ class TrajectoryExecutor(Node):
         """Hand a checked trajectory to the runner and the controller, atomically."""
         message = messages.trajectory_message(trajectory, self.out.controller_order,
                                               self.out.controller_joints) \
-            if self.out.output == 'joint_trajectory' else None
+            if self.out.output in ('joint_trajectory', 'follow_joint_trajectory') else None
+        if self.link is not None and not self.link.wait_for_server(self.link.waits.server_wait):
+            return MotionCode.CONTROLLER_MISSING, (
+                f'no FollowJointTrajectory action server on {self.link.action} within '
+                f'{self.link.waits.server_wait:g} s: is the controller running and active?')
         tolerance = self.core.settings.motion.validation.start_tolerance
         with self._output_lock:
             code, reason = self.runner.start(trajectory, owner, time.monotonic(), tolerance)
             if code == MotionCode.SUCCESS and message is not None:
-                self.controller_publisher.publish(message)
+                if self.link is not None:
+                    self.link.send(goal_message(message, *self._goal_tolerances), owner,
+                                   trajectory.duration)
+                else:
+                    self.controller_publisher.publish(message)
         return code, reason
 
     def _publish_plan(self, outcome: Plan | PlanFailure) -> None:
@@ -349,14 +460,18 @@ class TrajectoryExecutor(Node):
 
     def _execute_goal(self, goal_handle: ServerGoalHandle) -> MoveToTarget.Result:
         uuid = bytes(goal_handle.goal_id.uuid)
+        self._adopt_measured()
         owner = self.core.register(uuid, f'goal {uuid.hex()[:8]}')
         try:
             end = self.core.run_goal(
                 owner, messages.goal_from_message(goal_handle.request),
                 lambda: goal_handle.is_cancel_requested, partial(self._submit, 'plan'),
                 self._begin, self._publish_plan,
-                lambda progress: goal_handle.publish_feedback(messages.feedback_message(
-                    progress, self.names, self.get_clock().now().to_msg())))
+                lambda progress: goal_handle.publish_feedback(self._controller_feedback(
+                    messages.feedback_message(progress, self.names,
+                                              self.get_clock().now().to_msg()), owner)))
+            if self.link is not None:
+                end = self._settled(owner, end)
             return self._finish_goal(goal_handle, owner, end)
         except Exception as error:  # noqa: BLE001 - a bug must end the goal, not the node
             if shutting_down(self.context):
@@ -367,6 +482,29 @@ class TrajectoryExecutor(Node):
                 MotionCode.INTERNAL_ERROR, f'the executor raised {type(error).__name__}: {error}'))
         finally:
             self.core.unregister(uuid, owner)
+
+    def _settled(self, owner: Owner, end: GoalEnd) -> GoalEnd:
+        """A move the executor ended: its controller goal cancelled and acknowledged (bounded
+        wait), said in the result. A stale joint state with the server gone is the controller
+        dying (its joint states stop with it)."""
+        outcome = self.link.settle(owner)
+        if outcome is None or end.code in (MotionCode.SUCCESS, *CONTROLLER_CODES):
+            return end
+        if end.code == MotionCode.NO_JOINT_STATE and outcome.outcome in (
+                Outcome.CANCEL_UNANSWERED, Outcome.CONTROLLER_LOST):
+            # Its joint states stopped and it answers nothing: the controller is gone. The
+            # arm is where it was last measured, and the commanded state goes there too.
+            measured = self.core.feedback.latest(time.monotonic())[0] \
+                if self.core.feedback is not None else None
+            if measured is not None:
+                with self._output_lock:
+                    self.runner.set_pose(measured)
+            return replace(end, code=MotionCode.CONTROLLER_LOST, message=(
+                f'{self.link.action}: the controller went away during the goal: its joint '
+                f'states stopped ({end.message}) and {outcome.message}'))
+        if outcome.outcome is Outcome.CANCELED:
+            return replace(end, message=f'{end.message}; the controller goal was cancelled')
+        return replace(end, message=f'{end.message}; controller goal: {outcome.message}')
 
     def _finish_goal(self, goal_handle: ServerGoalHandle, owner: Owner, end: GoalEnd
                      ) -> MoveToTarget.Result:
@@ -400,6 +538,7 @@ class TrajectoryExecutor(Node):
         return response
 
     def _execute_trajectory(self, message: JointTrajectory) -> tuple[MotionCode, str]:
+        self._adopt_measured()
         trajectory, error = trajectory_from_points(self.names, message.joint_names,
                                                    messages.points_from_message(message))
         if error is not None:

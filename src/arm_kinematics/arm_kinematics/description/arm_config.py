@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from arm_kinematics.description.controller_config import ControllerConfig
 from arm_kinematics.description.safety_config import parse_safety_config, SafetyConfigError
 from arm_kinematics.model.arm_model import ArmModel, DEFAULT_JOINT_SPEED
 
@@ -41,6 +42,8 @@ _TOP_KEYS = {
            'length_arguments, experiments',
     'collision': 'collision geometry: padding, search_paths, fallback_shapes, allowed_pairs '
                  '(kinematics.collision.CollisionConfig)',
+    'controller': 'FollowJointTrajectory controller: action, path/goal tolerances, goal time, '
+                  'rates, waits (description.controller_config.ControllerConfig)',
     'info': 'what the arm_config command found (family, solver reason): not read',
 }
 _IK_KEYS = {'default_solver', 'min_height_above_shoulder', 'damping', 'tolerance',
@@ -154,6 +157,11 @@ class ArmConfig:
                 CollisionConfig.from_mapping(data['collision'], f'{source}: collision')
             except CollisionConfigError as error:
                 raise ArmConfigError(str(error)) from None
+        if data.get('controller') is not None:
+            try:
+                ControllerConfig.from_mapping(data['controller'], f'{source}: controller')
+            except ValueError as error:
+                raise ArmConfigError(str(error)) from None
         return cls(copy.deepcopy(dict(data)), source)
 
     @classmethod
@@ -198,6 +206,11 @@ class ArmConfig:
             return False
         return bool(section.get('floor_enabled')) or \
             bool((section.get('obstacle') or {}).get('enabled'))
+
+    @property
+    def controller(self) -> ControllerConfig:
+        """The ``controller`` section, validated, defaults filled in."""
+        return ControllerConfig.from_mapping(self.data.get('controller'))
 
     @property
     def default_law(self) -> str:

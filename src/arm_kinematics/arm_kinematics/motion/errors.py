@@ -29,6 +29,13 @@ class MotionCode(enum.IntEnum):
     CARTESIAN_PATH_FAILED = 11
     INTERNAL_ERROR = 12
     NO_PATH = 13
+    # output follow_joint_trajectory: what the controller said (arm_kinematics.control.codes)
+    CONTROLLER_MISSING = 14
+    CONTROLLER_REJECTED = 15
+    PATH_TOLERANCE_VIOLATED = 16
+    GOAL_TOLERANCE_VIOLATED = 17
+    CONTROLLER_ABORTED = 18
+    CONTROLLER_LOST = 19
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,81 @@
+"""control_msgs/FollowJointTrajectory messages to and from arm_kinematics.control's plain data.
+
+Shared by the controller stand-in, the executor's follow_joint_trajectory route and the servo
+bridge: the rules live in arm_kinematics.control, this module only converts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from control_msgs.action import FollowJointTrajectory
+from control_msgs.msg import JointTolerance as JointToleranceMsg
+import numpy as np
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from arm_ik.nodes.conversions import duration, seconds_of
+from arm_kinematics.control.goal_rules import Sample, TrajectoryGoal, TrajectoryPoint
+from arm_kinematics.control.tolerances import JointTolerance
+
+# Kilted's control_msgs (6.3+) adds the index of the point in use to the feedback.
+FEEDBACK_HAS_INDEX = 'index' in FollowJointTrajectory.Feedback.get_fields_and_field_types()
+
+
+def _tolerances(messages: Sequence[JointToleranceMsg]) -> tuple[tuple[str, JointTolerance], ...]:
+    return tuple((m.name, JointTolerance(m.position, m.velocity, m.acceleration))
+                 for m in messages)
+
+
+def goal_from_message(goal: FollowJointTrajectory.Goal) -> TrajectoryGoal:
+    """The plain goal of a FollowJointTrajectory goal message (multi-DOF parts ignored)."""
+    trajectory = goal.trajectory
+    stamp = trajectory.header.stamp
+    return TrajectoryGoal(
+        joint_names=tuple(trajectory.joint_names),
+        points=tuple(TrajectoryPoint(seconds_of(p.time_from_start), tuple(p.positions),
+                                     tuple(p.velocities), tuple(p.accelerations),
+                                     tuple(p.effort)) for p in trajectory.points),
+        start_time=stamp.sec + stamp.nanosec * 1e-9,
+        path_tolerance=_tolerances(goal.path_tolerance),
+        goal_tolerance=_tolerances(goal.goal_tolerance),
+        goal_time_tolerance=seconds_of(goal.goal_time_tolerance))
+
+
+def tolerance_messages(joints: Sequence[str], tolerance: JointTolerance
+                       ) -> list[JointToleranceMsg]:
+    """One JointTolerance message per joint with the same values."""
+    return [JointToleranceMsg(name=name, position=tolerance.position,
+                              velocity=tolerance.velocity, acceleration=tolerance.acceleration)
+            for name in joints]
+
+
+def goal_message(trajectory: JointTrajectory, path: JointTolerance, goal: JointTolerance,
+                 goal_time: float) -> FollowJointTrajectory.Goal:
+    """A goal for ``trajectory`` with the same path and goal tolerance on every joint."""
+    joints = list(trajectory.joint_names)
+    return FollowJointTrajectory.Goal(
+        trajectory=trajectory, path_tolerance=tolerance_messages(joints, path),
+        goal_tolerance=tolerance_messages(joints, goal),
+        goal_time_tolerance=duration(goal_time))
+
+
+def point_of(positions: np.ndarray, velocities: np.ndarray | None = None,
+             accelerations: np.ndarray | None = None) -> JointTrajectoryPoint:
+    point = JointTrajectoryPoint(positions=[float(x) for x in positions])
+    if velocities is not None:
+        point.velocities = [float(x) for x in velocities]
+    if accelerations is not None:
+        point.accelerations = [float(x) for x in accelerations]
+    return point
+
+
+def feedback_message(joints: Sequence[str], desired: Sample, positions: np.ndarray,
+                     velocities: np.ndarray) -> FollowJointTrajectory.Feedback:
+    """JTC's feedback: desired, actual and error (desired - actual, JTC's sign)."""
+    feedback = FollowJointTrajectory.Feedback(joint_names=list(joints))
+    feedback.desired = point_of(desired.positions, desired.velocities, desired.accelerations)
+    feedback.actual = point_of(positions, velocities)
+    feedback.error = point_of(desired.positions - positions, desired.velocities - velocities)
+    if FEEDBACK_HAS_INDEX:
+        feedback.index = max(desired.index, 0)
+    return feedback

@@ -1,0 +1,149 @@
+"""``servo_calibrate``: calibrate an arm on serial-bus servos and write a validated file.
+
+    ros2 run arm_ik servo_calibrate --urdf so101.urdf --port /dev/ttyACM0 \\
+        --template so101.yaml --output my_so101.yaml
+
+The routine (arm_servos.calibrate): torque off; put the arm in its zero pose as the URDF
+defines it (Enter); move every joint through its range (Enter); the offsets and the measured
+ranges (cut to the URDF limits) are written. Ids, models and directions come from
+``--template`` (an existing calibration, e.g. the SO-101 example) or from ``--ids`` (chain
+order, direction +1). ``--yes`` runs without prompts and sweeps for ``--sweep-seconds``
+(tests, scripted setups).
+
+Exit status 0 on success, 2 on bad input (URDF, template, ids, a joint not moved, a servo not
+answering), 1 when the port cannot be opened or the file cannot be written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+
+from arm_ik.arm_config import read_description
+from arm_ik.servo_description import ServoArm
+from arm_kinematics.model.arm_model import DescriptionError
+from arm_servos.bus import BusError
+from arm_servos.calibrate import calibrate, plans_from, ServoPlan
+from arm_servos.calibration import CalibrationError, PROTOCOLS
+from arm_servos.drivers import DRIVERS
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:       # usage errors are bad input too: exit 2
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f'{self.prog}: {message}\n')
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = _Parser(prog='servo_calibrate', description='Calibrate serial-bus servos: torque '
+                     'off, zero pose, move every joint through its range; writes a calibration '
+                     'file checked against the URDF.')
+    parser.add_argument('--urdf', required=True, help='URDF or .xacro file of the arm')
+    parser.add_argument('--base', default='', help='root link of the chain (default: the '
+                        "URDF's root)")
+    parser.add_argument('--tip', default='', help='tool link of the chain (default: tool0 or '
+                        'the deepest leaf)')
+    parser.add_argument('--port', required=True, help='serial device (e.g. /dev/ttyACM0, or '
+                        "the simulated bus's link)")
+    parser.add_argument('--template', default='', help='calibration whose ids, models and '
+                        'directions to keep (e.g. the SO-101 example)')
+    parser.add_argument('--ids', default='', help='servo ids in chain order, comma separated '
+                        '(without --template)')
+    parser.add_argument('--protocol', choices=PROTOCOLS, default='feetech',
+                        help='servo protocol (without --template; default feetech)')
+    parser.add_argument('--baudrate', type=int, default=0,
+                        help="bits/s (default: the template's, else 1000000)")
+    parser.add_argument('--output', required=True, help='calibration file to write')
+    parser.add_argument('--yes', action='store_true', help='no prompts (scripted runs)')
+    parser.add_argument('--sweep-seconds', type=float, default=10.0,
+                        help='with --yes: how long to sample the sweep (default 10 s)')
+    return parser.parse_args(argv)
+
+
+def _plans(args: argparse.Namespace, arm: ServoArm, urdf: str) -> tuple[list, str, int]:
+    if args.template:
+        template = arm.load(args.template, urdf)
+        return (plans_from(template), template.protocol,
+                args.baudrate or template.baudrate)
+    if not args.ids:
+        raise CalibrationError('--ids: give the servo ids in chain order, or --template')
+    try:
+        ids = [int(v) for v in args.ids.split(',')]
+    except ValueError:
+        raise CalibrationError(f'--ids: expected integers, got {args.ids!r}') from None
+    if len(ids) != len(arm.chain):
+        raise CalibrationError(f'--ids: {len(ids)} ids for the {len(arm.chain)} joints of the '
+                               f'chain ({", ".join(arm.chain)})')
+    model = 'sts3215' if args.protocol == 'feetech' else 'xl430-w250'
+    plans = [ServoPlan(name, servo_id, model) for name, servo_id in zip(arm.chain, ids)]
+    return plans, args.protocol, args.baudrate or 1_000_000
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if not args.sweep_seconds > 0:
+        print('servo_calibrate: --sweep-seconds must be > 0', file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        urdf = read_description(args.urdf)
+        arm = ServoArm.from_urdf(urdf, args.base, args.tip)
+        plans, protocol, baudrate = _plans(args, arm, urdf)
+    except (DescriptionError, CalibrationError) as error:
+        print(f'servo_calibrate: {error}', file=sys.stderr)
+        return EXIT_BAD_INPUT
+    # No cycle to keep here: wait longer for replies than the bridge does (also covers an
+    # adapter left at a 16 ms USB latency timer).
+    bus = DRIVERS[protocol](args.port, [p.servo_id for p in plans], baudrate=baudrate,
+                            reply_timeout=0.05, cycle_budget=0.5)
+    stop = threading.Event()
+    if args.yes:
+        deadline = time.monotonic() + args.sweep_seconds
+
+        def ask(prompt: str) -> None:
+            print(prompt + ' [--yes: going on]', flush=True)
+
+        def sweeping() -> bool:
+            return time.monotonic() < deadline
+    else:
+        def ask(prompt: str) -> None:
+            input(prompt + ' ')
+            if 'through its whole range' in prompt:
+                threading.Thread(target=lambda: (input(), stop.set()), daemon=True).start()
+                print('sampling... press Enter when every joint has been end to end',
+                      flush=True)
+
+        def sweeping() -> bool:
+            return not stop.is_set()
+    try:
+        bus.open()
+        result = calibrate(bus, plans, protocol, baudrate, arm.joints, arm.chain, ask,
+                           lambda line: print(line, flush=True), sweeping)
+    except CalibrationError as error:
+        print(f'servo_calibrate: {error}', file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BusError as error:
+        print(f'servo_calibrate: {error}', file=sys.stderr)
+        return EXIT_FAILED
+    except (KeyboardInterrupt, EOFError):
+        print('servo_calibrate: interrupted, nothing written', file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        bus.close()
+    header = (f'Written by servo_calibrate from {args.urdf} (chain {", ".join(arm.chain)}).\n'
+              'offset: ticks at the URDF zero; range: measured travel cut to the URDF limits.')
+    try:
+        with open(args.output, 'w', encoding='utf-8') as stream:
+            stream.write(result.to_yaml(header))
+    except OSError as error:
+        print(f'servo_calibrate: cannot write {args.output}: {error.strerror}', file=sys.stderr)
+        return EXIT_FAILED
+    print(f'servo_calibrate: wrote {args.output} ({len(result.joints)} joints)')
+    return EXIT_OK
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""``servo_client``: drive a running servo_bridge from the shell, without the ros2 CLI.
+
+    servo_client --ns /so101 enable
+    servo_client --ns /so101 move 0.3 -0.2 0.4 0.1 0.5 --time 2
+    servo_client --ns /so101 status
+    servo_client --ns /so101 estop
+    servo_client --ns /so101 reset_estop
+
+``move`` sends one FollowJointTrajectory goal (one point, controller joint order) and prints
+the result in words; ``status`` prints the bridge's /diagnostics once. Exit status 0 when the
+bridge did what was asked, 1 when it refused or aborted (its reason printed), 2 on bad input
+or when the bridge does not answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+
+EXIT_OK, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
+SERVICES = ('enable', 'disable', 'estop', 'reset_estop')
+RESULT_NAMES = {0: 'SUCCESSFUL', -1: 'INVALID_GOAL', -2: 'INVALID_JOINTS',
+                -3: 'OLD_HEADER_TIMESTAMP', -4: 'PATH_TOLERANCE_VIOLATED',
+                -5: 'GOAL_TOLERANCE_VIOLATED'}
+
+
+class BridgeClient:
+    """A client node of one servo_bridge (namespace ``ns``, node name ``servo_bridge``)."""
+
+    def __init__(self, ns: str, node_name: str = 'servo_bridge', timeout: float = 30.0,
+                 client_name: str = 'servo_client') -> None:
+        from control_msgs.action import FollowJointTrajectory
+        import rclpy
+        from rclpy.action import ActionClient
+        from rclpy.executors import SingleThreadedExecutor
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node(client_name, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.prefix = f'{ns.rstrip("/")}/{node_name}'
+        self.timeout = timeout
+        self.action = ActionClient(self.node, FollowJointTrajectory,
+                                   f'{self.prefix}/follow_joint_trajectory')
+
+    def _spin_until(self, done, what: str, timeout: float | None = None) -> None:
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while not done():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f'no answer from {self.prefix} ({what}) within '
+                                   f'{timeout or self.timeout:g} s: is servo_bridge running?')
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def call(self, service: str) -> tuple[bool, str]:
+        from std_srvs.srv import Trigger
+        client = self.node.create_client(Trigger, f'{self.prefix}/{service}')
+        self._spin_until(client.service_is_ready, service)
+        future = client.call_async(Trigger.Request())
+        self._spin_until(future.done, service)
+        reply = future.result()
+        return reply.success, reply.message
+
+    def move(self, positions: list[float], seconds: float) -> tuple[bool, str]:
+        """One goal to ``positions`` (controller joint order) in ``seconds``; (ok, words)."""
+        from builtin_interfaces.msg import Duration
+        from control_msgs.action import FollowJointTrajectory
+        from trajectory_msgs.msg import JointTrajectoryPoint
+        self._spin_until(self.action.server_is_ready, 'follow_joint_trajectory')
+        joints = self.joints()
+        if len(positions) != len(joints):
+            return False, f'{len(positions)} positions for the joints {", ".join(joints)}'
+        goal = FollowJointTrajectory.Goal()
+        goal.trajectory.joint_names = joints
+        goal.trajectory.points = [JointTrajectoryPoint(
+            positions=positions, velocities=[0.0] * len(joints),
+            time_from_start=Duration(sec=int(seconds), nanosec=int(seconds % 1 * 1e9)))]
+        sent = self.action.send_goal_async(goal)
+        self._spin_until(sent.done, 'the goal')
+        handle = sent.result()
+        if not handle.accepted:
+            return False, 'goal rejected (the reason is in the servo_bridge log)'
+        result = handle.get_result_async()
+        self._spin_until(result.done, 'the result', seconds + 30.0)
+        answer = result.result().result
+        name = RESULT_NAMES.get(answer.error_code, str(answer.error_code))
+        return answer.error_code == 0, f'{name}: {answer.error_string}'
+
+    def joints(self) -> list[str]:
+        """The controller joints, from the bridge's joint_states (chain joints only)."""
+        from rcl_interfaces.srv import GetParameters
+        client = self.node.create_client(GetParameters, f'{self.prefix}/get_parameters')
+        self._spin_until(client.service_is_ready, 'get_parameters')
+        future = client.call_async(GetParameters.Request(names=['controller_joints']))
+        self._spin_until(future.done, 'get_parameters')
+        return list(future.result().values[0].string_array_value)
+
+    def status(self) -> list[str]:
+        """The bridge's next /diagnostics, one line per status."""
+        from diagnostic_msgs.msg import DiagnosticArray
+        arrays: list = []
+        subscription = self.node.create_subscription(DiagnosticArray, '/diagnostics',
+                                                     arrays.append, 10)
+        try:
+            self._spin_until(lambda: any(s.name.startswith(self.prefix.lstrip('/').split('/')[-1])
+                                         for a in arrays for s in a.status), 'diagnostics')
+        finally:
+            self.node.destroy_subscription(subscription)
+        levels = {0: 'OK', 1: 'WARN', 2: 'ERROR', 3: 'STALE'}
+        lines = []
+        for status in arrays[-1].status:
+            values = ', '.join(f'{kv.key}={kv.value}' for kv in status.values)
+            level = levels.get(status.level[0] if isinstance(status.level, bytes)
+                               else status.level, '?')
+            lines.append(f'{level:5s} {status.name}: {status.message} [{values}]')
+        return lines
+
+    def close(self) -> None:
+        import rclpy
+        self.node.destroy_node()
+        self.executor.shutdown()
+        rclpy.try_shutdown(context=self.context)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog='servo_client', description='Drive a running '
+                                     'servo_bridge: enable, move, status, estop.')
+    parser.add_argument('--ns', default='', help='namespace of the servo_bridge (e.g. /so101)')
+    parser.add_argument('--timeout', type=float, default=30.0, help='s to wait for the bridge')
+    commands = parser.add_subparsers(dest='command', required=True)
+    for service in SERVICES:
+        commands.add_parser(service, help=f'call ~/{service}')
+    move = commands.add_parser('move', help='one FollowJointTrajectory goal')
+    move.add_argument('positions', type=float, nargs='+', help='rad, controller joint order')
+    move.add_argument('--time', type=float, default=2.0, help='s to reach them (default 2)')
+    commands.add_parser('status', help="print the bridge's /diagnostics once")
+    args = parser.parse_args(argv)
+    if args.command == 'move' and (not args.time > 0 or
+                                   not all(math.isfinite(p) for p in args.positions)):
+        print('servo_client: positions must be finite and --time > 0', file=sys.stderr)
+        return EXIT_BAD_INPUT
+    client = BridgeClient(args.ns, timeout=args.timeout)
+    try:
+        if args.command in SERVICES:
+            ok, message = client.call(args.command)
+        elif args.command == 'move':
+            ok, message = client.move(args.positions, args.time)
+        else:
+            print('\n'.join(client.status()))
+            return EXIT_OK
+    except TimeoutError as error:
+        print(f'servo_client: {error}', file=sys.stderr)
+        return EXIT_BAD_INPUT
+    finally:
+        client.close()
+    print(f'{args.command}: {"done" if ok else "refused"}: {message}')
+    return EXIT_OK if ok else EXIT_REFUSED
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,30 @@
+"""The arm configuration's ``controller`` section (description.controller_config) as what the
+control rules take: a goal's tolerances and the client's bounded waits."""
+
+from __future__ import annotations
+
+from arm_kinematics.control.client_state import Waits
+from arm_kinematics.control.tolerances import ERASED, JointTolerance
+from arm_kinematics.description.controller_config import ControllerConfig
+
+
+def path_tolerance_of(config: ControllerConfig) -> JointTolerance:
+    """Per-joint path tolerance of a goal; 0 in the configuration: erased (-1) in the goal,
+    so the controller's own default does not apply either."""
+    return JointTolerance(position=config.path_tolerance or ERASED)
+
+
+def goal_tolerance_of(config: ControllerConfig) -> JointTolerance:
+    """Per-joint goal tolerance (position, and stopped velocity) of a goal; 0: erased."""
+    return JointTolerance(position=config.goal_tolerance or ERASED,
+                          velocity=config.stopped_velocity_tolerance or ERASED)
+
+
+def waits_of(config: ControllerConfig, silence_timeout: float | None = None) -> Waits:
+    """The client's bounded waits; feedback silence defaults to five monitor periods
+    (at least 0.5 s)."""
+    silence = silence_timeout if silence_timeout is not None else \
+        max(0.5, 5.0 / config.action_monitor_rate)
+    return Waits(server_wait=config.server_wait, response_wait=config.server_wait,
+                 silence_timeout=silence, result_margin=max(1.0, config.goal_time_tolerance),
+                 cancel_wait=config.cancel_wait)

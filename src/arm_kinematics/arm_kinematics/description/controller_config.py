@@ -1,0 +1,82 @@
+"""The arm configuration's ``controller`` section: how a FollowJointTrajectory controller is
+driven and set up for this arm.
+
+    controller:
+      action: joint_trajectory_controller/follow_joint_trajectory   # relative action name
+      path_tolerance: 0.2            # rad, |desired - actual| while moving
+      goal_tolerance: 0.01           # rad, at the end
+      goal_time_tolerance: 0.5       # s after the end to get within goal_tolerance
+      stopped_velocity_tolerance: 0.01   # rad/s at the end
+      state_publish_rate: 50.0       # Hz, the controller's state topic
+      action_monitor_rate: 20.0      # Hz, the controller's feedback
+      update_rate: 100               # Hz, controller_manager
+      server_wait: 2.0               # s the executor waits for the action server
+      cancel_wait: 1.0               # s the executor waits for a cancel to be acknowledged
+
+Every key is optional; ``ControllerConfig.from_mapping`` validates and fills the defaults.
+The executor sends the tolerances with every goal (the controller's own defaults then do not
+matter); ``arm_config`` writes them into the controllers YAML as the defaults too.
+``arm_kinematics.control.settings`` turns this section into goal tolerances and waits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+import math
+from typing import Any
+
+DEFAULT_ACTION = 'joint_trajectory_controller/follow_joint_trajectory'
+
+
+@dataclass(frozen=True)
+class ControllerConfig:
+    """The ``controller`` section, validated (units in the module docstring)."""
+
+    action: str = DEFAULT_ACTION
+    path_tolerance: float = 0.2
+    goal_tolerance: float = 0.01
+    goal_time_tolerance: float = 0.5
+    stopped_velocity_tolerance: float = 0.01
+    state_publish_rate: float = 50.0
+    action_monitor_rate: float = 20.0
+    update_rate: int = 100
+    server_wait: float = 2.0
+    cancel_wait: float = 1.0
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any] | None, where: str = 'controller'
+                     ) -> ControllerConfig:
+        """Validate a ``controller`` section; ValueError names the key and the value."""
+        data = dict(data or {})
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f'{where}: unknown key(s) {", ".join(unknown)}; valid: '
+                             f'{", ".join(sorted(known))}')
+        values = asdict(cls())
+        values.update(data)
+        action = values['action']
+        if not isinstance(action, str) or not action.strip() or action.startswith('~') \
+                or ' ' in action:
+            raise ValueError(f'{where}.action must be an action name (relative, e.g. '
+                             f'{DEFAULT_ACTION}), got {action!r}')
+        for key, low_open in (('path_tolerance', False), ('goal_tolerance', False),
+                              ('goal_time_tolerance', False),
+                              ('stopped_velocity_tolerance', False),
+                              ('state_publish_rate', True), ('action_monitor_rate', True),
+                              ('server_wait', True), ('cancel_wait', True)):
+            value = values[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                    not math.isfinite(value) or value < 0.0 or (low_open and value == 0.0):
+                bound = '> 0' if low_open else '>= 0'
+                raise ValueError(f'{where}.{key} must be a finite number {bound}, got {value!r}')
+            values[key] = float(value)
+        rate = values['update_rate']
+        if isinstance(rate, bool) or not isinstance(rate, int) or not 1 <= rate <= 10000:
+            raise ValueError(f'{where}.update_rate must be an integer in [1, 10000] Hz, got '
+                             f'{rate!r}')
+        return cls(**values)
+
+    def to_mapping(self) -> dict[str, Any]:
+        return asdict(self)

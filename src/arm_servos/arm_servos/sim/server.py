@@ -1,0 +1,364 @@
+"""A simulated servo bus on a pseudo-terminal: the bridge opens its path with the SDK's real
+PortHandler (pyserial), exactly as it opens ``/dev/ttyACM0``.
+
+Timing follows the wire: each reply is written when its bytes would have finished arriving at
+the configured baud rate (instruction bytes, the servo's return delay, then the replies one
+after the other), so a sync read of six servos at 1 Mbaud takes as long as on a real bus.
+
+Faults are injected on command, from the process's standard input (one per line, see
+:data:`HELP`) or :meth:`SimBus.command` when the bus runs in a thread of a test::
+
+    lose ID N | corrupt ID N | remove ID | restore ID | error ID WORD | slow ID SECONDS
+    push ID TICKS (move a joint by hand, torque off) | vanish | replug | status
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+import contextlib
+import heapq
+import os
+from pathlib import Path
+import select
+import signal
+import sys
+import threading
+import time
+import tty
+
+from arm_servos.sim.packets import (
+    BROADCAST,
+    CODECS,
+    Instruction,
+    PING,
+    READ,
+    SYNC_READ,
+    SYNC_WRITE,
+    WRITE,
+)
+from arm_servos.sim.servo import SimServo
+
+HELP = ('commands: lose ID N | corrupt ID N | remove ID | restore ID | '
+        'error ID overload|overheating|voltage|clear | slow ID SECONDS | push ID TICKS | '
+        'vanish | replug | status | writes')
+# Error words → the bits each protocol uses for them (Feetech status byte, Dynamixel reg 70).
+ERROR_BITS = {'feetech': {'voltage': 1, 'overheating': 4, 'overload': 32, 'clear': 0},
+              'dynamixel': {'voltage': 1, 'overheating': 4, 'overload': 32, 'clear': 0}}
+
+
+class SimBus:
+    """Servos on one pty; ``link`` is a stable path (a symlink to the pty's device)."""
+
+    def __init__(self, protocol: str, servos: Sequence[SimServo], link: str | Path,
+                 baudrate: int = 1_000_000, return_delay: float = 20e-6) -> None:
+        if protocol not in CODECS:
+            raise ValueError(f'unknown protocol {protocol!r}; choose from {sorted(CODECS)}')
+        self.protocol = protocol
+        self.codec = CODECS[protocol]()
+        self.servos = {servo.servo_id: servo for servo in servos}
+        self.link = Path(link)
+        self.baudrate = baudrate
+        self.return_delay = return_delay
+        self.bad_instructions = 0
+        self.instructions = 0
+        self.goal_writes: list[tuple[float, dict[int, int]]] = []  # (time, goals), for tests
+        self.torque_writes = 0
+        self._lock = threading.Lock()
+        self._master = -1
+        self._slave = -1
+        self._buffer = bytearray()
+        self._outbox: list[tuple[float, int, bytes]] = []
+        self._sequence = 0
+        self._wake_r, self._wake_w = os.pipe()
+        self._running = False
+        self._thread: threading.Thread | None = None
+        self._plug()
+
+    # ------------------------------------------------------------------ pty
+    def _plug(self) -> None:
+        self._master, self._slave = os.openpty()
+        tty.setraw(self._slave)     # no echo, no line discipline until pyserial opens it
+        device = os.ttyname(self._slave)
+        tmp = self.link.with_name(self.link.name + '.tmp')
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        tmp.symlink_to(device)
+        tmp.replace(self.link)
+        self.device = device
+
+    def _unplug(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.link.unlink()
+        for fd in (self._master, self._slave):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._master = self._slave = -1
+        self._buffer.clear()
+        self._outbox.clear()
+
+    # ------------------------------------------------------------------ loop
+    def start(self) -> SimBus:
+        self._running = True
+        self._thread = threading.Thread(target=self.serve, name='servo-sim', daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._running = False
+        os.write(self._wake_w, b'x')
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+        self._unplug()
+        for fd in (self._wake_r, self._wake_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def serve(self, control: int | None = None, fifo: Path | None = None) -> None:
+        """Run until :meth:`stop`, taking fault commands from ``control`` (a file descriptor,
+        e.g. standard input) and from ``fifo`` (a named pipe: ``echo 'error 3 overload' >
+        FIFO`` from any shell), answers on standard output."""
+        self._running = True
+        control_buffer = b''
+        # Opened for writing too, so the pipe never reads as closed between two writers.
+        fifo_fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK) if fifo is not None else None
+        fifo_buffer = b''
+        while self._running:
+            readers = [self._wake_r] + ([self._master] if self._master >= 0 else [])
+            if control is not None:
+                readers.append(control)
+            if fifo_fd is not None:
+                readers.append(fifo_fd)
+            timeout = None
+            if self._outbox:
+                timeout = max(0.0, self._outbox[0][0] - time.monotonic())
+            ready, _, _ = select.select(readers, [], [], timeout)
+            if self._wake_r in ready:
+                os.read(self._wake_r, 64)
+            # The bus first: a command typed after a write has arrived sees its effect.
+            if self._master >= 0 and self._master in ready:
+                try:
+                    data = os.read(self._master, 4096)
+                except OSError:
+                    data = b''
+                self._receive(data, time.monotonic())
+            if fifo_fd is not None and fifo_fd in ready:
+                fifo_buffer += os.read(fifo_fd, 4096)
+                while b'\n' in fifo_buffer:
+                    line, fifo_buffer = fifo_buffer.split(b'\n', 1)
+                    print(self.command(line.decode(errors='replace')), flush=True)
+            if control is not None and control in ready:
+                chunk = os.read(control, 4096)
+                if not chunk:
+                    control = None   # input closed (e.g. started in the background): go on
+                    continue
+                control_buffer += chunk
+                while b'\n' in control_buffer:
+                    line, control_buffer = control_buffer.split(b'\n', 1)
+                    print(self.command(line.decode(errors='replace')), flush=True)
+            self._flush_due()
+
+    def _flush_due(self) -> None:
+        now = time.monotonic()
+        while self._outbox and self._outbox[0][0] <= now + 50e-6:
+            _, _, packet = heapq.heappop(self._outbox)
+            if self._master >= 0:
+                with contextlib.suppress(OSError):
+                    os.write(self._master, packet)
+
+    def _receive(self, data: bytes, now: float) -> None:
+        self._buffer.extend(data)
+        while self._buffer:
+            instruction, used, bad = self.codec.parse(self._buffer)
+            del self._buffer[:used]
+            if bad:
+                self.bad_instructions += 1   # a real servo ignores a corrupt instruction
+            if instruction is None:
+                if used == 0:
+                    break
+                continue
+            self.instructions += 1
+            with self._lock:
+                self._execute(instruction, now)
+
+    def _byte_time(self, count: int) -> float:
+        return count * 10.0 / self.baudrate
+
+    def _execute(self, ins: Instruction, now: float) -> None:
+        # The instruction took its bytes' time to arrive; replies follow one after the other.
+        clock = now + self._byte_time(ins.size)
+        codec = self.codec
+        if ins.instruction == SYNC_WRITE:
+            address, size, body = codec.sync_header(ins.params)
+            goals = {}
+            for start in range(0, len(body) - size + 1, size + 1):
+                servo = self.servos.get(body[start])
+                if servo is not None and not servo.faults.missing:
+                    servo.write(address, body[start + 1:start + 1 + size], clock)
+                    if address == servo.layout.goal:
+                        goals[servo.servo_id] = servo.goal_ticks()
+            if any(s.layout.torque == address for s in self.servos.values()):
+                self.torque_writes += 1
+            if goals:
+                self.goal_writes.append((clock, goals))
+            return
+        if ins.instruction == SYNC_READ:
+            address, size, ids = codec.sync_header(ins.params)
+            for servo_id in ids:
+                servo = self.servos.get(servo_id)
+                if servo is not None:
+                    clock = self._reply(servo, clock, servo.read(address, size, clock))
+            return
+        servo = self.servos.get(ins.servo_id)
+        if servo is None:
+            return
+        if ins.instruction == PING:
+            model = int.from_bytes(servo.registers[servo.layout.model:][:2], 'little')
+            self._send(servo, clock, codec.ping_reply(servo.servo_id, servo.status_error(),
+                                                      model))
+        elif ins.instruction == READ:
+            address, size = codec.read_request(ins.params)
+            self._reply(servo, clock, servo.read(address, size, clock))
+        elif ins.instruction == WRITE:
+            address, data = codec.write_request(ins.params)
+            if not servo.faults.missing:
+                servo.write(address, data, clock)
+            if ins.servo_id != BROADCAST:
+                self._reply(servo, clock, b'')
+
+    def _reply(self, servo: SimServo, clock: float, params: bytes) -> float:
+        return self._send(servo, clock, self.codec.status(servo.servo_id, servo.status_error(),
+                                                          params))
+
+    def _send(self, servo: SimServo, clock: float, packet: bytes) -> float:
+        faults = servo.faults
+        if faults.missing:
+            return clock
+        if faults.lose_replies > 0:
+            faults.lose_replies -= 1
+            return clock
+        if faults.corrupt_replies > 0:
+            faults.corrupt_replies -= 1
+            packet = packet[:-1] + bytes([packet[-1] ^ 0x5A])
+        due = clock + self.return_delay + faults.extra_delay + self._byte_time(len(packet))
+        self._sequence += 1
+        heapq.heappush(self._outbox, (due, self._sequence, packet))
+        return due
+
+    # ------------------------------------------------------------------ faults
+    def command(self, line: str) -> str:
+        """Apply one fault command (see :data:`HELP`); returns what was done, in words."""
+        words = line.split()
+        if not words:
+            return ''
+        verb, args = words[0].lower(), words[1:]
+        try:
+            with self._lock:
+                return self._apply(verb, args)
+        except (ValueError, IndexError, KeyError) as exc:
+            return f'error: {exc}; {HELP}'
+
+    def _servo(self, text: str) -> SimServo:
+        servo_id = int(text)
+        if servo_id not in self.servos:
+            raise KeyError(f'no servo {servo_id} on this bus (ids {sorted(self.servos)})')
+        return self.servos[servo_id]
+
+    def _apply(self, verb: str, args: list[str]) -> str:
+        if verb == 'vanish':
+            self._unplug()
+            return f'adapter unplugged ({self.link} removed)'
+        if verb == 'replug':
+            if self._master < 0:
+                self._plug()
+                os.write(self._wake_w, b'x')
+            return f'adapter plugged in: {self.link} -> {self.device}'
+        if verb == 'writes':
+            return f'goal writes {len(self.goal_writes)}, torque writes {self.torque_writes}'
+        if verb == 'status':
+            return '; '.join(
+                f'id {s.servo_id}: pos {s.position:.0f} goal {s.goal_ticks()} '
+                f'torque {"on" if s.torque_on else "off"}' for s in self.servos.values())
+        servo = self._servo(args[0])
+        faults = servo.faults
+        if verb == 'lose':
+            faults.lose_replies = int(args[1])
+        elif verb == 'corrupt':
+            faults.corrupt_replies = int(args[1])
+        elif verb == 'remove':
+            faults.missing = True
+        elif verb == 'restore':
+            faults.missing, faults.extra_delay = False, 0.0
+            faults.lose_replies = faults.corrupt_replies = faults.error_bits = 0
+        elif verb == 'error':
+            table = ERROR_BITS[self.protocol]
+            if args[1] not in table:
+                raise ValueError(f'unknown error {args[1]!r}, choose from {sorted(table)}')
+            faults.error_bits = table[args[1]]
+        elif verb == 'slow':
+            faults.extra_delay = float(args[1])
+        elif verb == 'push':
+            # A hand moving a joint whose torque is off (calibration); a servo holding its
+            # goal under torque does not yield.
+            if servo.torque_on:
+                raise ValueError(f'servo {servo.servo_id} has torque on and does not move')
+            servo.position = float(int(args[1]))
+        else:
+            raise ValueError(f'unknown command {verb!r}')
+        return f'servo {servo.servo_id}: {verb} {" ".join(args[1:])}'.rstrip()
+
+
+def parse_ticks(text: str, count: int, what: str) -> list[float]:
+    values = [float(v) for v in text.split(',')] if text else []
+    if len(values) == 1:
+        values *= count
+    if len(values) != count:
+        raise SystemExit(f'servo_sim: {what} needs 1 or {count} values, got {len(values)}')
+    return values
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog='servo_sim', description='Simulated Feetech or Dynamixel servo bus on a pty. '
+        + HELP + ' (typed on standard input).')
+    parser.add_argument('--protocol', choices=sorted(CODECS), default='feetech')
+    parser.add_argument('--ids', default='1,2,3,4,5,6', help='servo ids, comma separated')
+    parser.add_argument('--link', default='/tmp/arm_servos_sim',
+                        help='path of the symlink to the pty (the bridge opens this)')
+    parser.add_argument('--baud', type=int, default=1_000_000)
+    parser.add_argument('--position', default='2048', help='start ticks, one or per id')
+    parser.add_argument('--goal', default='', help='stale goal ticks left in the servos')
+    parser.add_argument('--tau', type=float, default=0.05, help='motor time constant, s')
+    parser.add_argument('--control', default='', help='also take commands from this named '
+                        'pipe (created; e.g. echo "error 3 overload" > PATH)')
+    args = parser.parse_args(argv)
+    ids = [int(v) for v in args.ids.split(',')]
+    positions = parse_ticks(args.position, len(ids), '--position')
+    goals = parse_ticks(args.goal, len(ids), '--goal') if args.goal else [None] * len(ids)
+    voltage = 7.4 if args.protocol == 'feetech' else 12.0
+    servos = [SimServo(i, args.protocol, position=p, goal=g, tau=args.tau, voltage=voltage)
+              for i, p, g in zip(ids, positions, goals)]
+    bus = SimBus(args.protocol, servos, args.link, args.baud)
+    print(f'servo_sim: {args.protocol} bus, ids {ids}, {args.baud} baud on {bus.link} '
+          f'-> {bus.device}', flush=True)
+    fifo = Path(args.control) if args.control else None
+    if fifo is not None:
+        with contextlib.suppress(FileNotFoundError):
+            fifo.unlink()
+        os.mkfifo(fifo)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        bus.serve(control=sys.stdin.fileno(), fifo=fifo)
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        bus._unplug()
+        if fifo is not None:
+            with contextlib.suppress(FileNotFoundError):
+                fifo.unlink()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
