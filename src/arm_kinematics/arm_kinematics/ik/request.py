@@ -18,6 +18,7 @@ import numpy as np
 from arm_kinematics.common.joint_state import joint_order
 from arm_kinematics.common.transforms import quaternion_to_matrix
 from arm_kinematics.ik import metrics, objectives
+from arm_kinematics.ik.closed_form.spherical_wrist import BRANCHES
 from arm_kinematics.ik.floor_rules import solve_above_floor
 from arm_kinematics.ik.objectives import FIRST, unknown_objective_reason
 from arm_kinematics.ik.result import check_vector, ErrorCode, fast_vector, GoalType, IKResult
@@ -388,6 +389,15 @@ class IKDispatcher:
                           options: SolveOptions) -> SolveOptions:
         """The options naming the branch best for the objective among every solution of
         a closed form (unchanged when it has none; the floor rules still apply after)."""
+        solve_all = getattr(solver, 'solve_all', None)
+        if solve_all is not None and goal == GoalType.FULL_POSE and orientation is not None:
+            # A UR/OPW family: its 8 branches, each as the copy a solve naming it answers.
+            q, valid, _ = solve_all(position, np.asarray(orientation, dtype=float), seed)
+            rows = np.flatnonzero(valid)
+            if not len(rows):
+                return options
+            index = objectives.best(options.objective, self.model, list(q[rows]), seed)
+            return options.with_changes(branch=BRANCHES[int(rows[index])])
         every = solver.solve(position, orientation, goal, seed,
                              options.with_changes(return_all=True))
         if not every.success or not every.solutions:
