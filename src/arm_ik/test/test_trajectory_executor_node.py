@@ -45,34 +45,34 @@ def group(domain):
     processes.close()
 
 
-@pytest.fixture(scope='module')
-def six(domain, group, urdf_of):
-    process = group.start_node('arm_ik', 'trajectory_executor', namespace='/six_axis', params={
-        'robot_description': urdf_of('six_axis'), 'arm': 'six_axis',
-        'arm_config': config_file('six_axis'),
-        'output': 'forward_position', 'controller_joints': list(SIX_CONTROLLER),
-        'speed_scale': 1.0, 'watchdog_timeout': 0.3, 'publish_rate': 100.0})
-    client = MotionClient(domain.domain_id, '/six_axis', SIX, 'forward_position',
-                          controller_joints=SIX_CONTROLLER)
+def _executor(domain, group, urdf_of, arm: str, joints: tuple[str, ...], params: dict,
+              **client_options):
+    """A trajectory_executor for ``arm`` under /<arm> (its URDF and configuration plus
+    ``params``) and a client of it once its action server is up: (client, process)."""
+    process = group.start_node('arm_ik', 'trajectory_executor', namespace=f'/{arm}', params={
+        'robot_description': urdf_of(arm), 'arm': arm, 'arm_config': config_file(arm),
+        **params})
+    client = MotionClient(domain.domain_id, f'/{arm}', joints, params['output'],
+                          **client_options)
     try:
         client.wait_for_server(40.0)
         yield client, process
     finally:
         client.close()
+
+
+@pytest.fixture(scope='module')
+def six(domain, group, urdf_of):
+    yield from _executor(domain, group, urdf_of, 'six_axis', SIX, {
+        'output': 'forward_position', 'controller_joints': list(SIX_CONTROLLER),
+        'speed_scale': 1.0, 'watchdog_timeout': 0.3, 'publish_rate': 100.0},
+        controller_joints=SIX_CONTROLLER)
 
 
 @pytest.fixture(scope='module')
 def pointer(domain, group, urdf_of):
-    process = group.start_node('arm_ik', 'trajectory_executor', namespace='/pointer3', params={
-        'robot_description': urdf_of('pointer3'), 'arm': 'pointer3',
-        'arm_config': config_file('pointer3'),
+    yield from _executor(domain, group, urdf_of, 'pointer3', POINTER, {
         'output': 'joint_trajectory', 'speed_scale': 1.0, 'follow_target': False})
-    client = MotionClient(domain.domain_id, '/pointer3', POINTER, 'joint_trajectory')
-    try:
-        client.wait_for_server(40.0)
-        yield client, process
-    finally:
-        client.close()
 
 
 @pytest.fixture
