@@ -277,9 +277,7 @@ def test_watchdog_stops_a_stale_live_target(arm6, load_arm):
     assert len(positions) > 20 and np.all(positions == positions[-1])
     # Targets again, far away: no lurch, the arm starts from where it held.
     resumed = time.time()
-    for _ in range(20):
-        arm6.publish_target(centre + np.array([-0.3, 0.4, -0.3]))
-        time.sleep(0.05)
+    arm6.stream_target(centre + np.array([-0.3, 0.4, -0.3]), 20, 0.05)
     stamps, positions = arm6.positions(resumed)
     assert max_step_ratio(stamps, positions, model.velocity_limits) <= 1.05
     assert np.abs(positions[0] - positions[-1]).max() > 0.05      # it did follow
@@ -423,9 +421,7 @@ def test_follow_solver_is_chosen_at_run_time(arm6, load_arm):
     target = model.fk(SIX_HOME + np.array([0.3, -0.2, 0.2, 0.0, 0.1, 0.0]))[:3, 3]
     try:
         assert arm6.set_parameters(follow_solver='ccd')[0].successful
-        for _ in range(60):                                 # 3 s of one target at 20 Hz
-            arm6.publish_target(target)
-            time.sleep(0.05)
+        arm6.stream_target(target, 60, 0.05)                # 3 s of one target at 20 Hz
         arm6.wait_state(HOLDING, timeout=2.0)
         reached = model.fk(arm6.pose())[:3, 3]
         assert np.linalg.norm(reached - target) < 0.01
