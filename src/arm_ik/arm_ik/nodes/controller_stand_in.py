@@ -36,7 +36,7 @@ from rclpy.qos import QoSProfile
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
 
-from arm_ik.nodes.common import run, StartupError
+from arm_ik.nodes.common import declare_parameters, run, StartupError
 from arm_ik.nodes.control_messages import (
     await_goal_result,
     end_goal,
@@ -44,7 +44,7 @@ from arm_ik.nodes.control_messages import (
     goal_from_message,
     PREEMPTED_MESSAGE,
 )
-from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
+from arm_ik.nodes.parameters import Param, ParameterTable
 from arm_kinematics.control.goal_rules import ControllerSettings, TrajectoryGoalRules
 from arm_kinematics.control.tolerances import JointTolerance, SegmentTolerances
 from arm_kinematics.control.tracker import GoalTracker
@@ -99,10 +99,7 @@ class _SilentCancelServer(ActionServer):
 class ControllerStandIn(Node):
     def __init__(self) -> None:
         super().__init__('joint_trajectory_controller')
-        try:
-            values = PARAMETERS.declare(self)
-        except ParameterError as error:
-            raise StartupError(str(error)) from None
+        values = declare_parameters(self, PARAMETERS)
         joints = tuple(values['joints'])
         if not joints or '' in joints or len(set(joints)) != len(joints):
             raise StartupError(f'parameter joints must name unique joints, got {list(joints)}')

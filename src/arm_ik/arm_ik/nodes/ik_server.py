@@ -36,11 +36,12 @@ from arm_ik.nodes.common import (
     arm_of,
     declare_arm_model,
     declare_mesh_search_paths,
+    declare_parameters,
     DescriptionReload,
     run,
     StartupError,
 )
-from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
+from arm_ik.nodes.parameters import Param, ParameterTable
 from arm_ik.nodes.path_messages import (
     batch_requests,
     fill_batch_response,
@@ -124,15 +125,12 @@ class IKServer(Node):
         super().__init__('ik_server')
         self.arm, self.model, self._config = declare_arm_model(self, reloadable=True)
         ik_config = self._config.get('ik', {}) or {}
-        try:
-            values = PARAMETERS.declare(self, {
-                'default_solver': arm_of(self.model, self._config, self.arm).default_solver,
-                'max_iterations': int(ik_config.get('max_iterations', 200)),
-                'damping': float(ik_config.get('damping', 0.05)),
-                'tolerance': float(ik_config.get('tolerance', 1e-4)),
-                'objective': str(ik_config.get('objective', 'first'))})
-        except ParameterError as error:
-            raise StartupError(str(error)) from None
+        values = declare_parameters(self, PARAMETERS, {
+            'default_solver': arm_of(self.model, self._config, self.arm).default_solver,
+            'max_iterations': int(ik_config.get('max_iterations', 200)),
+            'damping': float(ik_config.get('damping', 0.05)),
+            'tolerance': float(ik_config.get('tolerance', 1e-4)),
+            'objective': str(ik_config.get('objective', 'first'))})
         self._mesh_paths = declare_mesh_search_paths(self)
         self._scene = None
         self._use_derived(self._derived(self.model))

@@ -36,7 +36,13 @@ from std_msgs.msg import Bool, Float64MultiArray
 from std_srvs.srv import Trigger
 
 from arm_ik.arm_config import read_description
-from arm_ik.nodes.common import LATCHED_QOS, run, StartupError, wait_for_description
+from arm_ik.nodes.common import (
+    declare_parameters,
+    LATCHED_QOS,
+    run,
+    StartupError,
+    wait_for_description,
+)
 from arm_ik.nodes.control_messages import (
     await_goal_result,
     end_goal,
@@ -45,7 +51,7 @@ from arm_ik.nodes.control_messages import (
     PREEMPTED_MESSAGE,
 )
 from arm_ik.nodes.conversions import seconds_of
-from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
+from arm_ik.nodes.parameters import Param, ParameterTable
 from arm_ik.servo_description import ServoArm
 from arm_kinematics.control.codes import ResultCode
 from arm_kinematics.control.goal_rules import ControllerSettings, TrajectoryGoalRules
@@ -105,10 +111,7 @@ PARAMETERS = ParameterTable(
 class ServoBridge(Node):
     def __init__(self) -> None:
         super().__init__('servo_bridge')
-        try:
-            values = PARAMETERS.declare(self)
-        except ParameterError as error:
-            raise StartupError(str(error)) from None
+        values = declare_parameters(self, PARAMETERS)
         for required in ('calibration_file', 'port'):
             if not values[required]:
                 raise StartupError(f'parameter {required} is required')
