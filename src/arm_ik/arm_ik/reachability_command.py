@@ -29,6 +29,7 @@ import zlib
 import numpy as np
 
 from arm_ik.arm_config import read_description
+from arm_ik.command_line import EXIT_BAD_INPUT, UsageErrorParser
 from arm_kinematics.analysis.reachability import (
     DEFAULT_MAX_VOXELS,
     DEFAULT_ORIENTATIONS,
@@ -43,7 +44,7 @@ from arm_kinematics.arm import Arm, ArmConfig, ArmConfigError, load_arm
 from arm_kinematics.description import bundled as description
 from arm_kinematics.model.arm_model import DescriptionError
 
-EXIT_OK, EXIT_WRITE_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_WRITE_FAILED = 0, 1
 # The plain PNG: pixels per voxel are chosen so a view is about this wide.
 _VIEW_PIXELS = 360
 _UNREACHABLE_GREY = (225, 225, 225)
@@ -52,16 +53,11 @@ _VIRIDIS = np.array([[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98],
                      [253, 231, 37]], dtype=float)
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:       # usage errors are bad input too: exit 2
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f'{self.prog}: {message}\n')
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = _Parser(prog='arm_reachability', description='Sample the workspace of an arm on '
-                     'a voxel grid: which voxels it reaches safely, with which manipulability '
-                     '(a .npz map and a PNG picture).')
+    parser = UsageErrorParser(
+        prog='arm_reachability', description='Sample the workspace of an arm on a voxel grid: '
+        'which voxels it reaches safely, with which manipulability (a .npz map and a PNG '
+        'picture).')
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument('--arm', choices=description.ARMS, help='a bundled example arm')
     source.add_argument('--urdf', help='URDF or .xacro file of your arm')

@@ -22,6 +22,7 @@ import threading
 import time
 
 from arm_ik.arm_config import read_description
+from arm_ik.command_line import EXIT_BAD_INPUT, UsageErrorParser
 from arm_ik.servo_description import ServoArm
 from arm_kinematics.model.arm_model import DescriptionError
 from arm_servos.bus import BusError
@@ -29,19 +30,14 @@ from arm_servos.calibrate import calibrate, plans_from, ServoPlan
 from arm_servos.calibration import CalibrationError, PROTOCOLS
 from arm_servos.drivers import DRIVERS
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:       # usage errors are bad input too: exit 2
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f'{self.prog}: {message}\n')
+EXIT_OK, EXIT_FAILED = 0, 1
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = _Parser(prog='servo_calibrate', description='Calibrate serial-bus servos: torque '
-                     'off, zero pose, move every joint through its range; writes a calibration '
-                     'file checked against the URDF.')
+    parser = UsageErrorParser(
+        prog='servo_calibrate', description='Calibrate serial-bus servos: torque off, zero '
+        'pose, move every joint through its range; writes a calibration file checked against '
+        'the URDF.')
     parser.add_argument('--urdf', required=True, help='URDF or .xacro file of the arm')
     parser.add_argument('--base', default='', help='root link of the chain (default: the '
                         "URDF's root)")

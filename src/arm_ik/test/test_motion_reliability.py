@@ -286,9 +286,7 @@ def test_case21_stale_or_lossy_target_stream_stops_without_a_lurch(arm, load_arm
     assert status.last_error.val == 9                          # WATCHDOG
     arm.assert_silent(stopped + 0.3 + 0.05, hold=1)
     resumed = time.time()
-    for _ in range(25):
-        arm.publish_target(centre + np.array([-0.4, 0.5, -0.4]))
-        time.sleep(0.02)
+    arm.stream_target(centre + np.array([-0.4, 0.5, -0.4]), 25, 0.02)
     stamps, positions = arm.positions(resumed)
     assert max_step_ratio(stamps, positions, LIMITS) <= 1.05
     arm.wait_state(HOLDING, timeout=1.0)

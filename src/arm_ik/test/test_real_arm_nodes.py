@@ -177,6 +177,25 @@ def test_ur5_return_all_lists_every_distinct_solution_once(pipeline):
         node.destroy_client(client)
 
 
+def _move_home_plus_a_quarter_radian_and_arrive(client, arm) -> np.ndarray:
+    """Send the tip to FK(home + 0.25 rad), check the goal succeeds and the published joint
+    states reach it within 10 s (1 mm); return the pose that arrived."""
+    client.wait_for_server(60.0)
+    target = arm.model.fk(arm.model.clamp(arm.home + 0.25))[:3, 3]
+    outcome = client.move(client.goal(position=target.tolist()))
+    assert outcome.code == 0, outcome.message
+    deadline = time.monotonic() + 10.0
+    while time.monotonic() < deadline:
+        pose = client.pose()
+        if pose is not None and np.linalg.norm(arm.model.fk(pose)[:3, 3] - target) < 1e-3:
+            break
+        time.sleep(0.05)
+    pose = client.pose()
+    assert pose is not None, 'no joint_states'
+    assert np.linalg.norm(arm.model.fk(pose)[:3, 3] - target) < 1e-3
+    return pose
+
+
 @pytest.mark.parametrize('name', sorted(ARMS))
 def test_executor_moves_a_real_arm(pipeline, name):
     from arm_testing.motion_harness import MotionClient
@@ -185,19 +204,7 @@ def test_executor_moves_a_real_arm(pipeline, name):
     domain = int(group.env['ROS_DOMAIN_ID'])
     client = MotionClient(domain, f'/{name}', arm.model.joint_names)
     try:
-        client.wait_for_server(60.0)
-        target = arm.model.fk(arm.model.clamp(arm.home + 0.25))[:3, 3]
-        outcome = client.move(client.goal(position=target.tolist()))
-        assert outcome.code == 0, outcome.message
-        wait_for_pose = time.monotonic() + 10.0
-        while time.monotonic() < wait_for_pose:
-            pose = client.pose()
-            if pose is not None and np.linalg.norm(arm.model.fk(pose)[:3, 3] - target) < 1e-3:
-                break
-            time.sleep(0.05)
-        pose = client.pose()
-        assert pose is not None, 'no joint_states'
-        assert np.linalg.norm(arm.model.fk(pose)[:3, 3] - target) < 1e-3
+        pose = _move_home_plus_a_quarter_radian_and_arrive(client, arm)
         assert arm.model.within_limits(pose)
         # Joints outside the chain (the Panda's fingers, the SO-101's jaw) are published
         # too, held where they rest, so robot_state_publisher has every link.
@@ -336,16 +343,6 @@ def test_the_xarm7_to_its_link_eef_is_served_by_every_node(pipeline):
     assert (infos[-1].base_frame, infos[-1].tip_frame) == ('world', 'link_eef')
     client = MotionClient(int(group.env['ROS_DOMAIN_ID']), '/xarm7', arm.model.joint_names)
     try:
-        client.wait_for_server(60.0)
-        target = arm.model.fk(arm.model.clamp(arm.home + 0.25))[:3, 3]
-        outcome = client.move(client.goal(position=target.tolist()))
-        assert outcome.code == 0, outcome.message
-        deadline = time.monotonic() + 10.0
-        while time.monotonic() < deadline:
-            pose = client.pose()
-            if pose is not None and np.linalg.norm(arm.model.fk(pose)[:3, 3] - target) < 1e-3:
-                break
-            time.sleep(0.05)
-        assert np.linalg.norm(arm.model.fk(client.pose())[:3, 3] - target) < 1e-3
+        _move_home_plus_a_quarter_radian_and_arrive(client, arm)
     finally:
         client.close()

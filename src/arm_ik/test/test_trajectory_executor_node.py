@@ -45,34 +45,34 @@ def group(domain):
     processes.close()
 
 
-@pytest.fixture(scope='module')
-def six(domain, group, urdf_of):
-    process = group.start_node('arm_ik', 'trajectory_executor', namespace='/six_axis', params={
-        'robot_description': urdf_of('six_axis'), 'arm': 'six_axis',
-        'arm_config': config_file('six_axis'),
-        'output': 'forward_position', 'controller_joints': list(SIX_CONTROLLER),
-        'speed_scale': 1.0, 'watchdog_timeout': 0.3, 'publish_rate': 100.0})
-    client = MotionClient(domain.domain_id, '/six_axis', SIX, 'forward_position',
-                          controller_joints=SIX_CONTROLLER)
+def _executor(domain, group, urdf_of, arm: str, joints: tuple[str, ...], params: dict,
+              **client_options):
+    """A trajectory_executor for ``arm`` under /<arm> (its URDF and configuration plus
+    ``params``) and a client of it once its action server is up: (client, process)."""
+    process = group.start_node('arm_ik', 'trajectory_executor', namespace=f'/{arm}', params={
+        'robot_description': urdf_of(arm), 'arm': arm, 'arm_config': config_file(arm),
+        **params})
+    client = MotionClient(domain.domain_id, f'/{arm}', joints, params['output'],
+                          **client_options)
     try:
         client.wait_for_server(40.0)
         yield client, process
     finally:
         client.close()
+
+
+@pytest.fixture(scope='module')
+def six(domain, group, urdf_of):
+    yield from _executor(domain, group, urdf_of, 'six_axis', SIX, {
+        'output': 'forward_position', 'controller_joints': list(SIX_CONTROLLER),
+        'speed_scale': 1.0, 'watchdog_timeout': 0.3, 'publish_rate': 100.0},
+        controller_joints=SIX_CONTROLLER)
 
 
 @pytest.fixture(scope='module')
 def pointer(domain, group, urdf_of):
-    process = group.start_node('arm_ik', 'trajectory_executor', namespace='/pointer3', params={
-        'robot_description': urdf_of('pointer3'), 'arm': 'pointer3',
-        'arm_config': config_file('pointer3'),
+    yield from _executor(domain, group, urdf_of, 'pointer3', POINTER, {
         'output': 'joint_trajectory', 'speed_scale': 1.0, 'follow_target': False})
-    client = MotionClient(domain.domain_id, '/pointer3', POINTER, 'joint_trajectory')
-    try:
-        client.wait_for_server(40.0)
-        yield client, process
-    finally:
-        client.close()
 
 
 @pytest.fixture
@@ -277,9 +277,7 @@ def test_watchdog_stops_a_stale_live_target(arm6, load_arm):
     assert len(positions) > 20 and np.all(positions == positions[-1])
     # Targets again, far away: no lurch, the arm starts from where it held.
     resumed = time.time()
-    for _ in range(20):
-        arm6.publish_target(centre + np.array([-0.3, 0.4, -0.3]))
-        time.sleep(0.05)
+    arm6.stream_target(centre + np.array([-0.3, 0.4, -0.3]), 20, 0.05)
     stamps, positions = arm6.positions(resumed)
     assert max_step_ratio(stamps, positions, model.velocity_limits) <= 1.05
     assert np.abs(positions[0] - positions[-1]).max() > 0.05      # it did follow
@@ -423,9 +421,7 @@ def test_follow_solver_is_chosen_at_run_time(arm6, load_arm):
     target = model.fk(SIX_HOME + np.array([0.3, -0.2, 0.2, 0.0, 0.1, 0.0]))[:3, 3]
     try:
         assert arm6.set_parameters(follow_solver='ccd')[0].successful
-        for _ in range(60):                                 # 3 s of one target at 20 Hz
-            arm6.publish_target(target)
-            time.sleep(0.05)
+        arm6.stream_target(target, 60, 0.05)                # 3 s of one target at 20 Hz
         arm6.wait_state(HOLDING, timeout=2.0)
         reached = model.fk(arm6.pose())[:3, 3]
         assert np.linalg.norm(reached - target) < 0.01

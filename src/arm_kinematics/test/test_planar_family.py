@@ -69,6 +69,14 @@ def _goals(arm: str, count: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.
     return q, model.fk_batch(q)[:, :3, 3], _solver(arm).engine.approach_pitch(q)
 
 
+def _goals_and_seeds(arm: str, count: int, seed: int, offset: float
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(tip positions, approach pitches, joint seeds): the goals of ``_goals`` with seeds
+    ``offset`` rad from the configurations that reach them, clamped to the limits."""
+    q, targets, pitches = _goals(arm, count, seed)
+    return targets, pitches, _model(arm).clamp(q + offset)
+
+
 def _perturbed_so101(joint: str, xyz: str) -> ArmModel:
     return _model_of(edited_urdf(_urdf('so101'), {joint: {'axis/xyz': xyz}}), 'so101')
 
@@ -455,10 +463,8 @@ def test_full_pose_and_bad_requests_say_why():
 # ---------------------------------------------------------------------- POSITION goals
 @pytest.mark.parametrize('arm', ARMS)
 def test_position_goals_sweep_the_pitch_to_the_solution_nearest_the_seed(arm):
-    model = _model(arm)
     solver = _solver(arm)
-    q, targets, _ = _goals(arm, 4, 12)
-    seeds = model.clamp(q + 0.05)
+    targets, _, seeds = _goals_and_seeds(arm, 4, 12, 0.05)
     fine = np.linspace(-math.pi, math.pi, 20 * SWEEP_STEPS, endpoint=False)
     for target, seed in zip(targets, seeds):
         result = solver.solve(target, None, GoalType.POSITION, seed)
@@ -512,8 +518,7 @@ def test_position_goals_through_the_dispatcher_of_the_so101():
 def test_vectorised_equals_one_by_one(arm):
     model = _model(arm)
     solver = _solver(arm)
-    q, targets, pitches = _goals(arm, 40, 6)
-    seeds = model.clamp(q + 0.1)
+    targets, pitches, seeds = _goals_and_seeds(arm, 40, 6, 0.1)
     batch, valid, flags = solver.solve_pitches(targets, pitches, seeds)
     assert batch.shape == (40, 4, model.dof) and valid.shape == flags.shape == (40, 4)
     assert valid.any(axis=1).all()

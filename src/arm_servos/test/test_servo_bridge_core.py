@@ -46,6 +46,15 @@ def _run(core: BridgeCore, seconds: float, period: float = 0.01, stream=None) ->
         time.sleep(period)
 
 
+def _enabled_core(link: str) -> BridgeCore:
+    """A core that has read the arm and has torque on: where a fault test starts."""
+    core = _core(link)
+    _run(core, 0.05)
+    core.safety.enable(time.monotonic())
+    _run(core, 0.05)
+    return core
+
+
 def test_a_stale_goal_in_the_servos_does_not_move_the_arm_on_enable(sim):
     process, link = sim
     core = _core(link)
@@ -70,10 +79,7 @@ def test_a_stale_goal_in_the_servos_does_not_move_the_arm_on_enable(sim):
 
 def test_an_overload_stops_the_arm_and_diagnostics_say_it(sim):
     process, link = sim
-    core = _core(link)
-    _run(core, 0.05)
-    core.safety.enable(time.monotonic())
-    _run(core, 0.05)
+    core = _enabled_core(link)
     process.command('error 2 overload')
     fault = ''
     for _ in range(5):
@@ -93,10 +99,7 @@ def test_an_overload_stops_the_arm_and_diagnostics_say_it(sim):
 
 def test_a_vanished_adapter_is_a_fault_in_words_and_the_arm_restarts_in_place(sim):
     process, link = sim
-    core = _core(link)
-    _run(core, 0.05)
-    core.safety.enable(time.monotonic())
-    _run(core, 0.05)
+    core = _enabled_core(link)
     process.command('vanish')
     fault = core.cycle(time.monotonic())
     assert fault.startswith(f'bus: serial adapter on {link} lost')

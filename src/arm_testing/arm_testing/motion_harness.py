@@ -367,6 +367,12 @@ class MotionClient:
         message.point.x, message.point.y, message.point.z = (float(v) for v in point)
         self.target_publisher.publish(message)
 
+    def stream_target(self, point: Sequence[float], count: int, period: float) -> None:
+        """Publish one live target ``count`` times, ``period`` s apart (a steady stream)."""
+        for _ in range(count):
+            self.publish_target(point)
+            time.sleep(period)
+
     def emergency_stop(self, pressed: bool) -> None:
         from std_msgs.msg import Bool
         self.estop_publisher.publish(Bool(data=pressed))

@@ -16,12 +16,13 @@ from sensor_msgs.msg import JointState
 from arm_ik.nodes.common import (
     arm_of,
     declare_arm_model,
+    declare_parameters,
     DescriptionReload,
     LATCHED_QOS,
     run,
     StartupError,
 )
-from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
+from arm_ik.nodes.parameters import Param, ParameterTable
 from arm_interfaces.msg import ArmInfo
 from arm_kinematics.arm import Arm
 from arm_kinematics.description.bundled import check_home
@@ -40,10 +41,7 @@ class ArmInfoNode(Node):
         self.arm, self.model, self._config = declare_arm_model(self, reloadable=True)
         self._arm = arm_of(self.model, self._config, self.arm)
         self.workspace = self._arm.workspace
-        try:
-            values = PARAMETERS.declare(self, {'home': self._arm.home.tolist()})
-        except ParameterError as error:
-            raise StartupError(str(error)) from None
+        values = declare_parameters(self, PARAMETERS, {'home': self._arm.home.tolist()})
         reason = self._home_reason(values)
         if reason:
             raise StartupError(reason)

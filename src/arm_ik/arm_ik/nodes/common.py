@@ -33,6 +33,16 @@ class StartupError(RuntimeError):
     """The node cannot start with the description or parameters it was given."""
 
 
+def declare_parameters(node: Node, table: ParameterTable,
+                       defaults: dict[str, Any] | None = None, prefix: str = '') -> dict[str, Any]:
+    """Declare ``table`` on ``node`` (``defaults`` as ParameterTable.declare); a value it
+    refuses stops start-up: StartupError with ``prefix`` and the reason."""
+    try:
+        return table.declare(node, defaults)
+    except ParameterError as error:
+        raise StartupError(f'{prefix}{error}') from None
+
+
 def constant_names(message_type: type) -> dict[int, str]:
     """{value: name} of a message's integer constants (for logs and readouts)."""
     return {value: name for name, value in vars(message_type).items()

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTolerance as JointToleranceMsg
 import numpy as np
+from rclpy.task import Future
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from arm_ik.nodes.conversions import duration, seconds_of
@@ -79,3 +80,30 @@ def feedback_message(joints: Sequence[str], desired: Sample, positions: np.ndarr
     if FEEDBACK_HAS_INDEX:
         feedback.index = max(desired.index, 0)
     return feedback
+
+
+# The action-server plumbing the controller stand-in and the servo bridge share: each keeps one
+# goal at a time and answers it through a Future its control loop resolves.
+PREEMPTED_MESSAGE = 'Current goal preempted by new incoming action.'
+
+
+async def await_goal_result(goal_handle, active_handle, future: Future | None
+                            ) -> FollowJointTrajectory.Result:
+    """The result of ``goal_handle`` once ``future`` resolves; INVALID_GOAL, aborted, when a
+    newer goal took its place before it began to execute (as JTC answers it)."""
+    if future is None or goal_handle is not active_handle:
+        goal_handle.abort()
+        return FollowJointTrajectory.Result(
+            error_code=FollowJointTrajectory.Result.INVALID_GOAL, error_string=PREEMPTED_MESSAGE)
+    return await future
+
+
+def end_goal(handle, future: Future, succeeded: bool | None, code: int, message: str) -> None:
+    """End ``handle``: succeeded, aborted (False) or canceled (None), and resolve its result."""
+    if succeeded is None:
+        handle.canceled()
+    elif succeeded:
+        handle.succeed()
+    else:
+        handle.abort()
+    future.set_result(FollowJointTrajectory.Result(error_code=code, error_string=message))

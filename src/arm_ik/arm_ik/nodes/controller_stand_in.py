@@ -36,9 +36,15 @@ from rclpy.qos import QoSProfile
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
 
-from arm_ik.nodes.common import run, StartupError
-from arm_ik.nodes.control_messages import feedback_message, goal_from_message
-from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
+from arm_ik.nodes.common import declare_parameters, run, StartupError
+from arm_ik.nodes.control_messages import (
+    await_goal_result,
+    end_goal,
+    feedback_message,
+    goal_from_message,
+    PREEMPTED_MESSAGE,
+)
+from arm_ik.nodes.parameters import Param, ParameterTable
 from arm_kinematics.control.goal_rules import ControllerSettings, TrajectoryGoalRules
 from arm_kinematics.control.tolerances import JointTolerance, SegmentTolerances
 from arm_kinematics.control.tracker import GoalTracker
@@ -93,10 +99,7 @@ class _SilentCancelServer(ActionServer):
 class ControllerStandIn(Node):
     def __init__(self) -> None:
         super().__init__('joint_trajectory_controller')
-        try:
-            values = PARAMETERS.declare(self)
-        except ParameterError as error:
-            raise StartupError(str(error)) from None
+        values = declare_parameters(self, PARAMETERS)
         joints = tuple(values['joints'])
         if not joints or '' in joints or len(set(joints)) != len(joints):
             raise StartupError(f'parameter joints must name unique joints, got {list(joints)}')
@@ -167,7 +170,7 @@ class ControllerStandIn(Node):
     def _on_accepted(self, goal_handle) -> None:
         if self.tracker is not None:
             self._finish(False, FollowJointTrajectory.Result.INVALID_GOAL,
-                         'Current goal preempted by new incoming action.')
+                         PREEMPTED_MESSAGE)
         goal = goal_from_message(goal_handle.request)
         self.start_of_goal = self._now()
         self.tracker = GoalTracker(self.rules, goal, self.start_of_goal, self.positions,
@@ -179,13 +182,7 @@ class ControllerStandIn(Node):
         goal_handle.execute()
 
     async def _execute(self, goal_handle) -> FollowJointTrajectory.Result:
-        future = self.result_future
-        if future is None or goal_handle is not self.goal_handle:
-            goal_handle.abort()
-            return FollowJointTrajectory.Result(
-                error_code=FollowJointTrajectory.Result.INVALID_GOAL,
-                error_string='Current goal preempted by new incoming action.')
-        return await future
+        return await await_goal_result(goal_handle, self.goal_handle, self.result_future)
 
     def _on_cancel(self, goal_handle) -> CancelResponse:
         self.get_logger().info('Got request to cancel goal')
@@ -205,13 +202,7 @@ class ControllerStandIn(Node):
         self.hold = self.positions.copy()
         if handle is None or future is None:
             return
-        if succeeded is None:
-            handle.canceled()
-        elif succeeded:
-            handle.succeed()
-        else:
-            handle.abort()
-        future.set_result(FollowJointTrajectory.Result(error_code=code, error_string=message))
+        end_goal(handle, future, succeeded, code, message)
 
     # The control loop: command, simulated joints, verdict.
     def _update(self) -> None:

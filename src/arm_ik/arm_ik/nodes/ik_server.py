@@ -36,11 +36,12 @@ from arm_ik.nodes.common import (
     arm_of,
     declare_arm_model,
     declare_mesh_search_paths,
+    declare_parameters,
     DescriptionReload,
     run,
     StartupError,
 )
-from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
+from arm_ik.nodes.parameters import Param, ParameterTable
 from arm_ik.nodes.path_messages import (
     batch_requests,
     fill_batch_response,
@@ -124,15 +125,12 @@ class IKServer(Node):
         super().__init__('ik_server')
         self.arm, self.model, self._config = declare_arm_model(self, reloadable=True)
         ik_config = self._config.get('ik', {}) or {}
-        try:
-            values = PARAMETERS.declare(self, {
-                'default_solver': arm_of(self.model, self._config, self.arm).default_solver,
-                'max_iterations': int(ik_config.get('max_iterations', 200)),
-                'damping': float(ik_config.get('damping', 0.05)),
-                'tolerance': float(ik_config.get('tolerance', 1e-4)),
-                'objective': str(ik_config.get('objective', 'first'))})
-        except ParameterError as error:
-            raise StartupError(str(error)) from None
+        values = declare_parameters(self, PARAMETERS, {
+            'default_solver': arm_of(self.model, self._config, self.arm).default_solver,
+            'max_iterations': int(ik_config.get('max_iterations', 200)),
+            'damping': float(ik_config.get('damping', 0.05)),
+            'tolerance': float(ik_config.get('tolerance', 1e-4)),
+            'objective': str(ik_config.get('objective', 'first'))})
         self._mesh_paths = declare_mesh_search_paths(self)
         self._scene = None
         self._use_derived(self._derived(self.model))
@@ -348,18 +346,10 @@ class IKServer(Node):
         response.message = result.reason or ('solved' if result.success else result.code.name)
         response.solver = answer.solver
         response.branch = result.branch
-        response.solve_time = float(result.solve_time)
-        response.iterations = int(result.iterations)
-        response.max_joint_step = float(result.max_joint_step)
-        response.position_error = _finite_or_inf(result.position_error)
-        response.orientation_error = _finite_or_inf(result.orientation_error)
-        response.manipulability = float(answer.manipulability)
-        response.condition_number = _finite_or_inf(answer.condition_number)
-        response.reach_fraction = _finite_or_inf(answer.reach_fraction)
-        response.branch_switched = bool(answer.branch_switched)
-        response.shortfall = float(answer.shortfall)
-        response.displacement = float(answer.displacement)
-        response.objective_value = float(answer.objective_value)
+        for name, convert in _RESULT_FIELDS:
+            setattr(response, name, convert(getattr(result, name)))
+        for name, convert in _ANSWER_FIELDS:
+            setattr(response, name, convert(getattr(answer, name)))
         if result.q is not None and result.code in (ErrorCode.OK, ErrorCode.PARTIAL_SOLUTION):
             response.solution.header.stamp = self.get_clock().now().to_msg()
             response.solution.name = list(self.model.joint_names)
@@ -395,6 +385,15 @@ class IKServer(Node):
 def _finite_or_inf(value: float) -> float:
     value = float(value)
     return value if not math.isnan(value) else math.inf
+
+
+# SolveIK.Response fields of the same name in the IKResult and in the IKAnswer, with the type
+# the message wants (errors and conditioning: NaN, unknown, is sent as inf).
+_RESULT_FIELDS = (('solve_time', float), ('iterations', int), ('max_joint_step', float),
+                  ('position_error', _finite_or_inf), ('orientation_error', _finite_or_inf))
+_ANSWER_FIELDS = (('manipulability', float), ('condition_number', _finite_or_inf),
+                  ('reach_fraction', _finite_or_inf), ('branch_switched', bool),
+                  ('shortfall', float), ('displacement', float), ('objective_value', float))
 
 
 def main(args: list[str] | None = None) -> None:

@@ -41,6 +41,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 from arm_ik.nodes import marker_messages as draw
 from arm_ik.nodes.common import (
     declare_arm_model,
+    declare_parameters,
     DescriptionReload,
     LATCHED_QOS,
     run,
@@ -49,7 +50,6 @@ from arm_ik.nodes.common import (
 )
 from arm_ik.nodes.marker_settings import MarkerSettings, PARAMETERS, settings_reason
 from arm_ik.nodes.motion_messages import plan_drawing_from_message
-from arm_ik.nodes.parameters import ParameterError
 from arm_ik.nodes.task_messages import TARGET_STATUS_QOS
 from arm_interfaces.msg import (
     ArmInfo,
@@ -101,10 +101,7 @@ class MarkersNode(Node):
         shapes = self._shapes(self.model)
         self.geometry, self.workspace = shapes.geometry, shapes.workspace
         self.frame = self.model.base_link
-        try:
-            values = PARAMETERS.declare(self)
-        except ParameterError as error:
-            raise StartupError(f'bad {error}') from None
+        values = declare_parameters(self, PARAMETERS, prefix='bad ')
         reason = settings_reason(values)
         if reason:
             raise StartupError(f'bad parameter: {reason}')

@@ -36,10 +36,22 @@ from std_msgs.msg import Bool, Float64MultiArray
 from std_srvs.srv import Trigger
 
 from arm_ik.arm_config import read_description
-from arm_ik.nodes.common import LATCHED_QOS, run, StartupError, wait_for_description
-from arm_ik.nodes.control_messages import feedback_message, goal_from_message
+from arm_ik.nodes.common import (
+    declare_parameters,
+    LATCHED_QOS,
+    run,
+    StartupError,
+    wait_for_description,
+)
+from arm_ik.nodes.control_messages import (
+    await_goal_result,
+    end_goal,
+    feedback_message,
+    goal_from_message,
+    PREEMPTED_MESSAGE,
+)
 from arm_ik.nodes.conversions import seconds_of
-from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
+from arm_ik.nodes.parameters import Param, ParameterTable
 from arm_ik.servo_description import ServoArm
 from arm_kinematics.control.codes import ResultCode
 from arm_kinematics.control.goal_rules import ControllerSettings, TrajectoryGoalRules
@@ -99,10 +111,7 @@ PARAMETERS = ParameterTable(
 class ServoBridge(Node):
     def __init__(self) -> None:
         super().__init__('servo_bridge')
-        try:
-            values = PARAMETERS.declare(self)
-        except ParameterError as error:
-            raise StartupError(str(error)) from None
+        values = declare_parameters(self, PARAMETERS)
         for required in ('calibration_file', 'port'):
             if not values[required]:
                 raise StartupError(f'parameter {required} is required')
@@ -271,7 +280,7 @@ class ServoBridge(Node):
         with self.lock:
             if self.tracker is not None and self.finished is None:
                 self.finished = (False, ResultCode.INVALID_GOAL,
-                                 'Current goal preempted by new incoming action.')
+                                 PREEMPTED_MESSAGE)
                 self._send_result()
             safety = self.core.safety
             start = [safety.setpoint.get(j, safety.measured.get(j) or 0.0) for j in self.joints]
@@ -286,13 +295,7 @@ class ServoBridge(Node):
         goal_handle.execute()
 
     async def _execute(self, goal_handle) -> FollowJointTrajectory.Result:
-        future = self.result_future
-        if future is None or goal_handle is not self.goal_handle:
-            goal_handle.abort()
-            return FollowJointTrajectory.Result(
-                error_code=FollowJointTrajectory.Result.INVALID_GOAL,
-                error_string='Current goal preempted by new incoming action.')
-        return await future
+        return await await_goal_result(goal_handle, self.goal_handle, self.result_future)
 
     def _on_cancel(self, goal_handle) -> CancelResponse:
         return CancelResponse.ACCEPT
@@ -322,14 +325,9 @@ class ServoBridge(Node):
         if handle is None or future is None or finished is None:
             return
         succeeded, code, message = finished
-        if succeeded is None:
-            handle.canceled()
-        elif succeeded:
-            handle.succeed()
-        else:
-            handle.abort()
+        end_goal(handle, future, succeeded, code, message)
+        if succeeded is False:
             self.get_logger().warning(f'goal aborted: {message}')
-        future.set_result(FollowJointTrajectory.Result(error_code=code, error_string=message))
 
     # ------------------------------------------------------------------ services, topics
     def _answer(self, response: Trigger.Response, ok: bool, message: str) -> Trigger.Response:

@@ -71,6 +71,7 @@ from arm_ik.nodes.common import (
     arm_of,
     declare_arm_model,
     declare_mesh_search_paths,
+    declare_parameters,
     DescriptionReload,
     LATCHED_QOS,
     run,
@@ -80,7 +81,6 @@ from arm_ik.nodes.control_messages import goal_message
 from arm_ik.nodes.controller_link import ControllerLink
 from arm_ik.nodes.executor_parameters import arm_defaults, outputs_of, TABLE
 from arm_ik.nodes.marker_messages import planned_path_markers
-from arm_ik.nodes.parameters import ParameterError
 from arm_ik.nodes.scene_messages import SceneFollower
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import ExecutorStatus, PlannedPath, Scene
@@ -214,10 +214,8 @@ class TrajectoryExecutor(Node):
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> dict[str, Any]:
-        try:
-            values = TABLE.declare(self, arm_defaults(self.model, self._config))
-        except ParameterError as error:
-            raise StartupError(f'bad {error}') from None
+        values = declare_parameters(self, TABLE, arm_defaults(self.model, self._config),
+                                    prefix='bad ')
         self._default_solver = arm_of(self.model, self._config, self.arm).default_solver
         return values
 
