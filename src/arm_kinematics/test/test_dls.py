@@ -382,6 +382,20 @@ def test_max_step_respected_at_full_stretch(load_arm, solvers, goal):
     assert workspace.max_reach > 0
 
 
+def test_max_step_holds_when_a_joint_stops_at_its_limit(load_arm, solvers):
+    # Seeds beside the limits and far targets: joints run into their limits within a step;
+    # the one that stops there moves no more than the cap either (it was not scaled once).
+    model, solver = load_arm('six_axis'), solvers('six_axis')
+    rng = np.random.default_rng(5)
+    targets = model.fk_batch(model.random_configurations(20, rng))
+    for transform in targets:
+        seed = np.where(rng.random(6) < 0.5, model.lower + 0.01, model.upper - 0.01)
+        result = solver.solve(transform[:3, 3], transform[:3, :3], GoalType.POSITION,
+                              seed=seed, options=SolveOptions(max_step=0.01,
+                                                              max_iterations=300))
+        assert result.max_joint_step <= 0.01 * (1 + 1e-9), result.max_joint_step
+
+
 def test_limits_off_allows_any_angle(load_arm):
     model = load_arm('six_axis')
     solver = DLSSolver(model, workspace_from_model(model))

@@ -238,17 +238,19 @@ def bounded_step(q, task_jacobian, error, rows, lower, upper, wraps, damping, ma
         candidate[first] = limit
         for r in range(rows):
             residual[r] -= task_jacobian[r, first] * (limit - q[first])
+    # A joint stopped at its limit moves there (candidate − q); the others by their step.
     scale = 1.0
     if max_step > 0.0:
         largest = 0.0
         for j in range(n):
-            if free[j]:
-                largest = max(largest, abs(step[j]))
+            largest = max(largest, abs(step[j]) if free[j] else abs(candidate[j] - q[j]))
         if largest > max_step:
             scale = max_step / largest       # the whole step, so its direction is kept
     for j in range(n):
         if free[j]:
             candidate[j] = into_range(q[j] + scale * step[j], lower[j], upper[j], wraps[j])
+        elif scale < 1.0:
+            candidate[j] = q[j] + scale * (candidate[j] - q[j])
     return scale < 1.0
 
 
