@@ -12,15 +12,8 @@
 - ``backend``: the one module that talks to the collision library (coal).
 
 Planning round the scene lives one layer up, in ``arm_kinematics.motion.planning``.
+
+Nothing is imported here: the floor and ball rules (``geometry``) serve every node, while the
+collision modules load coal, which only the nodes that check collisions should pay for at
+start-up. Import the module you need.
 """
-
-from arm_kinematics.scene.allowed import compute_allowed_pairs
-from arm_kinematics.scene.checker import CollisionChecker
-from arm_kinematics.scene.collision_report import CollisionReport, Contact, PathCheck
-from arm_kinematics.scene.geometry import PoseCheck, PoseChecks, SafetyGeometry, Verdict
-from arm_kinematics.scene.objects import Scene, SceneError, SceneObject
-from arm_kinematics.scene.shapes import ShapeError
-
-__all__ = ['CollisionChecker', 'CollisionReport', 'compute_allowed_pairs', 'Contact',
-           'PathCheck', 'PoseCheck', 'PoseChecks', 'SafetyGeometry', 'Scene', 'SceneError',
-           'SceneObject', 'ShapeError', 'Verdict']
