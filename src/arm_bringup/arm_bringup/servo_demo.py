@@ -92,8 +92,16 @@ def _step(summary: Summary, ok: bool, text: str) -> None:
 
 def _cycle(client, sim, bridge, summary: Summary) -> None:
     ok, message = client.call('enable')
-    status = sim.command('status')
-    held = 'torque on' in status and 'goal 2600' not in status
+    # The bridge applies the enable on its next bus cycle: give the sim a moment to see it.
+    # Servos off the chain (the gripper) stay off with whatever goal they hold; every servo
+    # the bridge turned on must hold its measured position, not the stale goal.
+    deadline = time.monotonic() + 2.0
+    while True:
+        powered = [entry for entry in sim.command('status').split('; ') if 'torque on' in entry]
+        if powered or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    held = bool(powered) and not any('goal 2600' in entry for entry in powered)
     _step(summary, ok and held, f'enable: {message} (servos: torque on, no stale goal left)')
     for target in WAVE:
         ok, message = client.move(list(target), 1.5)
