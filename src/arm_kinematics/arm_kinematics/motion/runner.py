@@ -193,11 +193,7 @@ class MotionRunner:
                     return MotionCode.START_MISMATCH, (
                         f'the trajectory starts {gap:.4f} rad from the commanded pose '
                         f'(tolerance {tolerance:g} rad)')
-            self._end_owner(MotionCode.PREEMPTED, f'preempted by {owner.name}')
-            self._owner = owner
-            self._trajectory = trajectory
-            self._started = now
-            self._follow = None
+            self._take_over(owner, now, trajectory=trajectory)
             self._hold_pending = False
             self._q = trajectory.start.copy()
             self._set_mode(Mode.MOVING, MotionCode.SUCCESS, f'{owner.name}: '
@@ -221,11 +217,7 @@ class MotionRunner:
                 self._q = np.asarray(start, dtype=float).copy()
             if self._mode == Mode.MOVING:
                 self._q, self._v = self._current(now)
-            self._end_owner(MotionCode.PREEMPTED, f'preempted by {owner.name}')
-            self._owner = owner
-            self._trajectory = None
-            self._started = now
-            self._follow = law
+            self._take_over(owner, now, follow=law)
             self._follow_last = now
             self._watchdog = watchdog
             self._last_tick = now
@@ -311,6 +303,16 @@ class MotionRunner:
             self._owner.finish(code, message)
             self._owner = None
 
+    def _take_over(self, owner: Owner, now: float, trajectory: Trajectory | None = None,
+                   follow: FollowLaw | None = None) -> None:
+        """Give the arm to ``owner`` from ``now`` (the previous one ends PREEMPTED): it runs
+        ``trajectory`` or follows with ``follow``."""
+        self._end_owner(MotionCode.PREEMPTED, f'preempted by {owner.name}')
+        self._owner = owner
+        self._trajectory = trajectory
+        self._started = now
+        self._follow = follow
+
     def _record(self, now: float, q: np.ndarray, v: np.ndarray) -> None:
         if self._owner is not None:
             self._owner.record.append((now - self._started, q.copy(), v.copy()))
@@ -355,12 +357,7 @@ class MotionRunner:
         if now - self._follow_last > self._watchdog:
             message = (f'live target stream stale for {now - self._follow_last:.2f} s (watchdog '
                        f'{self._watchdog:g} s): holding')
-            self._freeze(now)
-            self._end_owner(MotionCode.WATCHDOG, message)
-            self._set_mode(Mode.HOLDING, MotionCode.WATCHDOG, message)
-            self._hold_pending = False
-            return Tick(self._q.copy(), self._v.copy(), Mode.HOLDING, stream=True, hold=True,
-                        changed=True)
+            return self._hold_after_follow(now, MotionCode.WATCHDOG, message)
         dt = now - (self._last_tick if self._last_tick is not None else now)
         self._last_tick = now
         new = np.asarray(self._follow.step(self._q, dt), dtype=float)
@@ -371,14 +368,18 @@ class MotionRunner:
             reason = self._pose_check(new)
         if reason:
             message = f'live follow stopped: {reason}'
-            self._freeze(now)
-            self._end_owner(MotionCode.UNSAFE_PATH, message)
-            self._set_mode(Mode.HOLDING, MotionCode.UNSAFE_PATH, message)
-            self._hold_pending = False
-            return Tick(self._q.copy(), self._v.copy(), Mode.HOLDING, stream=True, hold=True,
-                        changed=True)
+            return self._hold_after_follow(now, MotionCode.UNSAFE_PATH, message)
         self._v = (new - self._q) / dt if dt > 0.0 else np.zeros_like(new)
         self._q = new
         self._record(now, self._q, self._v)
         return Tick(self._q.copy(), self._v.copy(), Mode.FOLLOWING, stream=True, point=True,
                     changed=changed)
+
+    def _hold_after_follow(self, now: float, code: MotionCode, message: str) -> Tick:
+        """Stop following (the owner ends with ``code``) and hold where the arm is."""
+        self._freeze(now)
+        self._end_owner(code, message)
+        self._set_mode(Mode.HOLDING, code, message)
+        self._hold_pending = False
+        return Tick(self._q.copy(), self._v.copy(), Mode.HOLDING, stream=True, hold=True,
+                    changed=True)
