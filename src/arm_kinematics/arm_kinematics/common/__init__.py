@@ -4,5 +4,6 @@
   ``number_reason``, ``positive_reason``);
 - ``transforms``: homogeneous transforms, quaternions, RPY (metres, radians);
 - ``joint_state``: the arm's joint positions out of a joint state (``joint_order``);
-- ``staleness``: when a periodic stream counts as stale (``StreamWatch``).
+- ``staleness``: when a periodic stream counts as stale (``StreamWatch``);
+- ``log_line``: a line for a node's log, as a core decides it (``LogLine``).
 """

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from arm_kinematics.common.log_line import LogLine
 from arm_kinematics.common.staleness import StreamWatch
 from arm_kinematics.scene.checker import CollisionChecker
 from arm_kinematics.scene.collision_report import CollisionReport
@@ -54,14 +55,6 @@ class MonitorSettings:
         return cls(geometry, values['stale_periods'], values['min_stale_timeout'],
                    math.radians(values['grid_resolution_deg']), values['contact_sample_rate'],
                    values['max_point_step'], values['marker_rate'], values['marker_lifetime'])
-
-
-@dataclass(frozen=True)
-class LogLine:
-    """One line for the node's log: ``level`` is 'info' or 'warning'."""
-
-    level: str
-    text: str
 
 
 @dataclass(frozen=True)

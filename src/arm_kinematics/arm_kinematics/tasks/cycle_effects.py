@@ -13,6 +13,7 @@ import enum
 
 import numpy as np
 
+from arm_kinematics.common.log_line import LogLine
 from arm_kinematics.tasks.current_pose import DEFAULT_WAIT
 from arm_kinematics.tasks.pick_place import Ball, DEFAULT_GRASP_TOLERANCE
 from arm_kinematics.tasks.sequences import MoveSettings
@@ -137,12 +138,8 @@ class MoveBall:
     phase: str
 
 
-@dataclass(frozen=True)
-class Log:
-    """A log line at ``level`` (info, warn, error)."""
-
-    level: str
-    text: str
+# A log line at ``level`` 'info', 'warn' or 'error' (the shared LogLine).
+Log = LogLine
 
 
 @dataclass(frozen=True)
