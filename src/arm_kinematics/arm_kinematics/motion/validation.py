@@ -159,24 +159,26 @@ def check_position_limits(trajectory: Trajectory, model: ArmModel, tolerance: fl
 def check_velocity_limits(trajectory: Trajectory, model: ArmModel, tolerance: float) -> str:
     """'' when declared velocities and slopes between samples respect the URDF limits."""
     allowed = model.velocity_limits * (1.0 + tolerance) + 1e-9
-    declared = np.abs(trajectory.velocities) > allowed
-    if declared.any():
-        sample, joint = _first_bad(declared)
-        return (f'velocity of {model.joint_names[joint]} at point {sample} '
-                f'(t = {trajectory.times[sample]:.3f} s) is '
-                f'{trajectory.velocities[sample, joint]:.4f} rad/s, beyond its limit '
-                f'{model.velocity_limits[joint]:.4f} rad/s')
-    if len(trajectory.times) > 1:
-        slopes = np.abs(np.diff(trajectory.positions, axis=0)) / \
-            np.diff(trajectory.times)[:, None]
-        fast = slopes > allowed
-        if fast.any():
-            sample, joint = _first_bad(fast)
-            return (f'{model.joint_names[joint]} moves at {slopes[sample, joint]:.4f} rad/s '
-                    f'between points {sample} and {sample + 1} (t = '
-                    f'{trajectory.times[sample]:.3f} s), beyond its limit '
-                    f'{model.velocity_limits[joint]:.4f} rad/s')
-    return ''
+    reason = _speed_reason(trajectory, model, 'velocity', trajectory.velocities, allowed)
+    if reason or len(trajectory.times) < 2:
+        return reason
+    slopes = np.abs(np.diff(trajectory.positions, axis=0)) / np.diff(trajectory.times)[:, None]
+    return _speed_reason(trajectory, model, 'speed', slopes, allowed)
+
+
+def _speed_reason(trajectory: Trajectory, model: ArmModel, what: str, speeds: np.ndarray,
+                  allowed: np.ndarray) -> str:
+    """'' when every |speeds| (rad/s, a row per point, or per step between two points when
+    there is one row fewer) is within ``allowed``, else the first joint beyond its limit."""
+    fast = np.abs(speeds) > allowed
+    if not fast.any():
+        return ''
+    sample, joint = _first_bad(fast)
+    where = f'at point {sample}' if len(speeds) == len(trajectory.times) else \
+        f'between points {sample} and {sample + 1}'
+    return (f'{what} of {model.joint_names[joint]} {where} (t = '
+            f'{trajectory.times[sample]:.3f} s) is {speeds[sample, joint]:.4f} rad/s, beyond '
+            f'its limit {model.velocity_limits[joint]:.4f} rad/s')
 
 
 def check_start(trajectory: Trajectory, model: ArmModel, current: np.ndarray,
