@@ -22,6 +22,8 @@ from xml.etree import ElementTree
 
 import yaml
 
+from arm_kinematics.common.yaml_file import read_yaml_file, YamlFileError
+
 PROTOCOLS = ('feetech', 'dynamixel')
 JOINT_FIELDS = ('id', 'model', 'ticks_per_radian', 'direction', 'offset', 'range')
 TOP_FIELDS = ('protocol', 'baudrate', 'joints')
@@ -160,11 +162,10 @@ class Calibration:
         and the field."""
         path = Path(path)
         try:
-            data = yaml.safe_load(path.read_text(encoding='utf-8'))
-        except OSError as exc:
-            raise CalibrationError(f'{path}: cannot read ({exc.strerror})') from None
-        except yaml.YAMLError as exc:
-            raise CalibrationError(f'{path}: not valid YAML ({exc})') from None
+            data = read_yaml_file(path)
+        except YamlFileError as exc:
+            words = 'cannot read' if exc.unreadable else 'not valid YAML'
+            raise CalibrationError(f'{path}: {words} ({exc.detail})') from None
         try:
             return cls.from_mapping(data, urdf_joints(urdf_text), chain)
         except CalibrationError as exc:

@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from arm_kinematics.common.checks import is_numeric
 from arm_kinematics.common.transforms import make_transform, quaternion_to_matrix, rpy_to_matrix
+from arm_kinematics.common.yaml_file import read_yaml_file, YamlFileError
 from arm_kinematics.description.meshes import resolve_mesh
 from arm_kinematics.scene.shapes import (
     box_shape,
@@ -359,11 +359,9 @@ class Scene:
         """
         path = Path(path).expanduser()
         try:
-            data = yaml.safe_load(path.read_text(encoding='utf-8'))
-        except OSError as error:
-            raise SceneError(f'scene file {path}: cannot be read: {error.strerror}') from None
-        except yaml.YAMLError as error:
-            raise SceneError(f'scene file {path}: not valid YAML: {error}') from None
+            data = read_yaml_file(path)
+        except YamlFileError as error:
+            raise SceneError(f'scene file {path}: {error}') from None
         if isinstance(data, Mapping):
             frame = data.get('frame', self.frame)
             if frame != self.frame:

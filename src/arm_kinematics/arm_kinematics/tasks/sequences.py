@@ -38,7 +38,8 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
-import yaml
+
+from arm_kinematics.common.yaml_file import read_yaml_file, YamlFileError
 
 # The motion laws of arm_interfaces/action/MoveToTarget ('' is the executor's default).
 MOTION_LAWS = ('exponential', 'speed_cap', 'min_jerk', 'min_jerk_cartesian', 'linear_cartesian')
@@ -369,13 +370,9 @@ def load_sequence(path: str | Path) -> TaskSequence:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding='utf-8')
-    except OSError as error:
-        raise SequenceError(f'{path}: cannot be read: {error.strerror or error}') from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise SequenceError(f'{path}: not valid YAML: {error}') from None
+        data = read_yaml_file(path)
+    except YamlFileError as error:
+        raise SequenceError(f'{path}: {error}') from None
     return parse_sequence(data, str(path), path.stem)
 
 
