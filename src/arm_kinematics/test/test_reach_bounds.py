@@ -16,7 +16,7 @@ from arm_kinematics.ik.request import IKRequest
 from arm_kinematics.ik.result import ErrorCode
 from arm_kinematics.ik.solvers.base import SolveOptions, workspace_from_model
 from arm_kinematics.model.arm_model import ArmModel, DescriptionError
-from arm_testing.real_arms import robots_dir
+from arm_testing.real_arms import robot_urdf_files, robots_dir
 
 SAMPLES = 400
 REACH_CODES = (ErrorCode.OUT_OF_REACH, ErrorCode.INSIDE_INNER_HOLE)
@@ -146,15 +146,7 @@ def test_a_shoulder_on_the_yaw_axis_keeps_its_true_hole():
     assert workspace.min_reach == pytest.approx(0.2)         # |0.3 - 0.1|, a true hole
 
 
-def _public() -> list[str]:
-    try:
-        folder = robots_dir()
-    except pytest.skip.Exception:
-        return []
-    return sorted(str(path.relative_to(folder)) for path in folder.rglob('*.urdf'))
-
-
-@pytest.mark.parametrize('relative', _public())
+@pytest.mark.parametrize('relative', robot_urdf_files())
 def test_no_fk_made_target_of_a_public_urdf_is_refused_for_reach(relative):
     try:
         arm = load_arm((robots_dir() / relative).read_text(encoding='utf-8'))

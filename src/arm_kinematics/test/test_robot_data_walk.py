@@ -23,7 +23,7 @@ from arm_kinematics.ik.request import IKRequest
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.ik.solvers.base import SolveOptions
 from arm_kinematics.model.arm_model import DescriptionError
-from arm_testing.real_arms import robots_dir
+from arm_testing.real_arms import robot_urdf_files, robots_dir
 
 # The files refused with defaults, and the words of the one line that says why.
 REFUSED = {
@@ -48,15 +48,7 @@ POSITION_TOLERANCE = 1e-4     # m, the solvers' default
 ORIENTATION_TOLERANCE = 1e-3  # rad
 
 
-def _files() -> list[str]:
-    try:
-        folder = robots_dir()
-    except pytest.skip.Exception:
-        return []
-    return sorted(str(path.relative_to(folder)) for path in folder.rglob('*.urdf'))
-
-
-FILES = _files()
+FILES = robot_urdf_files()
 
 
 def test_the_collection_is_the_one_the_readme_describes():
