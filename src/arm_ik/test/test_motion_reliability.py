@@ -295,12 +295,8 @@ def test_case21_stale_or_lossy_target_stream_stops_without_a_lurch(arm, load_arm
 # ---------------------------------------------------------------------------- case 22
 def test_case22_emergency_stop_holds_and_refuses_until_reset(arm):
     far = HOME + np.array([1.0, -0.4, 0.4, 0.5, 0.0, 0.0])
-    handle, feedback, sent = arm.send(arm.goal(joints=far, duration=3.0))
-    time.sleep(1.0)
-    try:
-        pressed = time.time()
-        arm.emergency_stop(True)
-        outcome = arm.outcome(handle, feedback, sent)
+    stop = arm.emergency_stop_held(during=arm.goal(joints=far, duration=3.0))
+    with stop as (pressed, outcome):
         assert outcome.code == 8
         arm.wait_state(ESTOP)
         time.sleep(max(0.0, pressed + 0.6 - time.time()))
@@ -314,10 +310,6 @@ def test_case22_emergency_stop_holds_and_refuses_until_reset(arm):
         assert reply.error_code.val == 8
         arm.publish_target((1.0, 0.5, 1.0))
         arm.assert_silent(time.time(), hold=0)
-    finally:
-        arm.emergency_stop(False)
-        time.sleep(0.2)
-        assert arm.reset().success
     assert arm.move(arm.goal(joints=HOME, duration=1.5)).code == 0
 
 

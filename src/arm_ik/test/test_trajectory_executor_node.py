@@ -287,12 +287,8 @@ def test_watchdog_stops_a_stale_live_target(arm6, load_arm):
 # ---------------------------------------------------------------------------- e-stop
 def test_emergency_stop_holds_and_refuses_goals_until_reset(arm6):
     goal = SIX_HOME + np.array([0.8, -0.4, 0.4, 0.0, 0.0, 0.0])
-    handle, feedback, sent = arm6.send(arm6.goal(joints=goal, duration=3.0))
-    time.sleep(1.0)
-    try:
-        pressed = time.time()
-        arm6.emergency_stop(True)
-        outcome = arm6.outcome(handle, feedback, sent)
+    stop = arm6.emergency_stop_held(during=arm6.goal(joints=goal, duration=3.0))
+    with stop as (pressed, outcome):
         assert outcome.status == ABORTED and outcome.code == 8
         arm6.wait_state(ESTOP)
         time.sleep(max(0.0, pressed + 0.5 - time.time()))
@@ -305,11 +301,6 @@ def test_emergency_stop_holds_and_refuses_goals_until_reset(arm6):
         assert refused.status == ABORTED and refused.code == 8 and '~/reset' in refused.message
         reply = arm6.reset()
         assert not reply.success and 'still pressed' in reply.message
-    finally:
-        arm6.emergency_stop(False)
-        time.sleep(0.2)
-        reply = arm6.reset()
-    assert reply.success, reply.message
     assert arm6.move(arm6.goal(joints=SIX_HOME, duration=1.0)).code == 0
 
 

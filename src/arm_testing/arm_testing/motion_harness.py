@@ -8,7 +8,8 @@ stamps, not by when they were handled.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 import math
 import threading
@@ -376,6 +377,27 @@ class MotionClient:
     def emergency_stop(self, pressed: bool) -> None:
         from std_msgs.msg import Bool
         self.estop_publisher.publish(Bool(data=pressed))
+
+    @contextmanager
+    def emergency_stop_held(self, during: Any = None, after: float = 1.0
+                            ) -> Iterator[tuple[float, GoalOutcome | None]]:
+        """Press the e-stop, ``after`` s into the goal ``during`` when one is given; yields
+        (wall-clock s it was pressed, that goal's outcome or None). On the way out, also after
+        a failure, it is released and the executor reset (which must succeed), so the next
+        test finds the arm usable."""
+        handle = feedback = sent = None
+        if during is not None:
+            handle, feedback, sent = self.send(during)
+            time.sleep(after)
+        pressed = time.time()
+        self.emergency_stop(True)
+        try:
+            yield pressed, (None if handle is None else self.outcome(handle, feedback, sent))
+        finally:
+            self.emergency_stop(False)
+            time.sleep(0.2)             # the release reaches the executor before the reset
+            reply = self.reset()
+            assert reply.success, reply.message
 
     # ------------------------------------------------------------------ checks
     def assert_silent(self, since: float, seconds: float = 0.5, hold: int = 1) -> None:
