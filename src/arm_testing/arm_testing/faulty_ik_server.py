@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 
-from arm_ik.middleware import HandoffExecutor
 from arm_ik.nodes.common import run
 from arm_ik.nodes.ik_server import Derived, EXECUTOR_THREADS, IKServer
 from arm_kinematics.ik.result import IKResult
@@ -36,5 +35,4 @@ class FaultyIKServer(IKServer):
 
 
 if __name__ == '__main__':
-    sys.exit(run(FaultyIKServer, None,
-                 executor_factory=lambda: HandoffExecutor(num_threads=EXECUTOR_THREADS)))
+    sys.exit(run(FaultyIKServer, None, threads=EXECUTOR_THREADS))

@@ -12,12 +12,13 @@ from rcl_interfaces.msg import (
     SetParametersResult,
 )
 import rclpy
-from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
+from arm_ik.middleware import HandoffExecutor
 from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
 from arm_kinematics.arm import Arm, ArmConfig, ArmConfigError, build_arm, load_config_chain
 from arm_kinematics.description.chain_rules import load_chain
@@ -287,16 +288,20 @@ class DescriptionReload:
 
 
 def run(node_factory: Callable[[], Node], args: list[str] | None = None,
-        executor_factory: Callable[[], Executor] = SingleThreadedExecutor) -> int:
+        threads: int = 1) -> int:
     """Init rclpy, build the node, spin until Ctrl-C or SIGTERM; return the exit status.
 
-    A node that cannot start logs why and exits with status 1 instead of a traceback.
+    ``threads`` > 1 spins a HandoffExecutor with that many threads (arm_ik.middleware says
+    why not rclpy's MultiThreadedExecutor), for nodes whose slow callbacks must not hold up
+    the others; 1 a SingleThreadedExecutor. A node that cannot start logs why and exits with
+    status 1 instead of a traceback.
     """
     rclpy.init(args=args)
     node = None
     try:
         node = node_factory()
-        executor = executor_factory()
+        executor = HandoffExecutor(num_threads=threads) if threads > 1 else \
+            SingleThreadedExecutor()
         executor.add_node(node)
         # Not executor.spin(): its wait has no timeout, and under load a node was seen
         # to sleep on in it after Ctrl-C or SIGTERM had shut the context down (1 in 3

@@ -31,7 +31,7 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
 from arm_ik.client import SERVICE_QOS
-from arm_ik.middleware import HandoffExecutor, HiddenServices
+from arm_ik.middleware import HiddenServices
 from arm_ik.nodes.common import (
     arm_of,
     declare_arm_model,
@@ -397,8 +397,7 @@ _ANSWER_FIELDS = (('manipulability', float), ('condition_number', _finite_or_inf
 
 
 def main(args: list[str] | None = None) -> None:
-    sys.exit(run(IKServer, args,
-                 executor_factory=lambda: HandoffExecutor(num_threads=EXECUTOR_THREADS)))
+    sys.exit(run(IKServer, args, threads=EXECUTOR_THREADS))
 
 
 if __name__ == '__main__':

@@ -58,7 +58,7 @@ from arm_ik.lab.scene import floor_of, LabScene, obstacle_of
 from arm_ik.lab.server import check_listen, ServerError, start_server
 from arm_ik.lab.state import LabState
 from arm_ik.lab.urdf_view import arm_view_of, ArmView, search_paths
-from arm_ik.middleware import ExecutorHop, HandoffExecutor
+from arm_ik.middleware import ExecutorHop
 from arm_ik.nodes.common import (
     constant_names,
     declare_arm_model,
@@ -387,8 +387,7 @@ def _safety_geometry(model: ArmModel, config: dict, arm: str) -> SafetyGeometry 
 
 
 def main(args: list[str] | None = None) -> None:
-    sys.exit(run(LabViewer, args,
-                 executor_factory=lambda: HandoffExecutor(num_threads=EXECUTOR_THREADS)))
+    sys.exit(run(LabViewer, args, threads=EXECUTOR_THREADS))
 
 
 if __name__ == '__main__':

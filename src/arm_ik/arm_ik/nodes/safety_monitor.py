@@ -43,7 +43,6 @@ from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 
-from arm_ik.middleware import HandoffExecutor
 from arm_ik.nodes import marker_messages as draw
 from arm_ik.nodes.common import (
     arm_of,
@@ -393,8 +392,7 @@ class SafetyMonitor(Node):
 
 
 def main(args: list[str] | None = None) -> None:
-    sys.exit(run(SafetyMonitor, args,
-                 executor_factory=lambda: HandoffExecutor(num_threads=EXECUTOR_THREADS)))
+    sys.exit(run(SafetyMonitor, args, threads=EXECUTOR_THREADS))
 
 
 if __name__ == '__main__':

@@ -65,7 +65,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
-from arm_ik.middleware import cancel_settled, ControlThread, HandoffExecutor, shutting_down
+from arm_ik.middleware import cancel_settled, ControlThread, shutting_down
 from arm_ik.nodes import motion_messages as messages
 from arm_ik.nodes.common import (
     arm_of,
@@ -547,8 +547,7 @@ class TrajectoryExecutor(Node):
 
 
 def main(args: list[str] | None = None) -> None:
-    sys.exit(run(TrajectoryExecutor, args,
-                 executor_factory=lambda: HandoffExecutor(num_threads=EXECUTOR_THREADS)))
+    sys.exit(run(TrajectoryExecutor, args, threads=EXECUTOR_THREADS))
 
 
 if __name__ == '__main__':
