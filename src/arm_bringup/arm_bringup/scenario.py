@@ -9,6 +9,7 @@ plain, so the detour is what the pair shows.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,53 +68,59 @@ class Scenario:
 
 
 HOME = Move('home', home=True, motion_law='min_jerk')
+Point = tuple[float, float, float]
 
 
+def reach_steps(law: str, reachable: Sequence[tuple[str, Point]], beyond: tuple[str, Point]
+                ) -> tuple[tuple[IKQuery, ...], tuple[Move, ...]]:
+    """The steps every scenario starts with: each (label, point) of ``reachable`` solved, then
+    moved to with the arm's default law ``law`` (named in the label); and ``beyond``, a point
+    past the reach, which IK refuses and whose move ends IK_FAILED (the arm stays)."""
+    queries = tuple(IKQuery(label, point) for label, point in reachable)
+    moves = tuple(Move(f"{label} ({law}, the arm's law)", position=point)
+                  for label, point in reachable)
+    return (queries + (IKQuery(*beyond, ok=False),),
+            moves + (Move(beyond[0], position=beyond[1], expect='IK_FAILED'),))
+
+
+def _bundled(arm: str, law: str, reachable: tuple[str, Point], beyond: tuple[str, Point],
+             moves: tuple[Move, ...], note: str = '') -> Scenario:
+    """A bundled arm's cycle: the reach steps, ``moves``, home."""
+    queries, reach_moves = reach_steps(law, (reachable,), beyond)
+    return Scenario(arm, queries, reach_moves + moves + (HOME,), note)
+
+
+NO_PICK_PLACE = 'no pick and place: sequences exist for ccd5 and manipulator3d'
 SCENARIOS = {
-    'ccd5': Scenario('ccd5', (
-        IKQuery('in front, 0.6 m out', (0.6, 0.3, 0.5)),
-        IKQuery('beyond the 1.15 m reach', (1.5, 0.0, 0.5), ok=False),
-    ), (
-        Move("reachable target (speed_cap, the arm's law)", position=(0.6, 0.3, 0.5)),
-        Move('unreachable target, 1.5 m out', position=(1.5, 0.0, 0.5), expect='IK_FAILED'),
-        Move('reach far out and low', joints=(0.0, 1.2, 0.7, -0.3, -0.5),
-             motion_law='min_jerk'),
-        Move('tuck the gripper in: the straight joint path dips below the floor',
-             joints=(0.0, 0.5, 1.7, 1.6, 1.4), motion_law='min_jerk', detour=True),
-        HOME,
-    )),
-    'manipulator3d': Scenario('manipulator3d', (
-        IKQuery('on the desk, 0.6 m out', (0.5, 0.3, 0.3)),
-        IKQuery('beyond the 1.1 m reach', (1.5, 0.0, 0.3), ok=False),
-    ), (
-        Move("reachable target (linear_cartesian, the arm's law)", position=(0.5, 0.3, 0.3)),
-        Move('unreachable target, 1.5 m out', position=(1.5, 0.0, 0.3), expect='IK_FAILED'),
-        HOME,
-    ), note='no floor detour: the floor check is off for this arm (z < 0 is refused)'),
-    'six_axis': Scenario('six_axis', (
-        IKQuery('in front', (1.0, 0.6, 0.5)),
-        IKQuery('beyond the reach', (3.0, 0.0, 1.0), ok=False),
-    ), (
-        Move("reachable target (min_jerk, the arm's law)", position=(1.0, 0.6, 0.5)),
-        Move('unreachable target, 3 m out', position=(3.0, 0.0, 1.0), expect='IK_FAILED'),
-        Move('bend back', joints=(0.0, -1.79, 0.17, 1.12, 0.61, -2.37), motion_law='min_jerk'),
-        Move('swing over: the straight joint path dips below the floor',
-             joints=(0.0, -0.97, -1.65, -1.39, -1.66, -1.02), motion_law='min_jerk',
-             detour=True),
-        HOME,
-    ), note='no pick and place: sequences exist for ccd5 and manipulator3d'),
-    'pointer3': Scenario('pointer3', (
-        IKQuery('in front', (1.2, 0.3, 0.9)),
-        IKQuery('beyond the reach', (3.0, 0.0, 1.0), ok=False),
-    ), (
-        Move("reachable target (exponential, the arm's law)", position=(1.2, 0.3, 0.9)),
-        Move('unreachable target, 3 m out', position=(3.0, 0.0, 1.0), expect='IK_FAILED'),
-        Move('point far out', joints=(0.0, 0.3, -0.7), motion_law='min_jerk'),
-        Move('fold in: the straight joint path dips below the floor',
-             joints=(0.0, 0.8, -2.7), motion_law='min_jerk', detour=True),
-        # From the folded pose the straight way home goes through the floor too.
-        HOME,
-    ), note='no pick and place: sequences exist for ccd5 and manipulator3d'),
+    'ccd5': _bundled(
+        'ccd5', 'speed_cap', ('in front, 0.6 m out', (0.6, 0.3, 0.5)),
+        ('beyond the 1.15 m reach', (1.5, 0.0, 0.5)), (
+            Move('reach far out and low', joints=(0.0, 1.2, 0.7, -0.3, -0.5),
+                 motion_law='min_jerk'),
+            Move('tuck the gripper in: the straight joint path dips below the floor',
+                 joints=(0.0, 0.5, 1.7, 1.6, 1.4), motion_law='min_jerk', detour=True),
+        )),
+    'manipulator3d': _bundled(
+        'manipulator3d', 'linear_cartesian', ('on the desk, 0.6 m out', (0.5, 0.3, 0.3)),
+        ('beyond the 1.1 m reach', (1.5, 0.0, 0.3)), (),
+        note='no floor detour: the floor check is off for this arm (z < 0 is refused)'),
+    'six_axis': _bundled(
+        'six_axis', 'min_jerk', ('in front', (1.0, 0.6, 0.5)),
+        ('beyond the reach, 3 m out', (3.0, 0.0, 1.0)), (
+            Move('bend back', joints=(0.0, -1.79, 0.17, 1.12, 0.61, -2.37),
+                 motion_law='min_jerk'),
+            Move('swing over: the straight joint path dips below the floor',
+                 joints=(0.0, -0.97, -1.65, -1.39, -1.66, -1.02), motion_law='min_jerk',
+                 detour=True),
+        ), note=NO_PICK_PLACE),
+    # From pointer3's folded pose the straight way home goes through the floor too.
+    'pointer3': _bundled(
+        'pointer3', 'exponential', ('in front', (1.2, 0.3, 0.9)),
+        ('beyond the reach, 3 m out', (3.0, 0.0, 1.0)), (
+            Move('point far out', joints=(0.0, 0.3, -0.7), motion_law='min_jerk'),
+            Move('fold in: the straight joint path dips below the floor',
+                 joints=(0.0, 0.8, -2.7), motion_law='min_jerk', detour=True),
+        ), note=NO_PICK_PLACE),
 }
 
 
@@ -142,14 +149,12 @@ def workspace_scenario(arm: Arm, seed: int = 0) -> Scenario:
             break
     centre, reach = arm.workspace.shoulder, arm.workspace.max_reach
     far = tuple(round(float(v), 4) for v in centre + np.array([reach + 1.0, 0.0, 0.0]))
-    queries = tuple(IKQuery(f'reachable point {i + 1} (from the FK of a pose in limits)',
-                            target) for i, target in enumerate(targets))
-    queries += (IKQuery(f'a metre beyond the {reach:.2f} m reach', far, ok=False),)
-    moves = tuple(Move(f"reachable point {i + 1} ({arm.config.default_law}, the arm's law)",
-                       position=target) for i, target in enumerate(targets))
-    moves += (Move(f'a metre beyond the {reach:.2f} m reach', position=far,
-                   expect='IK_FAILED'), HOME)
-    return Scenario(arm.label, queries, moves,
+    queries, moves = reach_steps(
+        arm.config.default_law,
+        [(f'reachable point {i + 1}, from the FK of a pose in limits', target)
+         for i, target in enumerate(targets)],
+        (f'a metre beyond the {reach:.2f} m reach', far))
+    return Scenario(arm.label, queries, moves + (HOME,),
                     note='your arm: targets derived from its workspace; no pick and place, '
                          'no floor detour' + ('' if arm.safety_enabled else
                                               ' (safety off: no safety section)'))
