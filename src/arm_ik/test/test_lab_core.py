@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from arm_ik.lab import checks
+from arm_ik.lab.colours import MAP_BOTH, MAP_CONTACT, MAP_FLOOR, MAP_FREE
 from arm_ik.lab.controls import arm_controls, branch_labels, Control, length_controls
 from arm_ik.lab.drawing import gradient, gradient_segments, PATH_END, PATH_START
-from arm_ik.lab.joint_map_image import BOTH, CONTACT, FLOOR, FREE, grid_from_arrays, render
+from arm_ik.lab.joint_map_image import grid_from_arrays, render
 from arm_ik.lab.panel import Outcome
 
 NAMES = ('a', 'b', 'c')
@@ -85,10 +86,10 @@ def test_joint_map_image():
                             contact_rows=[0.0], contact_columns=[0.5])
     image = render(grid, cell_pixels=10)
     assert image.shape == (40, 50, 3) and image.dtype == np.uint8
-    assert image[35, 45].tolist() == list(FLOOR)          # row 0 is drawn at the bottom
-    assert image[15, 35].tolist() == list(CONTACT)        # row 2, column 3
-    assert image[5, 45].tolist() == list(BOTH)
-    assert image[5, 5].tolist() == list(FREE)
+    assert image[35, 45].tolist() == list(MAP_FLOOR)          # row 0 is drawn at the bottom
+    assert image[15, 35].tolist() == list(MAP_CONTACT)        # row 2, column 3
+    assert image[5, 45].tolist() == list(MAP_BOTH)
+    assert image[5, 5].tolist() == list(MAP_FREE)
     assert image[15, 25].tolist() == [255, 30, 30]        # the contact at row 2, column 2
     with pytest.raises(ValueError):
         grid_from_arrays(0.0, 0.1, 4, 0.0, 0.1, 5, bytes(19))

@@ -12,14 +12,12 @@ import numpy as np
 import pytest
 
 from arm_ik.lab.collision_view import collision_text, collision_view, CollisionView, LinkMarks
+from arm_ik.lab.colours import MAP_FLOOR, MAP_SCENE_CONTACT, MAP_SELF_COLLISION
 from arm_ik.lab.joint_map_image import (
     CELL_SCENE_CONTACT,
     CELL_SELF_COLLISION,
-    FLOOR,
     grid_from_arrays,
     render,
-    SCENE_CONTACT,
-    SELF_COLLISION,
 )
 from arm_ik.lab.scene_objects import SceneDrawings
 from arm_kinematics.common.transforms import make_transform, rpy_to_matrix
@@ -115,7 +113,8 @@ def test_objects_with_a_rule_are_left_to_the_floor_and_ball_code_and_ids_are_uni
 
 
 def test_the_view_adds_moves_redraws_and_removes_objects(viser_server, stl: Path):
-    from arm_ik.lab.object_view import OBJECT, OBJECT_TOUCHING, ObjectView
+    from arm_ik.lab.colours import SCENE_OBJECT, TOUCHING
+    from arm_ik.lab.object_view import ObjectView
     view = ObjectView(viser_server.scene)
     scene = SceneDrawings('base_link')
     part = {'id': 'part', 'type': 'mesh', 'file': str(stl)}
@@ -137,13 +136,13 @@ def test_the_view_adds_moves_redraws_and_removes_objects(viser_server, stl: Path
     assert view.handles['ball'] is not ball and view.handles['ball'].radius == 0.2
     # Objects in contact turn red, and back; a link in contact is labelled where it is.
     view.set_collision({'crate'}, [('forearm', '✕ forearm: crate', np.array([0.1, 0.2, 0.3]))])
-    assert tuple(view.handles['crate'].color) == OBJECT_TOUCHING
-    assert tuple(view.handles['ball'].color) == OBJECT
+    assert tuple(view.handles['crate'].color) == TOUCHING
+    assert tuple(view.handles['ball'].color) == SCENE_OBJECT
     assert view.labels == {'forearm': '✕ forearm: crate'}
     view.show(scene.drawings([(moved, []), (dict(SPHERE, radius=0.3), [])])[0])
-    assert tuple(view.handles['crate'].color) == OBJECT_TOUCHING     # kept while touching
+    assert tuple(view.handles['crate'].color) == TOUCHING     # kept while touching
     view.set_collision(set(), [])
-    assert tuple(view.handles['crate'].color) == OBJECT and view.labels == {}
+    assert tuple(view.handles['crate'].color) == SCENE_OBJECT and view.labels == {}
     view.show([])                                          # an empty scene clears them all
     assert view.handles == {}
 
@@ -194,9 +193,9 @@ def test_joint_map_image_colours_collision_cells():
     cells[0, 2] = CELL_SELF_COLLISION | 1                  # and below the floor: half each
     image = render(grid_from_arrays(0.0, 1.0, 2, 0.0, 1.0, 3, bytes(cells.ravel())),
                    cell_pixels=4)
-    assert image[6, 1].tolist() == list(SELF_COLLISION)     # row 0 is drawn at the bottom
-    assert image[6, 5].tolist() == list(SCENE_CONTACT)
-    mixed = np.round(0.5 * (np.array(FLOOR) + np.array(SELF_COLLISION))).astype(int)
+    assert image[6, 1].tolist() == list(MAP_SELF_COLLISION)     # row 0 is drawn at the bottom
+    assert image[6, 5].tolist() == list(MAP_SCENE_CONTACT)
+    mixed = np.round(0.5 * (np.array(MAP_FLOOR) + np.array(MAP_SELF_COLLISION))).astype(int)
     assert image[6, 9].tolist() == mixed.tolist()
 
 

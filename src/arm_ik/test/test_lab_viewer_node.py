@@ -378,7 +378,7 @@ def test_the_scene_and_the_collision_witness_are_drawn(ros_node, urdf_of, capfd)
     the monitor would."""
     from geometry_msgs.msg import Pose
 
-    from arm_ik.lab.object_view import OBJECT, OBJECT_TOUCHING
+    from arm_ik.lab.colours import SCENE_OBJECT, TOUCHING
     from arm_ik.lab.panel import Outcome
     from arm_ik.nodes.common import LATCHED_QOS
     from arm_interfaces.msg import SafetyStatus, Scene, SceneObject
@@ -430,14 +430,14 @@ def test_the_scene_and_the_collision_witness_are_drawn(ros_node, urdf_of, capfd)
                           set(lab.scene.objects.labels))[1] ==
                  {'forearm_link', 'upper_arm_link', 'tool_link'}, REPLY, spin_both,
                  'the links in contact labelled')
-        assert tuple(handles['crate'].color) == OBJECT_TOUCHING
-        assert tuple(handles['part'].color) == OBJECT
+        assert tuple(handles['crate'].color) == TOUCHING
+        assert tuple(handles['part'].color) == SCENE_OBJECT
         assert lab.state.texts['collision'] == ('**self-collision upper_arm_link–tool_link; '
                                                 'scene contact forearm_link–crate**')
         statuses.publish(SafetyStatus(verdict=SafetyStatus.SAFE, collision_checked=True,
                                       closest_pair='forearm_link|crate',
                                       closest_distance=0.05))
-        wait_for(lambda: tuple(handles['crate'].color) == OBJECT and
+        wait_for(lambda: tuple(handles['crate'].color) == SCENE_OBJECT and
                  not lab.scene.objects.labels, REPLY, spin_both, 'the contact cleared')
         # Removing every object clears the view, and the joint map is asked for again.
         # The first map, at the first pose (on a work thread); none for the scenes before.

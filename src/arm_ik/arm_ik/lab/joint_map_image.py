@@ -15,28 +15,30 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arm_ik.lab.colours import (
+    MAP_BOTH,
+    MAP_CONTACT,
+    MAP_FLOOR,
+    MAP_FREE,
+    MAP_SCENE_CONTACT,
+    MAP_SELF_COLLISION,
+)
 from arm_ik.lab.drawing import gradient
 
 CELL_FLOOR = 1
 CELL_CONTACT = 2
 CELL_SELF_COLLISION = 4
 CELL_SCENE_CONTACT = 8
-FREE = (236, 240, 244)
-FLOOR = (150, 128, 104)
-CONTACT = (232, 80, 72)
-BOTH = (140, 30, 30)
-SELF_COLLISION = (110, 50, 160)
-SCENE_CONTACT = (180, 160, 230)
 
 
 def _palette() -> np.ndarray:
     """(16, 3) uint8 colour of every combination of the four CELL_* bits: the floor and
     contact colours, or the collision colours (their mean when both), or half of each."""
     palette = np.zeros((16, 3), dtype=np.uint8)
-    base = np.array([FREE, FLOOR, CONTACT, BOTH], dtype=float)
+    base = np.array([MAP_FREE, MAP_FLOOR, MAP_CONTACT, MAP_BOTH], dtype=float)
     for bits in range(16):
-        marks = [mark for bit, mark in ((CELL_SELF_COLLISION, SELF_COLLISION),
-                                        (CELL_SCENE_CONTACT, SCENE_CONTACT)) if bits & bit]
+        marks = [mark for bit, mark in ((CELL_SELF_COLLISION, MAP_SELF_COLLISION),
+                                        (CELL_SCENE_CONTACT, MAP_SCENE_CONTACT)) if bits & bit]
         colour = base[bits & 3]
         if marks:
             mark = np.mean(np.array(marks, dtype=float), axis=0)

@@ -14,10 +14,9 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
+from arm_ik.lab.colours import SCENE_OBJECT, TOUCHING
 from arm_ik.lab.scene_objects import ObjectDrawing
 
-OBJECT = (140, 115, 217)          # the RViz markers' colour (scene_messages.SCENE_RGBA)
-OBJECT_TOUCHING = (230, 40, 40)
 ROOT = '/scene_objects'
 
 
@@ -51,7 +50,7 @@ class ObjectView:
     def _add(self, drawing: ObjectDrawing):
         self._serial += 1
         name = f'{ROOT}/{self._serial}'
-        colour = OBJECT_TOUCHING if drawing.id in self._touching else OBJECT
+        colour = TOUCHING if drawing.id in self._touching else SCENE_OBJECT
         common = {'color': colour, 'position': drawing.position, 'wxyz': drawing.wxyz}
         if drawing.kind in ('box', 'bounds'):
             # A mesh drawn as its bounds is a wireframe: a stand-in, not the object.
@@ -73,7 +72,7 @@ class ObjectView:
         if touching != self._touching:
             self._touching = touching
             for object_id, handle in self.handles.items():
-                handle.color = OBJECT_TOUCHING if object_id in touching else OBJECT
+                handle.color = TOUCHING if object_id in touching else SCENE_OBJECT
         shown = {link for link, _, _ in marks}
         for link in [k for k in self._labels if k not in shown]:
             self._labels.pop(link).remove()

@@ -8,19 +8,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from arm_ik.lab.colours import CARRIED, CONTACT_DOT, FREE, GHOST, REACH_HOLE, REACH_SHELL, TOUCHING
 from arm_ik.lab.drawing import gradient_segments, polyline_segments
 from arm_ik.lab.object_view import ObjectView
 from arm_kinematics.scene.geometry import SafetyGeometry
 from arm_kinematics.visual.arm_visual import PlanDrawing
-
-SHELL = (120, 170, 255)
-HOLE = (255, 150, 60)
-OBSTACLE_FREE = (60, 200, 90)
-OBSTACLE_TOUCHING = (230, 40, 40)
-GHOST = (150, 150, 165)
-CONTACT = (255, 20, 20)
-BALL_FREE = (60, 200, 90)
-BALL_CARRIED = (255, 140, 20)
 
 
 class LabScene:
@@ -66,13 +58,13 @@ class LabScene:
                                                         floor),
                             plane_color=(235, 235, 228), plane_opacity=0.5 if floor_z is not None
                             else 0.0)
-        self.scene.add_icosphere('/reach/shell', radius=float(max_reach), color=SHELL,
+        self.scene.add_icosphere('/reach/shell', radius=float(max_reach), color=REACH_SHELL,
                                  opacity=0.07, subdivisions=4, position=tuple(shoulder),
                                  cast_shadow=False, receive_shadow=False)
-        self.scene.add_icosphere('/reach/hole', radius=float(max(min_reach, 1e-3)), color=HOLE,
-                                 opacity=0.3, subdivisions=3, position=tuple(shoulder),
-                                 visible=min_reach > 0.0, cast_shadow=False,
-                                 receive_shadow=False)
+        self.scene.add_icosphere('/reach/hole', radius=float(max(min_reach, 1e-3)),
+                                 color=REACH_HOLE, opacity=0.3, subdivisions=3,
+                                 position=tuple(shoulder), visible=min_reach > 0.0,
+                                 cast_shadow=False, receive_shadow=False)
 
     def set_target_rotations(self, enabled: bool) -> None:
         """Let the gizmo turn (full-pose goals) or only move."""
@@ -89,7 +81,7 @@ class LabScene:
             return
         if self._obstacle is None:
             self._obstacle = self.scene.add_icosphere(
-                '/obstacle', radius=float(radius), color=OBSTACLE_FREE, opacity=0.75,
+                '/obstacle', radius=float(radius), color=FREE, opacity=0.75,
                 subdivisions=3, position=tuple(float(v) for v in centre))
             return
         self._obstacle.position = tuple(float(v) for v in centre)
@@ -105,7 +97,7 @@ class LabScene:
             self._obstacle.radius = float(radius)
         if touching != self._touching:
             self._touching = touching
-            self._obstacle.color = OBSTACLE_TOUCHING if touching else OBSTACLE_FREE
+            self._obstacle.color = TOUCHING if touching else FREE
 
     def set_path(self, tips: Sequence[Sequence[float]]) -> None:
         """The planned tool-tip path, blue at the start to orange at the end."""
@@ -146,7 +138,7 @@ class LabScene:
             self._contacts = None
         if len(array):
             self._contacts = self.scene.add_point_cloud(
-                '/contacts', array.astype(np.float32), CONTACT, point_size=0.035,
+                '/contacts', array.astype(np.float32), CONTACT_DOT, point_size=0.035,
                 point_shape='circle')
 
     def set_ball(self, position: Sequence[float], radius: float, carried: bool) -> None:
@@ -154,7 +146,7 @@ class LabScene:
         centre = np.asarray(position, dtype=float)
         if not (np.all(np.isfinite(centre)) and np.isfinite(radius) and radius > 0.0):
             return
-        colour = BALL_CARRIED if carried else BALL_FREE
+        colour = CARRIED if carried else FREE
         if self._ball is None:
             self._ball = self.scene.add_icosphere('/ball', radius=float(radius), color=colour,
                                                   position=tuple(float(v) for v in centre))

@@ -5,7 +5,7 @@ A user's URDF names its meshes ``package://<package>/...``; the lab gets the URD
 so those are looked for where config_writer.resolve_mesh looks (the folder of ``urdf_file``
 and its parents, AMENT_PREFIX_PATH, ROS_PACKAGE_PATH). An arm whose meshes are missing used
 to be drawn as nothing at all, so the view showed only the planned path's grey ghost
-outlines (scene.GHOST): every link is then a capsule instead, and the node logs why.
+outlines (colours.GHOST): every link is then a capsule instead, and the node logs why.
 """
 
 from __future__ import annotations
@@ -16,14 +16,13 @@ from pathlib import Path
 
 import numpy as np
 
+from arm_ik.lab.colours import CAPSULE_COLOUR, JOINT_COLOUR
 from arm_kinematics.common.urdf_tree import lenient_text
 from arm_kinematics.description.meshes import default_search_paths, resolve_mesh
 from arm_kinematics.description.safety_config import default_safety_section, parse_safety_config
 from arm_kinematics.model.arm_model import ArmModel
 from arm_kinematics.scene.geometry import SafetyGeometry
 
-CAPSULE_COLOUR = (38, 89, 191)
-JOINT_COLOUR = (90, 90, 100)
 # Shapes yourdfpy gives no colour (an STL without a URDF material): light grey, opaque.
 # Vertex-coloured meshes keep their colours (they used to turn this grey as well).
 PLAIN = (200, 200, 200, 255)
