@@ -25,14 +25,12 @@ from pathlib import Path
 import tempfile
 
 from launch import LaunchContext, LaunchDescription
-from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
-from launch.launch_description_sources import PythonLaunchDescriptionSource
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
-from launch_ros.substitutions import FindPackageShare
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.substitutions import LaunchConfiguration
+
+from arm_bringup.control_launch import ros2_control_actions
 
 BOOLEANS = ['true', 'false']
-MEASURED = 'joint_state_broadcaster/joint_states'
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -82,27 +80,7 @@ def launch_setup(context: LaunchContext) -> list:
     label = block.name.split('.')[0]
     config = ArmConfig.from_file(arm_config) if arm_config else ArmConfig()
     controller = config.controller.action.split('/')[0]
-    manager = f'/{label}/controller_manager'
-    pipeline = IncludeLaunchDescription(
-        PythonLaunchDescriptionSource(
-            PathJoinSubstitution([FindPackageShare('arm_bringup'), 'launch', 'arm.launch.py'])),
-        launch_arguments={
-            'arm': label, 'urdf_file': str(top), 'arm_config': arm_config,
-            'base_frame': base, 'tip_frame': tip, 'rviz': LaunchConfiguration('rviz'),
-            'output': 'follow_joint_trajectory', 'feedback_topic': MEASURED,
-        }.items())
-    control_node = Node(
-        package='controller_manager', executable='ros2_control_node', namespace=label,
-        parameters=[str(controllers)],
-        # Since Jazzy the manager reads the URDF from ~/robot_description; the arm's
-        # robot_state_publisher publishes it on robot_description in this namespace.
-        remappings=[('~/robot_description', 'robot_description')], output='screen')
-    spawners = [
-        Node(package='controller_manager', executable='spawner', namespace=label,
-             arguments=['joint_state_broadcaster', '--controller-manager', manager],
-             output='screen'),
-        Node(package='controller_manager', executable='spawner', namespace=label,
-             arguments=[controller, '--controller-manager', manager, '--param-file',
-                        str(controllers)], output='screen'),
-    ]
-    return [pipeline, control_node, *spawners]
+    return ros2_control_actions(
+        label, str(controllers), controller,
+        {'urdf_file': str(top), 'arm_config': arm_config, 'base_frame': base, 'tip_frame': tip,
+         'rviz': LaunchConfiguration('rviz'), 'output': 'follow_joint_trajectory'})

@@ -29,8 +29,9 @@ from launch import LaunchContext, LaunchDescription
 from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
+
+from arm_bringup.control_launch import ros2_control_actions
 
 ARM = 'six_axis'
 # Controller -> the executor's output that feeds it.
@@ -73,34 +74,9 @@ def launch_setup(context: LaunchContext) -> list:
     inactive = [name for name in CONTROLLERS if name != controller]
     controllers_file = PathJoinSubstitution([FindPackageShare('arm_bringup'), 'config',
                                              'controllers', 'six_axis_controllers.yaml'])
-    manager = f'/{ARM}/controller_manager'
-
-    pipeline = IncludeLaunchDescription(
-        PythonLaunchDescriptionSource(
-            PathJoinSubstitution([FindPackageShare('arm_bringup'), 'launch', 'arm.launch.py'])),
-        launch_arguments={
-            'arm': ARM,
-            'rviz': LaunchConfiguration('rviz'),
-            'output': CONTROLLERS[controller],
-            'feedback_topic': 'joint_state_broadcaster/joint_states',
-            'description_package': 'arm_bringup',
-            'description_file': 'config/controllers/six_axis_ros2_control.urdf.xacro',
-        }.items())
-    control_node = Node(
-        package='controller_manager', executable='ros2_control_node', namespace=ARM,
-        parameters=[controllers_file],
-        # Jazzy's controller manager reads the URDF from ~/robot_description; the arm's
-        # robot_state_publisher publishes it on robot_description in this namespace.
-        remappings=[('~/robot_description', 'robot_description')], output='screen')
-    spawners = [
-        Node(package='controller_manager', executable='spawner', namespace=ARM,
-             arguments=['joint_state_broadcaster', '--controller-manager', manager],
-             output='screen'),
-        Node(package='controller_manager', executable='spawner', namespace=ARM,
-             arguments=[controller, '--controller-manager', manager,
-                        '--param-file', controllers_file], output='screen'),
-        Node(package='controller_manager', executable='spawner', namespace=ARM,
-             arguments=[*inactive, '--inactive', '--controller-manager', manager,
-                        '--param-file', controllers_file], output='screen'),
-    ]
-    return [pipeline, control_node, *spawners]
+    return ros2_control_actions(
+        ARM, controllers_file, controller,
+        {'rviz': LaunchConfiguration('rviz'), 'output': CONTROLLERS[controller],
+         'description_package': 'arm_bringup',
+         'description_file': 'config/controllers/six_axis_ros2_control.urdf.xacro'},
+        inactive)

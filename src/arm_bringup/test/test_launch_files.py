@@ -20,6 +20,8 @@ from arm_testing.ros_harness import call_service, wait_for
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 LAUNCH_FILES = sorted((PACKAGE_DIR / 'launch').glob('*.launch.py'))
+# The launch actions both ros2_control launch files start (an installed module of ours).
+CONTROL_LAUNCH = PACKAGE_DIR / 'arm_bringup' / 'control_launch.py'
 ARMS = ('pointer3', 'ccd5', 'six_axis', 'manipulator3d')
 OUR_PACKAGES = ('arm_ik', 'arm_bringup', 'arm_description')
 # ROS executables of other packages that a launch file may start (not installed here).
@@ -71,7 +73,7 @@ def test_there_are_launch_files():
 
 
 @needs_install
-@pytest.mark.parametrize('path', LAUNCH_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize('path', [*LAUNCH_FILES, CONTROL_LAUNCH], ids=lambda p: p.name)
 def test_every_executable_exists(path):
     launch = read_launch_file(path)
     for package, executable in launch.nodes:
@@ -84,11 +86,13 @@ def test_every_executable_exists(path):
 
 
 @needs_install
-@pytest.mark.parametrize('path', LAUNCH_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize('path', [*LAUNCH_FILES, CONTROL_LAUNCH], ids=lambda p: p.name)
 def test_every_file_named_is_installed(path):
     launch = read_launch_file(path)
     choices = _arm_choices(launch)
-    assert launch.files, f'{path.name} names no file'
+    # controllers.launch.py writes its files at launch time; arm.launch.py, which it
+    # includes, is named in control_launch.py (checked here too).
+    assert launch.files or path.name == 'controllers.launch.py', f'{path.name} names no file'
     for package, template in launch.share_paths:
         for relative in _expand(template, choices):
             assert (_share(package) / relative).is_file(), \
@@ -268,4 +272,7 @@ def test_the_runner_drives_a_controller_through_the_action():
                         'feedback_stale_periods': 25.0}
     launch = read_launch_file(PACKAGE_DIR / 'launch' / 'controllers.launch.py')
     assert {a.name for a in launch.arguments} >= {'urdf_file', 'arm_config', 'hardware_plugin'}
-    assert ('controller_manager', 'ros2_control_node') in launch.nodes
+    assert 'ros2_control_actions(' in launch.path.read_text(encoding='utf-8')
+    control = read_launch_file(CONTROL_LAUNCH)
+    assert ('controller_manager', 'ros2_control_node') in control.nodes
+    assert control.constants['MEASURED'] == 'joint_state_broadcaster/joint_states'
