@@ -22,6 +22,7 @@ from xml.etree import ElementTree
 
 import yaml
 
+from arm_kinematics.common.checks import is_finite_number
 from arm_kinematics.common.yaml_file import read_yaml_file, YamlFileError
 
 PROTOCOLS = ('feetech', 'dynamixel')
@@ -186,8 +187,7 @@ def _integer(value: object, where: str) -> int:
 
 
 def _number(value: object, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            not math.isfinite(value):
+    if not is_finite_number(value):
         raise CalibrationError(f'{where}: expected a finite number, got {value!r}')
     return float(value)
 

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-__all__ = ['check_vector', 'is_numeric', 'number_reason', 'positive_reason']
+__all__ = ['check_vector', 'is_finite_number', 'is_numeric', 'number_reason', 'positive_reason']
 
 
 def is_numeric(value: object) -> bool:
@@ -20,6 +20,13 @@ def is_numeric(value: object) -> bool:
     except (TypeError, ValueError):
         return False
     return True
+
+
+def is_finite_number(value: object) -> bool:
+    """True for a finite int or float; a bool is not a number here (``true`` in a YAML file is
+    a typo, not 1)."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and \
+        math.isfinite(value)
 
 
 def number_reason(value: object, what: str, low: float | None = None,

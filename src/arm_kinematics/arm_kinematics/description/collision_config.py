@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-import math
+
+from arm_kinematics.common.checks import is_finite_number
 
 REASONS = ('adjacent', 'default', 'always', 'never', 'user')
 _KEYS = {'padding', 'search_paths', 'fallback_shapes', 'allowed_pairs'}
@@ -57,8 +58,7 @@ class CollisionConfig:
             raise CollisionConfigError(f'{source}: unknown key(s) {", ".join(unknown)} '
                                        f'(known: {", ".join(sorted(_KEYS))})')
         padding = data.get('padding', 0.0)
-        if isinstance(padding, bool) or not isinstance(padding, (int, float)) or \
-                not math.isfinite(padding) or padding < 0:
+        if not is_finite_number(padding) or padding < 0:
             raise CollisionConfigError(f'{source}.padding must be a finite number >= 0, got '
                                        f'{padding!r}')
         paths = data.get('search_paths') or ()

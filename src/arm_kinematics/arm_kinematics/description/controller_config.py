@@ -22,11 +22,17 @@ matter); ``arm_config`` writes them into the controllers YAML as the defaults to
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
-import math
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from arm_kinematics.common.checks import is_finite_number
+
 DEFAULT_ACTION = 'joint_trajectory_controller/follow_joint_trajectory'
+
+
+def _number(default: float, positive: bool = False) -> Any:
+    """A float key: a finite number >= 0 (> 0 when ``positive``), which from_mapping checks."""
+    return field(default=default, metadata={'positive': positive})
 
 
 @dataclass(frozen=True)
@@ -34,15 +40,15 @@ class ControllerConfig:
     """The ``controller`` section, validated (units in the module docstring)."""
 
     action: str = DEFAULT_ACTION
-    path_tolerance: float = 0.2
-    goal_tolerance: float = 0.01
-    goal_time_tolerance: float = 0.5
-    stopped_velocity_tolerance: float = 0.01
-    state_publish_rate: float = 50.0
-    action_monitor_rate: float = 20.0
+    path_tolerance: float = _number(0.2)
+    goal_tolerance: float = _number(0.01)
+    goal_time_tolerance: float = _number(0.5)
+    stopped_velocity_tolerance: float = _number(0.01)
+    state_publish_rate: float = _number(50.0, positive=True)
+    action_monitor_rate: float = _number(20.0, positive=True)
     update_rate: int = 100
-    server_wait: float = 2.0
-    cancel_wait: float = 1.0
+    server_wait: float = _number(2.0, positive=True)
+    cancel_wait: float = _number(1.0, positive=True)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None, where: str = 'controller'
@@ -61,15 +67,13 @@ class ControllerConfig:
                 or ' ' in action:
             raise ValueError(f'{where}.action must be an action name (relative, e.g. '
                              f'{DEFAULT_ACTION}), got {action!r}')
-        for key, low_open in (('path_tolerance', False), ('goal_tolerance', False),
-                              ('goal_time_tolerance', False),
-                              ('stopped_velocity_tolerance', False),
-                              ('state_publish_rate', True), ('action_monitor_rate', True),
-                              ('server_wait', True), ('cancel_wait', True)):
+        for spec in fields(cls):
+            if 'positive' not in spec.metadata:
+                continue
+            key, positive = spec.name, spec.metadata['positive']
             value = values[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-                    not math.isfinite(value) or value < 0.0 or (low_open and value == 0.0):
-                bound = '> 0' if low_open else '>= 0'
+            if not is_finite_number(value) or value < 0.0 or (positive and value == 0.0):
+                bound = '> 0' if positive else '>= 0'
                 raise ValueError(f'{where}.{key} must be a finite number {bound}, got {value!r}')
             values[key] = float(value)
         rate = values['update_rate']

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from arm_kinematics.common.checks import is_finite_number
 from arm_kinematics.ik.result import GoalType
 from arm_kinematics.model.arm_model import ArmModel
 from arm_kinematics.motion import laws
@@ -89,8 +90,7 @@ class MotionSettings:
                     'position_tolerance', 'max_condition', 'max_joint_step', 'max_duration')
         for name in positive:
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-                    not math.isfinite(value) or value <= 0.0:
+            if not is_finite_number(value) or value <= 0.0:
                 return None, f'{name} must be a finite number > 0, got {value!r}'
         if self.speed_scale > 1.0:
             return None, f'speed_scale must be in (0, 1], got {self.speed_scale}'

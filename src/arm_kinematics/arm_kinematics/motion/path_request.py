@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from arm_kinematics.common.checks import is_finite_number
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.motion.trajectory import Trajectory
 
@@ -188,8 +189,7 @@ def path_settings(request: PathRequest) -> tuple[PathSettings | None, str]:
     """The request's settings with defaults filled in, or (None, why they are unusable)."""
     def pick(name: str, default: float, upper: float = math.inf) -> float | str:
         value = getattr(request, name)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-                not math.isfinite(value) or value < 0.0:
+        if not is_finite_number(value) or value < 0.0:
             return f'{name} must be a finite number >= 0 (0: default), got {value!r}'
         if value > upper:
             return f'{name} {value:g} exceeds its maximum {upper:g}'
