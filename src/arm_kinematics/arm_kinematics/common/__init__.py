@@ -4,5 +4,6 @@
   ``number_reason``, ``positive_reason``);
 - ``transforms``: homogeneous transforms, quaternions, RPY (metres, radians);
 - ``joint_state``: the arm's joint positions out of a joint state (``joint_order``);
-- ``staleness``: when a periodic stream counts as stale (``StreamWatch``).
+- ``staleness``: when a periodic stream counts as stale (``StreamWatch``);
+- ``names``: the solver, objective and path-planner names a configuration may give.
 """
