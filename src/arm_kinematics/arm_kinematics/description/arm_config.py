@@ -18,7 +18,12 @@ from typing import Any
 import numpy as np
 import yaml
 
-from arm_kinematics.common.names import OBJECTIVE_NAMES, PATH_PLANNERS, SOLVER_NAMES
+from arm_kinematics.common.names import (
+    OBJECTIVE_NAMES,
+    PATH_PLANNERS,
+    ros_name_reason,
+    SOLVER_NAMES,
+)
 from arm_kinematics.description.controller_config import ControllerConfig
 from arm_kinematics.description.safety_config import parse_safety_config, SafetyConfigError
 from arm_kinematics.model.arm_model import ArmModel, DEFAULT_JOINT_SPEED
@@ -120,6 +125,8 @@ class ArmConfig:
         label = data.get('arm')
         if label is not None and (not isinstance(label, str) or not label.strip()):
             raise ArmConfigError(f'{source}: arm must be a non-empty name, got {label!r}')
+        if label is not None and ros_name_reason(label):
+            raise ArmConfigError(f'{source}: arm: {ros_name_reason(label)}')
         home = data.get('home_pose')
         if home is not None:
             values = home.items() if isinstance(home, Mapping) else \
