@@ -92,7 +92,8 @@ def _step(summary: Summary, ok: bool, text: str) -> None:
 
 def _cycle(client, sim, bridge, summary: Summary) -> None:
     ok, message = client.call('enable')
-    # The bridge applies the enable on its next bus cycle: give the sim a moment to see it.
+    # The bridge answers once its bus cycle has written the enable (a sync write has no reply):
+    # give the sim a moment to read it off the wire.
     # Servos off the chain (the gripper) stay off with whatever goal they hold; every servo
     # the bridge turned on must hold its measured position, not the stale goal.
     deadline = time.monotonic() + 2.0

@@ -38,6 +38,7 @@ from rclpy.validate_namespace import validate_namespace
 from arm_interfaces.srv import SolveIK
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.ik.solvers import SOLVERS, unknown_solver_reason
+from arm_kinematics.ik.solvers.base import MAX_TIMEOUT
 
 GOALS = {'position': GoalType.POSITION, 'tool_down': GoalType.TOOL_DOWN,
          'full_pose': GoalType.FULL_POSE}
@@ -334,7 +335,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument('--objective', default='',
                         help='first, closest, manipulability or centred (default: the '
                              "node's)")
-    parser.add_argument('--timeout', type=float, default=0.0, help='solve timeout, s')
+    parser.add_argument('--timeout', type=float, default=0.0,
+                        help=f"solve timeout, s, in (0, {MAX_TIMEOUT:g}] (default: the node's)")
     parser.add_argument('--wait', type=float, default=10.0,
                         help='how long to wait for the service and the reply, s')
     parser.add_argument('--json', action='store_true', help='print every field as JSON')
@@ -357,6 +359,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.orientation is not None and args.goal != 'full_pose':
         parser.error(f'--orientation is read only with --goal full_pose (the goal is '
                      f'{args.goal}); add --goal full_pose or leave the orientation out')
+    # A timeout the request cannot carry is a usage error, not the node's default in disguise.
+    if args.timeout != 0.0 and not (1e-9 <= args.timeout <= MAX_TIMEOUT):
+        parser.error(f'--timeout {args.timeout:g} is outside 1e-09..{MAX_TIMEOUT:g} s')
+    if not (0.0 < args.wait <= 3600.0):
+        parser.error(f'--wait {args.wait:g} is outside (0, 3600] s')
+    for name, values in (('--target', args.target), ('--orientation', args.orientation or ())):
+        if not all(math.isfinite(v) for v in values):
+            parser.error(f'{name} {" ".join(f"{v:g}" for v in values)} is not finite')
     args.arm = args.arm.strip('/')
     try:
         validate_namespace(f'/{args.arm}')

@@ -9,6 +9,7 @@ and configuration errors that name the key.
 from __future__ import annotations
 
 import io
+import re
 
 import numpy as np
 import pytest
@@ -215,6 +216,7 @@ def test_arm_config_says_which_frames_it_chose_and_why(capsys):
     ({'frames': {'tip': ''}}, 'frames.tip'),
     ({'lab': {'experiments': ['fly']}}, 'lab.experiments'),
     ({'safety': {'floor_enabled': 'yes'}}, 'safety'),
+    ({'arm': 'my-arm'}, "arm: 'my-arm' is not a ROS name"),
 ])
 def test_configuration_errors_name_the_key(data, words):
     with pytest.raises(ArmConfigError, match=None) as raised:
@@ -230,6 +232,15 @@ def test_a_configuration_that_does_not_fit_the_urdf_is_refused(real_arm):
         build_arm(model, ArmConfig.from_mapping({'home_pose': {'elbow': 0.1}}))
     with pytest.raises(ArmConfigError, match='does not apply'):
         build_arm(model, ArmConfig.from_mapping({'ik': {'default_solver': 'analytic'}}))
+
+
+def test_a_robot_name_that_is_no_ros_name_becomes_a_label_that_is():
+    # Exporters name robots 'ARM.SLDASM' or 'ur5e-cell'; the label becomes the namespace.
+    spec = REAL_ARMS['ur5']
+    urdf = re.sub(r'<robot\s+name="[^"]*"', '<robot name="3D.SLDASM-arm"', spec.urdf(), count=1)
+    assert load_arm(urdf, None, spec.base, spec.tip).label == '_3D_SLDASM_arm'
+    with pytest.raises(ArmConfigError, match="'my.arm' is not a ROS name"):
+        load_arm(urdf, None, spec.base, spec.tip, 'my.arm')
 
 
 def test_unreadable_configuration_files(tmp_path):

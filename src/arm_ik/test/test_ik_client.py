@@ -249,3 +249,20 @@ def test_floor_collision_advice_names_only_what_helps(graph):
     raised = run_ik_client(graph, '--arm', 'six_axis', '--solver', 'dls', '--target', '1.0',
                            '0.2', '0.05')
     assert raised.returncode == 0 and raised.stdout.startswith('OK'), raised.stdout
+
+
+@pytest.mark.parametrize(('options', 'words'), [
+    (['--timeout', '-1'], '--timeout -1 is outside'),
+    (['--timeout', 'nan'], '--timeout nan is outside'),
+    (['--timeout', '1e12'], '--timeout 1e+12 is outside'),
+    (['--timeout', '1e-12'], '--timeout 1e-12 is outside'),
+    (['--wait', '0'], '--wait 0 is outside'),
+    (['--target', 'nan', '0', '0'], '--target nan 0 0 is not finite'),
+])
+def test_options_no_request_can_carry_are_usage_errors(options, words, capsys):
+    # Parsed in this process: no node, no server needed.
+    from arm_ik.client import parse_args
+    with pytest.raises(SystemExit) as raised:
+        parse_args(['--arm', 'six_axis', '--target', '0.3', '0', '0.3', *options])
+    assert raised.value.code == 2
+    assert words in capsys.readouterr().err

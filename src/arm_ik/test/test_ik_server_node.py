@@ -444,12 +444,12 @@ def test_a_slow_solve_does_not_block_cheap_ones(graph, arm, fast_solver, fast_ta
 # ---------------------------------------------------------------------- parameters
 REJECTED_UPDATES = [
     ('damping', -1.0, 'out of range'),
-    ('damping', 0.0, 'damping must be a finite number > 0'),
+    ('damping', 0.0, 'damping is 0.0 (must be > 0)'),
     ('damping', NAN, 'out of range'),
     ('max_iterations', 0, 'out of range'),
     ('max_iterations', 10**9, 'out of range'),
-    ('tolerance', 0.0, 'tolerance must be a finite number > 0'),
-    ('timeout', 0.0, 'timeout must be a finite number > 0'),
+    ('tolerance', 0.0, 'tolerance is 0.0 (must be > 0)'),
+    ('timeout', 0.0, 'timeout is 0.0 (must be > 0)'),
     ('default_solver', 'fabrik', 'unknown solver "fabrik"; valid names'),
     ('default_solver', 'analytic', 'the analytic solver needs 3 joints'),
     ('default_solver', 'DLS', 'unknown solver "DLS"'),

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from arm_kinematics.common.names import ros_name, ros_name_reason
 from arm_kinematics.description.arm_config import ArmConfig, ArmConfigError, home_of
 from arm_kinematics.description.chain_rules import load_chain, LoadedChain
 from arm_kinematics.description.frames import default_frames
@@ -158,7 +159,11 @@ def build_arm(model: ArmModel, config: ArmConfig, label: str = '') -> Arm:
         ArmConfigError: the configuration does not fit the model (a capsule on an unknown
             joint, a solver that does not apply, a home pose of the wrong size).
     """
-    label = label or config.label or model.name
+    if label and ros_name_reason(label):
+        raise ArmConfigError(f'arm label: {ros_name_reason(label)}')
+    # The URDF's robot name is free text (exporters write 'ARM.SLDASM'); the label becomes a
+    # namespace, so the default is that name made a ROS name.
+    label = label or config.label or ros_name(model.name) or 'arm'
     workspace = workspace_from_model(model, _optional(config.section('ik').get(
         'min_height_above_shoulder')))
     home = home_of(model, config)

@@ -156,16 +156,23 @@ def test_no_generated_code_is_executed(name):
     assert not calls
 
 
+# The names a config may give (common.names) are exactly the ones the registries hold.
 def test_the_configs_objectives_are_the_solvers_objectives():
-    from arm_kinematics.description.arm_config import OBJECTIVE_NAMES
+    from arm_kinematics.common.names import OBJECTIVE_NAMES
     from arm_kinematics.ik.objectives import OBJECTIVES
     assert OBJECTIVE_NAMES == OBJECTIVES
 
 
 def test_the_configs_solver_names_are_the_registered_solvers():
-    from arm_kinematics.description.arm_config import SOLVER_NAMES
+    from arm_kinematics.common.names import SOLVER_NAMES
     from arm_kinematics.ik.solvers import SOLVERS
     assert sorted(SOLVER_NAMES) == sorted(SOLVERS)
+
+
+def test_the_configs_path_planners_are_the_registered_planners():
+    from arm_kinematics.common.names import PATH_PLANNERS
+    from arm_kinematics.motion.planning.registry import PLANNERS
+    assert sorted(PATH_PLANNERS) == sorted(PLANNERS)
 
 
 # About 600 lines: a module a reader can hold in mind (docs/ARCHITECTURE.md).

@@ -152,6 +152,11 @@ class ServoBridge(Node):
         self.rules = TrajectoryGoalRules(ControllerSettings(self.joints, tolerance))
         self.period = 1.0 / values['rate']
         self.lock = threading.Lock()
+        # Signalled after each bus write: a torque service answers once its change is on the bus.
+        self.cycle_written = threading.Condition(self.lock)
+        self.cycles = 0
+        self.apply_wait = 0.5 + 10.0 * self.period + \
+            (values['retries'] + 1) * values['reply_timeout']
         self.tracker: GoalTracker | None = None
         self.goal_handle = None
         self.result_future: Future | None = None
@@ -213,6 +218,8 @@ class ServoBridge(Node):
                                    f'({self.core.safety.config.on_fault})')
                 self._follow(start)
                 self.core.write(time.monotonic())
+                self.cycles += 1
+                self.cycle_written.notify_all()
                 reading = self.core.reading()
             if reading.complete:
                 message = JointState(name=list(reading.names), position=list(reading.positions),
@@ -339,25 +346,47 @@ class ServoBridge(Node):
             self.get_logger().error(message)
         return response
 
+    def _written(self) -> bool:
+        """Wait (holding the lock's condition) for the bus thread's next write; False when it
+        wrote nothing within apply_wait (a stalled bus thread or a port that blocks)."""
+        target = self.cycles + 1
+        return self.cycle_written.wait_for(lambda: self.cycles >= target, self.apply_wait)
+
     def _enable(self, _: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        with self.lock:
+        # Answer after the bus cycle that switched torque on: a client that reads the servos
+        # on the reply finds them on (or is told why not).
+        with self.cycle_written:
             outcome = self.core.safety.enable(time.monotonic())
-        return self._answer(response, outcome.ok, outcome.message)
+            if not outcome.ok:
+                return self._answer(response, False, outcome.message)
+            if not self._written():
+                self.core.safety.disable()
+                return self._answer(response, False, 'cannot enable: the bus wrote nothing in '
+                                    f'{self.apply_wait:.2f} s; torque left off')
+            safety = self.core.safety
+            if safety.mode != 'enabled':
+                return self._answer(response, False, 'cannot enable: '
+                                    f'{self.core.bus_error or safety.fault or safety.mode}')
+        return self._answer(response, True, outcome.message)
 
     def _disable(self, _: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        with self.lock:
+        with self.cycle_written:
             outcome = self.core.safety.disable()
             self._end_goal(False, ResultCode.PATH_TOLERANCE_VIOLATED, 'torque disabled')
+            self._written()
         return self._answer(response, outcome.ok, outcome.message)
 
     def _estop(self, _: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        return self._answer(response, True, self._stop('e-stop service'))
+        return self._answer(response, True, self._stop('e-stop service', wait=True))
 
-    def _stop(self, source: str) -> str:
-        with self.lock:
+    def _stop(self, source: str, wait: bool = False) -> str:
+        with self.cycle_written:
             outcome = self.core.safety.estop(source)
             self._end_goal(False, ResultCode.PATH_TOLERANCE_VIOLATED,
                            f'{source}: torque off on every servo')
+            if wait and not self._written():
+                return (f'{outcome.message} (the bus wrote nothing in {self.apply_wait:.2f} s:'
+                        ' torque goes off on its next cycle)')
         return outcome.message
 
     def _reset(self, _: Trigger.Request, response: Trigger.Response) -> Trigger.Response:

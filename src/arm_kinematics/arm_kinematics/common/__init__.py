@@ -5,5 +5,6 @@
 - ``transforms``: homogeneous transforms, quaternions, RPY (metres, radians);
 - ``joint_state``: the arm's joint positions out of a joint state (``joint_order``);
 - ``staleness``: when a periodic stream counts as stale (``StreamWatch``);
-- ``log_line``: a line for a node's log, as a core decides it (``LogLine``).
+- ``log_line``: a line for a node's log, as a core decides it (``LogLine``);
+- ``names``: the solver, objective and path-planner names a configuration may give.
 """

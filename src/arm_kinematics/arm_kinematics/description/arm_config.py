@@ -18,6 +18,12 @@ from typing import Any
 import numpy as np
 import yaml
 
+from arm_kinematics.common.names import (
+    OBJECTIVE_NAMES,
+    PATH_PLANNERS,
+    ros_name_reason,
+    SOLVER_NAMES,
+)
 from arm_kinematics.description.controller_config import ControllerConfig
 from arm_kinematics.description.safety_config import parse_safety_config, SafetyConfigError
 from arm_kinematics.model.arm_model import ArmModel, DEFAULT_JOINT_SPEED
@@ -49,16 +55,9 @@ _TOP_KEYS = {
 _IK_KEYS = {'default_solver', 'min_height_above_shoulder', 'damping', 'tolerance',
             'max_iterations', 'avoid_collisions', 'objective'}
 _MOTION_KEYS = {'default_law', 'path_planner', 'default_joint_speed'}
-# motion.path_planner: how a blocked joint move is planned round (kinematics.motion.planner).
-PATH_PLANNERS = ('grid', 'sampling')
 _LAB_KEYS = {'xacro', 'length_arguments', 'experiments'}
 _FRAME_KEYS = {'base', 'tip'}
 EXPERIMENTS = ('damping_sweep',)
-# The solvers an arm configuration may name (ik.default_solver); arm_kinematics.ik.solvers
-# registers exactly these (a test holds the two together).
-SOLVER_NAMES = ('analytic', 'closed_form', 'ccd', 'dls')
-# The objectives it may name (ik.objective); arm_kinematics.ik.objectives defines them.
-OBJECTIVE_NAMES = ('first', 'closest', 'manipulability', 'centred')
 
 
 class ArmConfigError(ValueError):
@@ -126,6 +125,8 @@ class ArmConfig:
         label = data.get('arm')
         if label is not None and (not isinstance(label, str) or not label.strip()):
             raise ArmConfigError(f'{source}: arm must be a non-empty name, got {label!r}')
+        if label is not None and ros_name_reason(label):
+            raise ArmConfigError(f'{source}: arm: {ros_name_reason(label)}')
         home = data.get('home_pose')
         if home is not None:
             values = home.items() if isinstance(home, Mapping) else \

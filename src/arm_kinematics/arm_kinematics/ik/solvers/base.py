@@ -8,12 +8,11 @@ from time import perf_counter
 
 import numpy as np
 
+from arm_kinematics.common.names import OBJECTIVE_NAMES
 from arm_kinematics.ik.reach_bounds import planar_link_lengths, reach_sphere
 from arm_kinematics.ik.result import check_vector, ErrorCode, fast_vector, GoalType, IKResult
 from arm_kinematics.model.arm_model import ArmModel
 
-# The objectives of ik.objectives (kept here too: the options come before any solver).
-OBJECTIVE_NAMES = ('first', 'closest', 'manipulability', 'centred')
 # Hard caps so that a request cannot make a solver run unbounded (RELIABILITY cases 7 and 8).
 MAX_ITERATIONS_CAP = 100_000
 MAX_TIMEOUT = 60.0

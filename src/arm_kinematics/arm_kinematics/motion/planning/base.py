@@ -23,11 +23,12 @@ from typing import Protocol
 
 import numpy as np
 
+from arm_kinematics.common import names
 from arm_kinematics.model.arm_model import ArmModel
 
-GRID = 'grid'
-SAMPLING = 'sampling'
-PATH_PLANNERS = (GRID, SAMPLING)
+GRID = names.GRID_PLANNER
+SAMPLING = names.SAMPLING_PLANNER
+PATH_PLANNERS = names.PATH_PLANNERS
 
 
 @dataclass(frozen=True)
