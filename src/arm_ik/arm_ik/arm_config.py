@@ -96,6 +96,9 @@ def read_description(path: str) -> str:
         return Path(path).read_text(encoding='utf-8')
     except OSError as error:
         raise DescriptionError(f'{path}: cannot be read: {error.strerror}') from None
+    except UnicodeDecodeError as error:
+        raise DescriptionError(f'{path}: is not UTF-8 text (byte {error.start}): a URDF is '
+                               'an XML text file') from None
 
 
 def node_parameters(urdf: str, config_path: str, base: str, tip: str) -> str:

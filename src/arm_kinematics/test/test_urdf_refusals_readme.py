@@ -44,6 +44,12 @@ CASES = {
     'an empty description': [('', '', '')],
     'text that is not XML': [('<robot', '', '')],
     'a root element other than `<robot>`': [('<model/>', '', '')],
+    'xacro text not yet expanded (a `<xacro:...>` element, a `${...}` or `$(...)` left)': [
+        ('<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro"><xacro:arg name="a"/>'
+         '<link name="l"/></robot>', '', ''),
+        ('<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="revolute">'
+         '<parent link="a"/><child link="b"/><origin xyz="0 0 ${h}"/>'
+         '<limit lower="-1" upper="1" velocity="1" effort="1"/></joint></robot>', '', '')],
     'no links': [('<robot name="r"/>', '', '')],
     'a link or joint without a name, or declared twice': [
         (urdf(links='<link/>'), '', ''), (urdf(links='<link name="a"/><link name="a"/>'), '', ''),

@@ -168,7 +168,26 @@ def parse_robot_xml(text: str) -> ElementTree.Element:
                 element.tag = element.tag.split('}', 1)[1]
     if root.tag != 'robot':
         raise DescriptionError(f'root element is <{root.tag}>, expected <robot>')
+    unexpanded = _xacro_left(root)
+    if unexpanded:
+        raise DescriptionError(f'robot_description is xacro, not URDF ({unexpanded}): expand '
+                               'it first (xacro arm.urdf.xacro > arm.urdf), or pass the .xacro '
+                               'file to a command that expands it (arm_config, make demo URDF=)')
     return root
+
+
+def _xacro_left(root: ElementTree.Element) -> str:
+    """What shows that this text is xacro still to expand ('' when nothing does): a
+    ``<xacro:...>`` element or a ``${...}`` / ``$(...)`` substitution in an attribute. (An
+    expanded file may keep the ``xmlns:xacro`` declaration; that alone is no sign.)"""
+    for element in root.iter():
+        tag = element.tag if isinstance(element.tag, str) else ''
+        if tag.startswith('{') and 'xacro' in tag.split('}', 1)[0]:
+            return f'<xacro:{tag.split("}", 1)[1]}>'
+        for name, value in element.attrib.items():
+            if '${' in value or '$(' in value:
+                return f'<{tag} {name}="{value}">'
+    return ''
 
 
 def lenient_text(text: str) -> str:

@@ -86,7 +86,8 @@ def load_chain(urdf: str, base: str = '', tip: str = '',
                                    'the root link as base', ())
             if not frames.base:
                 raise DescriptionError(f'the description has {len(roots)} root links '
-                                       f'({", ".join(roots[:6]) or "none"}): name base_frame')
+                                       f'({", ".join(roots[:6]) or "none"}): name the base '
+                                       '(base_frame, frames.base, arm_config --base)')
         else:
             frames = choose_frames(tree, base)
         base, tip = frames.base, frames.tip

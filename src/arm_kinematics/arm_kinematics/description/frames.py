@@ -91,7 +91,8 @@ def choose_frames(tree: RobotTree, base: str = '') -> DefaultFrames:
         raise DescriptionError(f'link "{base}" is not in the description')
     if not base and len(roots) != 1:
         raise DescriptionError(f'the description has {len(roots)} root links '
-                               f'({", ".join(roots[:6]) or "none"}); expected one')
+                               f'({", ".join(roots[:6]) or "none"}); expected one, or name '
+                               'the base (base_frame, frames.base, arm_config --base)')
     given_base = bool(base)
     base = base or roots[0]
     children = tree.children()
@@ -158,7 +159,8 @@ def choose_frames(tree: RobotTree, base: str = '') -> DefaultFrames:
         reason = ('the link the gripper fingers hang from' if hand_links else
                   'the leaf link at the end of the most movable joints')
         others = ranked[1:]
-    reason += f', {candidates[tip][0]} movable joints from the root'
+    count = candidates[tip][0]
+    reason += f', {count} movable joint{"" if count == 1 else "s"} from the root'
     free = [joint for joint in tree.chain(base, tip) if joint.kind in ('floating', 'planar')]
     if free and not given_base:
         # A floating base (a humanoid's or a mobile robot's world joint): the chain starts
