@@ -54,6 +54,9 @@ def format_failures(records: Sequence[dict]) -> str:
                      f'against a limit {failures["best_at_a_limit"]}, restarts median '
                      f'{"?" if restarts is None else f"{restarts:g}"}, iterations median '
                      f'{failures["iterations_median"]:g}')
+        if 'cpu_ms_median' in failures:
+            line += (f'; wall {failures["wall_ms_median"]:.2f} ms / CPU '
+                     f'{failures["cpu_ms_median"]:.2f} ms median')
         lines.append(line + f'; solved by TRAC-IK {failures["solved_by_trac_ik"]}')
     return '\n'.join(lines)
 
