@@ -21,8 +21,8 @@ from arm_kinematics.ik.closed_form.spherical_wrist import BRANCHES
 from arm_kinematics.ik.result import ErrorCode, GoalType, IKResult
 from arm_kinematics.ik.solvers.base import SolveOptions, Solver
 from arm_kinematics.model.arm_model import ArmModel
-from arm_kinematics.model.kernel import compiled
-from arm_kinematics.motion.laws import min_jerk, MIN_JERK_PEAK_SPEED
+from arm_kinematics.model.kernel import compiled, pose_and_jacobian
+from arm_kinematics.motion.laws import MIN_JERK_PEAK_SPEED
 from arm_kinematics.motion.path_request import LINEAR_TIMING, PathCode, PathSettings
 from arm_kinematics.motion.tool_path import ToolPath
 from arm_kinematics.motion.trajectory import Interpolation, Trajectory
@@ -60,24 +60,43 @@ def condition_number(model: ArmModel, reach: float, q: np.ndarray, goal: GoalTyp
 
 def condition_numbers(model: ArmModel, reach: float, qs: np.ndarray, goal: GoalType
                       ) -> np.ndarray:
-    """``condition_number`` of every row of ``qs`` (N, n): one SVD call for them all (a
-    closed form's path checks every branch of every sample)."""
-    jacobians = [model.jacobian(q) for q in qs]
+    """``condition_number`` of every row of ``qs`` (N, n), FULL_POSE and TOOL_DOWN in one
+    compiled call (a closed form's path checks branches at every sample: numpy's SVD of
+    one 6×6 cost more than the closed form)."""
+    qs = np.ascontiguousarray(qs, dtype=float).reshape(-1, model.dof)
     if goal == GoalType.POSITION:
-        return np.array([metrics.condition_number(jacobian[:3]) for jacobian in jacobians])
-    stacked = np.array(jacobians)
-    angular = stacked[:, 3:] * reach
-    if goal == GoalType.TOOL_DOWN:
-        # Turning about the tool axis is free for TOOL_DOWN: only the two tilts count.
-        tilts = np.array([model.fk(q)[:3, :2].T for q in qs])
-        angular = tilts @ angular
-    rows = np.concatenate([stacked[:, :3], angular], axis=1)
-    if rows.shape[1] > rows.shape[2]:
-        return np.full(len(qs), math.inf)
-    singular = np.linalg.svd(rows, compute_uv=False)
-    largest, smallest = singular[:, 0], singular[:, -1]
-    with np.errstate(divide='ignore', invalid='ignore'):
-        return np.where(smallest <= largest * 1e-15, math.inf, largest / smallest)
+        return np.array([metrics.condition_number(model.jacobian(q)[:3]) for q in qs])
+    out = np.empty(len(qs))
+    _task_conditions(qs, model.kernel.chain, goal == GoalType.TOOL_DOWN, float(reach), out)
+    return out
+
+
+@compiled
+def _task_conditions(qs, chain, tool_down, reach, out):
+    """σmax/σmin of the position rows and the rotation rows × ``reach`` of the Jacobian
+    at each row of ``qs`` (TOOL_DOWN: only the two rotation rows that tilt the tool axis,
+    tool x and y in the base); inf when there are more rows than joints or σmin is at
+    rounding level."""
+    n = qs.shape[1]
+    pose, jacobian = np.empty(12), np.empty((6, n))
+    count = 5 if tool_down else 6
+    rows = np.empty((count, n))
+    for i in range(qs.shape[0]):
+        if count > n:
+            out[i] = math.inf
+            continue
+        pose_and_jacobian(qs[i], chain, pose, jacobian)
+        rows[:3, :] = jacobian[:3, :]
+        if tool_down:
+            for c in range(2):
+                for j in range(n):
+                    rows[3 + c, j] = reach * (pose[3 + c] * jacobian[3, j] + pose[6 + c]
+                                              * jacobian[4, j] + pose[9 + c] * jacobian[5, j])
+        else:
+            rows[3:, :] = reach * jacobian[3:, :]
+        singular = np.linalg.svd(rows)[1]
+        largest, smallest = singular[0], singular[count - 1]
+        out[i] = math.inf if smallest <= largest * 1e-15 else largest / smallest
 
 
 # Whole-turn offsets of a joint value tried for the copies of a solution, rad.
@@ -152,6 +171,7 @@ class PathRun:
         self.turns = [j for j in range(model.dof) if model.joints[j].wraps and
                       model.upper[j] - model.lower[j] > 2.0 * math.pi + 1e-9]
         self._turn_joints = np.array(self.turns, dtype=np.int64)
+        self._low, self._high = model.lower - 1e-9, model.upper + 1e-9
         # A UR/OPW closed form gives each branch once (its copy nearest the start) in one
         # compiled call; _copies adds the copies a continuous path can use. Listing every
         # whole-turn copy (256 on a UR5) and dropping them again cost 3–8 single solves
@@ -204,8 +224,7 @@ class PathRun:
         """(ok mask, stop per candidate) for the limits, contacts and singularity."""
         model, settings = self.model, self.settings
         stops: list[PathStop | None] = [None] * len(candidates)
-        inside = np.all((candidates >= model.lower - 1e-9) & (candidates <= model.upper + 1e-9),
-                        axis=1)
+        inside = ((candidates >= self._low) & (candidates <= self._high)).all(axis=1)
         verdicts = None
         if self.safety is not None:
             checks = self.safety.check(candidates)
@@ -262,24 +281,17 @@ class PathRun:
         """
         self.refused: dict[str, PathStop] = {}
         solutions = self._branches(*self.path.pose(u))
-        if not solutions:
+        if solutions:
+            labels = [label for label, _ in solutions]
+            rows = list(range(len(solutions)))        # each branch once already
+            values = np.array([q for _, q in solutions], dtype=float)
+        else:
             result = self._solve(u, self.start)
             if not result.success:
                 return [], self._failure(result, None)
             solutions = [(s.label, s.q) for s in result.solutions] or \
                 [(result.branch, result.q)]
-        # A solver may list whole-turn copies itself: keep one per label, _copies adds the
-        # ones a continuous path can use.
-        labels = [label for label, _ in solutions]
-        values = np.array([q for _, q in solutions], dtype=float)
-        keys = values.copy()
-        keys[:, self.turns] = np.mod(keys[:, self.turns], 2.0 * math.pi)
-        keys = np.round(keys, 9) + 0.0          # + 0.0: -0.0 and 0.0 are one key
-        # The first of each (label, joint values modulo a turn): a dict, as a sample has a
-        # handful of solutions and np.unique(axis=0) costs more than the solve.
-        first = list({(label, key.tobytes()): i for i, (label, key) in
-                      reversed(list(enumerate(zip(labels, keys, strict=True))))}.values())
-        rows = sorted(first)
+            labels, values, rows = self._distinct(solutions)
         copies, origin = self._copies(values[rows], reference)
         states = [(labels[rows[i]], copy) for i, copy in zip(origin.tolist(), copies,
                                                               strict=True)]
@@ -300,6 +312,22 @@ class PathRun:
         if kept:
             return kept, None
         return [], next(s for s in stops if s is not None)
+
+    def _distinct(self, solutions: list[tuple[str, np.ndarray]]
+                  ) -> tuple[list[str], np.ndarray, list[int]]:
+        """(labels, values, rows): a solver may list whole-turn copies itself; ``rows``
+        keeps one per label (the first), and _copies adds the ones a continuous path can
+        use."""
+        labels = [label for label, _ in solutions]
+        values = np.array([q for _, q in solutions], dtype=float)
+        keys = values.copy()
+        keys[:, self.turns] = np.mod(keys[:, self.turns], 2.0 * math.pi)
+        keys = np.round(keys, 9) + 0.0          # + 0.0: -0.0 and 0.0 are one key
+        # The first of each (label, joint values modulo a turn): a dict, as a sample has a
+        # handful of solutions and np.unique(axis=0) costs more than the solve.
+        first = list({(label, key.tobytes()): i for i, (label, key) in
+                      reversed(list(enumerate(zip(labels, keys, strict=True))))}.values())
+        return labels, values, sorted(first)
 
     def _branches(self, position: np.ndarray, rotation: np.ndarray | None
                   ) -> list[tuple[str, np.ndarray]]:
@@ -529,7 +557,9 @@ def time_joint_path(model: object, q: np.ndarray, settings: PathSettings,
         low, high = np.zeros_like(s), np.ones_like(s)
         for _ in range(60):
             middle = 0.5 * (low + high)
-            below = min_jerk(middle)[0] < s
+            # min_jerk's s(τ) alone (its derivatives are not needed here).
+            square = middle * middle
+            below = square * middle * (10.0 - 15.0 * middle + 6.0 * square) < s
             low, high = np.where(below, middle, low), np.where(below, high, middle)
         times = 0.5 * (low + high) * duration
         times[0], times[-1] = 0.0, duration
