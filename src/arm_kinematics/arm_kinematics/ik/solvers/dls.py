@@ -401,16 +401,16 @@ class DLSSolver(Solver):
         timed_out = False
         per_iteration = self.FIRST_GUESS     # s, refined from every call
         found: list[tuple[np.ndarray, np.ndarray]] = []   # solutions, for an objective
+        # The first iterations run whatever the clock says: as many as half the timeout
+        # holds at the guessed speed (at most CLOCK_EVERY, about 0.3 ms). A process taken
+        # off the CPU before its first step (a loaded machine: 5 ms and more) timed out
+        # without one iteration: under load, every miss of bench_urdf_arms was such a
+        # solve (wall 5 ms, CPU 0.1 ms), and most targets converge within these.
+        guaranteed = int(min(self.CLOCK_EVERY, max(1.0, 0.5 * options.timeout / per_iteration)))
         while True:
             now = time.perf_counter()
-            if iterations == 0 and attempts == 0:
-                # The first call runs whatever the clock says, sized from the timeout alone
-                # (half of it at the guessed speed): a process taken off the CPU before its
-                # first step (a loaded machine: 5 ms and more) would otherwise time out
-                # without one iteration. Measured under load, every miss of bench_urdf_arms
-                # was such a solve; most targets converge inside this first call.
-                budget = int(min(self.CLOCK_EVERY,
-                                 max(1.0, 0.5 * options.timeout / per_iteration)))
+            if iterations < guaranteed:
+                budget = guaranteed - iterations
             elif now >= deadline:
                 timed_out = True
                 break
