@@ -234,7 +234,9 @@ class PathRun:
         conditions = np.full(len(candidates), math.nan)
         if judged.any():
             conditions[judged] = self.condition(candidates[judged], self.goal)
-        for i, q in enumerate(candidates):
+        refused = ~judged | (conditions > settings.max_condition)
+        for i in np.flatnonzero(refused).tolist():      # the words only where one is refused
+            q = candidates[i]
             if not inside[i]:
                 j = int(np.argmax(np.maximum(model.lower - q, q - model.upper)))
                 stops[i] = PathStop(PathCode.JOINT_LIMIT, f'{model.joint_names[j]} = {q[j]:.4f} '
@@ -250,7 +252,7 @@ class PathRun:
                 if condition > settings.max_condition:
                     stops[i] = PathStop(PathCode.SINGULARITY, f'condition number {condition:.3g} '
                                      f'> {settings.max_condition:g}', condition=condition)
-        return np.array([s is None for s in stops], dtype=bool), stops
+        return ~refused, stops
 
     def _copies(self, values: np.ndarray, reference: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray]:
@@ -293,22 +295,21 @@ class PathRun:
                 [(result.branch, result.q)]
             labels, values, rows = self._distinct(solutions)
         copies, origin = self._copies(values[rows], reference)
-        states = [(labels[rows[i]], copy) for i, copy in zip(origin.tolist(), copies,
-                                                              strict=True)]
+        names = [labels[rows[i]] for i in origin.tolist()]
         # A state farther than half a turn (plus a step) from every state before it, on some
         # joint, is never the next sample of a continuous path: left out before the checks.
-        array = np.array([q for _, q in states])
-        gap = np.abs(array[:, None, :] - reference[None, :, :]).max(axis=2).min(axis=1)
-        near = gap <= math.pi + self.settings.max_joint_step
-        if near.any():
-            states = [state for state, keep in zip(states, near, strict=True) if keep]
+        gap = np.abs(copies[:, None, :] - reference[None, :, :]).max(axis=2).min(axis=1)
+        near = np.flatnonzero(gap <= math.pi + self.settings.max_joint_step)
+        chosen = near.tolist() if near.size else list(range(len(copies)))
         if wanted:
-            states = [state for state in states if state[0] in wanted] or states
-        ok, stops = self._pose_checks(np.array([q for _, q in states]))
-        kept = [state for state, good in zip(states, ok, strict=True) if good]
-        for (label, _), stop in zip(states, stops, strict=True):
+            chosen = [i for i in chosen if names[i] in wanted] or chosen
+        candidates = copies[chosen]
+        ok, stops = self._pose_checks(candidates)
+        kept = [(names[i], q) for i, q, good in zip(chosen, candidates, ok, strict=True)
+                if good]
+        for i, stop in zip(chosen, stops, strict=True):
             if stop is not None:
-                self.refused.setdefault(label, stop)
+                self.refused.setdefault(names[i], stop)
         if kept:
             return kept, None
         return [], next(s for s in stops if s is not None)
