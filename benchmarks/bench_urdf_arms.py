@@ -43,11 +43,11 @@ within 1e-4 rad.
 
 The solvers take turns target by target (the order rotates), so load from other work on
 the machine falls on all of them alike. Times are wall-clock per call, in milliseconds
-(and ``cpu p95``, the p95 of each call's CPU time: its cost without the waits of a loaded
-machine); ratios are solver / TRAC-IK on the same targets in the same run. For our solvers
-the failures are summarised (error codes, best residuals, joints at a limit, restarts, and
-the wall and CPU time of the missed calls: a miss far below its wall time on the CPU was
-off it) to show why.
+(and ``cpu p95``, the p95 of each call's CPU time in this process, TRAC-IK's two solver
+threads included: its cost without the waits of a loaded machine); ratios are solver /
+TRAC-IK on the same targets in the same run. For our solvers the failures are summarised
+(error codes, best residuals, joints at a limit, restarts, and the wall and CPU time of the
+missed calls: a miss far below its wall time on the CPU was off it) to show why.
 
 Results print as a table and merge into ``bench_results.json`` at the repository root
 under the top-level key ``ik_urdf_arms``.
@@ -204,7 +204,7 @@ def accepted(model: ArmModel, q: np.ndarray | None, target: np.ndarray,
 def summarise(times: Sequence[float], solved: int, claimed: int,
               cpu: Sequence[float]) -> dict[str, float]:
     """Solve rate and median, p95, mean and max of the per-call wall times (seconds), and
-    the p95 of the per-call CPU times of this thread (where wall p95 far exceeds it, the
+    the p95 of the per-call CPU times of the process (where wall p95 far exceeds it, the
     calls waited off the CPU: a loaded machine).
 
     ``claimed``: answers the solver reported as solutions (``claimed - solved`` of them
@@ -468,10 +468,10 @@ def bench_arm(arm: ArmSpec, count: int, peers: Sequence[str],
         for name, mode in runs[turn:] + runs[:turn]:
             solver = solvers[name]
             goal = MODES[mode]
-            start, cpu = time.perf_counter(), time.thread_time()
+            start, cpu = time.perf_counter(), time.process_time()
             q = solver.solve(positions[index], quaternions[index], transforms[index], goal)
             elapsed = time.perf_counter() - start
-            cpu = time.thread_time() - cpu
+            cpu = time.process_time() - cpu
             if index < WARMUP:
                 continue
             times[name, mode].append(elapsed)
