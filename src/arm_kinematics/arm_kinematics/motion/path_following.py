@@ -187,8 +187,12 @@ class PathRun:
     def _solve(self, u: float, seed: np.ndarray) -> IKResult:
         position, rotation = self.path.pose(u)
         remaining = self.deadline - time.perf_counter()
+        # Where solve_all found no branch the answer is a refusal (or, for a position goal,
+        # damped least squares): listing every whole-turn copy would only cost time.
         options = self.options.with_changes(timeout=max(min(self.options.timeout, remaining),
-                                                        1e-3))
+                                                        1e-3),
+                                            return_all=self.options.return_all and
+                                            self._solve_all is None)
         return self.solver.solve(position, rotation, self.goal, seed, options)
 
     def _timed_out(self) -> PathStop | None:
