@@ -42,9 +42,12 @@ within 1e-4 rad.
   every target.
 
 The solvers take turns target by target (the order rotates), so load from other work on
-the machine falls on all of them alike. Times are wall-clock per call, in milliseconds;
-ratios are solver / TRAC-IK on the same targets in the same run. For our solvers the failures
-are summarised (error codes, best residuals, joints at a limit, restarts) to show why.
+the machine falls on all of them alike. Times are wall-clock per call, in milliseconds
+(and ``cpu p95``, the p95 of each call's CPU time in this process, TRAC-IK's two solver
+threads included: its cost without the waits of a loaded machine); ratios are solver /
+TRAC-IK on the same targets in the same run. For our solvers the failures are summarised
+(error codes, best residuals, joints at a limit, restarts, and the wall and CPU time of the
+missed calls: a miss far below its wall time on the CPU was off it) to show why.
 
 Results print as a table and merge into ``bench_results.json`` at the repository root
 under the top-level key ``ik_urdf_arms``.
@@ -198,8 +201,11 @@ def accepted(model: ArmModel, q: np.ndarray | None, target: np.ndarray,
     return True
 
 
-def summarise(times: Sequence[float], solved: int, claimed: int) -> dict[str, float]:
-    """Solve rate and median, p95, mean and max of the per-call wall times (seconds).
+def summarise(times: Sequence[float], solved: int, claimed: int,
+              cpu: Sequence[float]) -> dict[str, float]:
+    """Solve rate and median, p95, mean and max of the per-call wall times (seconds), and
+    the p95 of the per-call CPU times of the process (where wall p95 far exceeds it, the
+    calls waited off the CPU: a loaded machine).
 
     ``claimed``: answers the solver reported as solutions (``claimed - solved`` of them
     failed the check).
@@ -209,6 +215,7 @@ def summarise(times: Sequence[float], solved: int, claimed: int) -> dict[str, fl
             'claimed': claimed,
             'median_s': float(np.median(array)), 'p95_s': float(np.percentile(array, 95)),
             'mean_s': float(np.mean(array)), 'max_s': float(np.max(array)),
+            'cpu_p95_s': float(np.percentile(cpu, 95)),
             'over_timeout': int(np.sum(array > TIMEOUT))}
 
 
@@ -450,6 +457,7 @@ def bench_arm(arm: ArmSpec, count: int, peers: Sequence[str],
     positions = [t[:3, 3].tolist() for t in transforms]
     quaternions = [matrix_to_quaternion(t[:3, :3]) for t in transforms]
     times = {run: [] for run in runs}
+    cpu_times = {run: [] for run in runs}
     answers = {run: [] for run in runs}
     ours = {(name, mode): [] for name in OURS for mode in modes}
     log(f'  {arm.label} ({model.dof} joints): {count} targets, '
@@ -460,12 +468,14 @@ def bench_arm(arm: ArmSpec, count: int, peers: Sequence[str],
         for name, mode in runs[turn:] + runs[:turn]:
             solver = solvers[name]
             goal = MODES[mode]
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             q = solver.solve(positions[index], quaternions[index], transforms[index], goal)
             elapsed = time.perf_counter() - start
+            cpu = time.process_time() - cpu
             if index < WARMUP:
                 continue
             times[name, mode].append(elapsed)
+            cpu_times[name, mode].append(cpu)
             answers[name, mode].append(q)
             if name in OURS:
                 ours[name, mode].append(solver.last)
@@ -481,7 +491,7 @@ def bench_arm(arm: ArmSpec, count: int, peers: Sequence[str],
                   for q, target in zip(answers[run], targets, strict=True)]
             passed[run[0]] = ok
             claimed = sum(q is not None for q in answers[run])
-            figures[run[0]] = summarise(times[run], sum(ok), claimed)
+            figures[run[0]] = summarise(times[run], sum(ok), claimed, cpu_times[run])
         reference = figures.get('trac_ik')
         for name, row in figures.items():
             record = {'arm': arm.label, 'dof': model.dof, 'mode': mode, 'solver': name, **row}
@@ -497,6 +507,14 @@ def bench_arm(arm: ArmSpec, count: int, peers: Sequence[str],
                           if not ok]
                 trac_solved = {i for i, ok in enumerate(passed.get('trac_ik', ())) if ok}
                 record['failures'] = dls_failures(model, failed, trac_solved)
+                if failed:
+                    # Wall against CPU time of the missed calls: a miss whose CPU time is far
+                    # below its wall time spent the budget off the CPU (a loaded machine).
+                    missed = [i for i, _ in failed]
+                    record['failures']['wall_ms_median'] = 1e3 * float(np.median(
+                        [times[name, mode][i] for i in missed]))
+                    record['failures']['cpu_ms_median'] = 1e3 * float(np.median(
+                        [cpu_times[name, mode][i] for i in missed]))
             if name.startswith('default'):
                 solved = [q for q, ok in zip(answers[name, mode], passed[name], strict=True)
                           if ok]

@@ -13,8 +13,8 @@ import numpy as np
 def format_table(records: Sequence[dict]) -> str:
     """Plain-text table of the records."""
     header = (f'{"arm":<14}{"dof":>3} {"mode":<10}{"solver":<12}{"n":>5}{"rate %":>8}'
-              f'{"rej":>4}{"median ms":>11}{"p95 ms":>9}{"mean ms":>9}{"med ×trac":>11}'
-              f'{"p95 ×trac":>11}')
+              f'{"rej":>4}{"median ms":>11}{"p95 ms":>9}{"mean ms":>9}{"cpu p95":>9}'
+              f'{"med ×trac":>11}{"p95 ×trac":>11}')
     lines = [header, '-' * len(header)]
     for record in records:
         start = (f'{record["arm"]:<14}{record["dof"]:>3} {record["mode"]:<10}'
@@ -29,7 +29,8 @@ def format_table(records: Sequence[dict]) -> str:
         rejected = record['claimed'] - round(record['solve_rate'] * record['n'])
         lines.append(start + f'{record["n"]:>5}{100 * record["solve_rate"]:>8.1f}{rejected:>4}'
                      f'{record["median_s"] * 1e3:>11.3f}{record["p95_s"] * 1e3:>9.3f}'
-                     f'{record["mean_s"] * 1e3:>9.3f}' + ratios)
+                     f'{record["mean_s"] * 1e3:>9.3f}'
+                     f'{record.get("cpu_p95_s", float("nan")) * 1e3:>9.3f}' + ratios)
     return '\n'.join(lines)
 
 
@@ -54,6 +55,9 @@ def format_failures(records: Sequence[dict]) -> str:
                      f'against a limit {failures["best_at_a_limit"]}, restarts median '
                      f'{"?" if restarts is None else f"{restarts:g}"}, iterations median '
                      f'{failures["iterations_median"]:g}')
+        if 'cpu_ms_median' in failures:
+            line += (f'; wall {failures["wall_ms_median"]:.2f} ms / CPU '
+                     f'{failures["cpu_ms_median"]:.2f} ms median')
         lines.append(line + f'; solved by TRAC-IK {failures["solved_by_trac_ik"]}')
     return '\n'.join(lines)
 

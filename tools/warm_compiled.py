@@ -26,6 +26,7 @@ def main() -> int:
     from arm_kinematics.ik.solvers.base import workspace_from_model
     from arm_kinematics.ik.solvers.dls import compile_step, DLSSolver
     from arm_kinematics.model.arm_model import ArmModel
+    from arm_kinematics.motion.path_following import condition_numbers, whole_turn_copies
 
     # Any chain serves: the kernel and DLS are one compiled code for every arm.
     model = ArmModel.from_urdf(expand_xacro_file(description_dir() / 'urdf'
@@ -45,6 +46,9 @@ def main() -> int:
     DLSSolver(model, workspace).solve(target[:3, 3], target[:3, :3], GoalType.FULL_POSE)
     ClosedFormSolver(model, workspace).solve(target[:3, 3], target[:3, :3],
                                              GoalType.FULL_POSE)
+    whole_turn_copies(np.array([q]), np.array([q]), np.arange(model.dof), model.lower,
+                      model.upper, 3.2)
+    condition_numbers(model, 1.0, np.array([q]), GoalType.FULL_POSE)
     print(f'warm_compiled: the compiled kernel and solvers are ready '
           f'({time.perf_counter() - start:.1f} s)')
     return 0

@@ -364,6 +364,31 @@ def test_timeout_honoured(load_arm, solvers):
     assert result.solve_time < 0.002 + 0.05
 
 
+def test_first_call_runs_when_the_clock_passed_before_it(load_arm, solvers, monkeypatch):
+    # A process taken off the CPU between the request and its first step (a loaded
+    # machine) must still iterate: a clock that jumps a second per reading passes the
+    # deadline before the first compiled call, which runs all the same.
+    model, solver = load_arm('six_axis'), solvers('six_axis')
+    transform = model.fk(np.full(6, 0.4))
+
+    class JumpingClock:
+        now = 0.0
+
+        def perf_counter(self) -> float:
+            self.now += 1.0
+            return self.now
+
+    monkeypatch.setattr('arm_kinematics.ik.solvers.dls.time', JumpingClock())
+    result = solver.solve(transform[:3, 3], transform[:3, :3], GoalType.FULL_POSE,
+                          seed=np.full(6, 0.3), options=SolveOptions(timeout=0.005))
+    assert result.success and result.iterations > 0, result.reason
+    # A target the first call cannot finish still ends on the clock after it.
+    options = SolveOptions(timeout=0.005, tolerance=1e-30, orientation_tolerance=1e-30)
+    result = solver.solve(transform[:3, 3], transform[:3, :3], GoalType.FULL_POSE,
+                          seed=np.full(6, 0.3), options=options)
+    assert result.code == ErrorCode.TIMED_OUT and 0 < result.iterations <= solver.CLOCK_EVERY
+
+
 @pytest.mark.parametrize('goal', [GoalType.POSITION, GoalType.FULL_POSE])
 def test_max_step_respected_at_full_stretch(load_arm, solvers, goal):
     model, solver = load_arm('six_axis'), solvers('six_axis')

@@ -15,6 +15,7 @@ from arm_kinematics.ik.request import IKRequest
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.ik.solvers.base import SolveOptions
 from arm_kinematics.motion.batch_ik import BatchTooLargeError, MAX_BATCH
+from arm_kinematics.motion.path_following import PathRun
 from arm_kinematics.motion.path_ik import PathIK
 from arm_kinematics.motion.path_request import (
     DEFAULT_MAX_DEVIATION,
@@ -193,6 +194,31 @@ def test_a_ur5_wrist_near_its_two_turn_limit_stops_there_and_never_turns_back(ur
     assert np.all(np.diff(wrist) >= -1e-6)          # only ever forward, toward 2π
     assert wrist[-1] == pytest.approx(2.0 * math.pi, abs=1e-3)
     assert result.fraction == pytest.approx((2.0 * math.pi - 6.0) / 0.6, abs=0.01)
+
+
+@pytest.mark.parametrize('goal', [GoalType.FULL_POSE, GoalType.POSITION])
+def test_a_ur5_path_from_each_branch_once_equals_the_one_from_every_copy(ur5, goal,
+                                                                         monkeypatch):
+    # Each branch once per sample (solve_all) and the copies a path can reach, against
+    # every whole-turn copy the solver lists (return_all): the same joint path and stop.
+    rng = np.random.default_rng(4)
+    lines = [(rng.uniform(-1.0, 1.0, 6), rng.uniform(-1.0, 1.0, 6)) for _ in range(3)]
+    requests = [PathRequest(a, [_pose(ur5, b)], goal) for a, b in lines]
+    fast = [_path_ik(ur5).follow(request, OPTIONS) for request in requests]
+    original = PathRun.__init__
+
+    def every_copy(self, *args, **kwargs) -> None:
+        original(self, *args, **kwargs)
+        self._solve_all = None
+
+    monkeypatch.setattr(PathRun, '__init__', every_copy)
+    for request, quick in zip(requests, fast):
+        slow = _path_ik(ur5).follow(request, OPTIONS)
+        assert (quick.code, quick.samples, quick.branches) == \
+            (slow.code, slow.samples, slow.branches), (quick.message, slow.message)
+        np.testing.assert_allclose(quick.trajectory.positions, slow.trajectory.positions,
+                                   rtol=0.0, atol=1e-9)
+    assert any(result.code == PathCode.OK for result in fast)
 
 
 # ---------------------------------------------------------------------- 2π

@@ -390,9 +390,16 @@ class IKDispatcher:
         """The options naming the branch best for the objective among every solution of
         a closed form (unchanged when it has none; the floor rules still apply after)."""
         solve_all = getattr(solver, 'solve_all', None)
-        if solve_all is not None and goal == GoalType.FULL_POSE and orientation is not None:
+        rotation = None
+        if solve_all is not None and goal != GoalType.FULL_POSE:
+            # The rotation the closed form solves for: the one the goal takes from the seed
+            # (listing every whole-turn copy instead cost 1–5 ms on a UR5).
+            rotation = solver.goal_rotation(goal, None, seed)[0]
+        elif solve_all is not None and orientation is not None:
+            rotation = np.asarray(orientation, dtype=float)
+        if solve_all is not None and rotation is not None:
             # A UR/OPW family: its 8 branches, each as the copy a solve naming it answers.
-            q, valid, _ = solve_all(position, np.asarray(orientation, dtype=float), seed)
+            q, valid, _ = solve_all(position, rotation, seed)
             rows = np.flatnonzero(valid)
             if not len(rows):
                 return options

@@ -17,10 +17,12 @@ import time
 import numpy as np
 
 from arm_kinematics.ik import metrics
+from arm_kinematics.ik.closed_form.spherical_wrist import BRANCHES
 from arm_kinematics.ik.result import ErrorCode, GoalType, IKResult
 from arm_kinematics.ik.solvers.base import SolveOptions, Solver
 from arm_kinematics.model.arm_model import ArmModel
-from arm_kinematics.motion.laws import min_jerk, MIN_JERK_PEAK_SPEED
+from arm_kinematics.model.kernel import compiled, pose_and_jacobian
+from arm_kinematics.motion.laws import MIN_JERK_PEAK_SPEED
 from arm_kinematics.motion.path_request import LINEAR_TIMING, PathCode, PathSettings
 from arm_kinematics.motion.tool_path import ToolPath
 from arm_kinematics.motion.trajectory import Interpolation, Trajectory
@@ -53,29 +55,107 @@ def condition_number(model: ArmModel, reach: float, q: np.ndarray, goal: GoalTyp
     """Condition number of the goal's constraint Jacobian at ``q`` (dimensionless): position
     rows; FULL_POSE adds the rotation rows and TOOL_DOWN the two that tilt the tool axis,
     both times ``reach`` (m) so all rows are m."""
-    jacobian = model.jacobian(q)
+    return float(condition_numbers(model, reach, np.reshape(q, (1, -1)), goal)[0])
+
+
+def condition_numbers(model: ArmModel, reach: float, qs: np.ndarray, goal: GoalType
+                      ) -> np.ndarray:
+    """``condition_number`` of every row of ``qs`` (N, n), FULL_POSE and TOOL_DOWN in one
+    compiled call (a closed form's path checks branches at every sample: numpy's SVD of
+    one 6×6 cost more than the closed form)."""
+    qs = np.ascontiguousarray(qs, dtype=float).reshape(-1, model.dof)
     if goal == GoalType.POSITION:
-        return metrics.condition_number(jacobian[:3])
-    angular = jacobian[3:] * reach
-    if goal == GoalType.TOOL_DOWN:
-        rotation = model.fk(q)[:3, :3]
-        # Turning about the tool axis is free for TOOL_DOWN: only the two tilts count.
-        angular = rotation[:, :2].T @ angular
-    rows = np.vstack([jacobian[:3], angular])
-    singular = np.linalg.svd(rows, compute_uv=False)
-    if singular[-1] <= singular[0] * 1e-15 or rows.shape[0] > rows.shape[1]:
-        return math.inf
-    return float(singular[0] / singular[-1])
+        return np.array([metrics.condition_number(model.jacobian(q)[:3]) for q in qs])
+    out = np.empty(len(qs))
+    _task_conditions(qs, model.kernel.chain, goal == GoalType.TOOL_DOWN, float(reach), out)
+    return out
+
+
+@compiled
+def _task_conditions(qs, chain, tool_down, reach, out):
+    """σmax/σmin of the position rows and the rotation rows × ``reach`` of the Jacobian
+    at each row of ``qs`` (TOOL_DOWN: only the two rotation rows that tilt the tool axis,
+    tool x and y in the base); inf when there are more rows than joints or σmin is at
+    rounding level."""
+    n = qs.shape[1]
+    pose, jacobian = np.empty(12), np.empty((6, n))
+    count = 5 if tool_down else 6
+    rows = np.empty((count, n))
+    for i in range(qs.shape[0]):
+        if count > n:
+            out[i] = math.inf
+            continue
+        pose_and_jacobian(qs[i], chain, pose, jacobian)
+        rows[:3, :] = jacobian[:3, :]
+        if tool_down:
+            for c in range(2):
+                for j in range(n):
+                    rows[3 + c, j] = reach * (pose[3 + c] * jacobian[3, j] + pose[6 + c]
+                                              * jacobian[4, j] + pose[9 + c] * jacobian[5, j])
+        else:
+            rows[3:, :] = reach * jacobian[3:, :]
+        singular = np.linalg.svd(rows)[1]
+        largest, smallest = singular[0], singular[count - 1]
+        out[i] = math.inf if smallest <= largest * 1e-15 else largest / smallest
 
 
 # Whole-turn offsets of a joint value tried for the copies of a solution, rad.
 _TURNS = np.array([-4.0, -2.0, 0.0, 2.0, 4.0]) * math.pi
 
 
+@compiled
+def whole_turn_copies(values, reference, turns, lower, upper, reach):
+    """(copies (K, n), source row (K,)): each row of ``values`` (S, n) with, on every joint
+    of ``turns``, each value + 2πk (k = -2..2) inside [lower, upper] (± 1e-9) within
+    ``reach`` of that joint in some row of ``reference`` (P, n) — or the value itself when
+    none is — in every combination, the first joint of ``turns`` varying slowest."""
+    count, n = values.shape
+    joints = turns.shape[0]
+    options = np.empty((count, joints, _TURNS.shape[0]))
+    sizes = np.zeros((count, joints), np.int64)
+    total = 0
+    for s in range(count):
+        combinations = 1
+        for jj in range(joints):
+            j = turns[jj]
+            for offset in _TURNS:
+                value = values[s, j] + offset
+                if value < lower[j] - 1e-9 or value > upper[j] + 1e-9:
+                    continue
+                for p in range(reference.shape[0]):
+                    if abs(reference[p, j] - value) <= reach:
+                        options[s, jj, sizes[s, jj]] = value
+                        sizes[s, jj] += 1
+                        break
+            if sizes[s, jj] == 0:
+                options[s, jj, 0] = values[s, j]
+                sizes[s, jj] = 1
+            combinations *= sizes[s, jj]
+        total += combinations
+    out = np.empty((total, n))
+    rows = np.empty(total, np.int64)
+    k = 0
+    for s in range(count):
+        combinations = 1
+        for jj in range(joints):
+            combinations *= sizes[s, jj]
+        for m in range(combinations):
+            out[k, :] = values[s, :]
+            rest = m
+            for jj in range(joints - 1, -1, -1):
+                size = sizes[s, jj]
+                out[k, turns[jj]] = options[s, jj, rest % size]
+                rest //= size
+            rows[k] = s
+            k += 1
+    return out, rows
+
+
 class PathRun:
     """One path being followed: the sample solver, the checks and the subdivision."""
 
-    def __init__(self, model: ArmModel, condition: Callable[[np.ndarray, GoalType], float],
+    def __init__(self, model: ArmModel,
+                 condition: Callable[[np.ndarray, GoalType], np.ndarray],
                  safety: SafetyGeometry | None, solver: Solver, goal: GoalType,
                  options: SolveOptions, settings: PathSettings, path: ToolPath,
                  start: np.ndarray, deadline: float, allow_branch_change: bool) -> None:
@@ -90,13 +170,29 @@ class PathRun:
         # Joints whose range holds more than one turn have copies q ± 2π inside it.
         self.turns = [j for j in range(model.dof) if model.joints[j].wraps and
                       model.upper[j] - model.lower[j] > 2.0 * math.pi + 1e-9]
+        self._turn_joints = np.array(self.turns, dtype=np.int64)
+        self._low, self._high = model.lower - 1e-9, model.upper + 1e-9
+        # A UR/OPW closed form gives each branch once (its copy nearest the start) in one
+        # compiled call; _copies adds the copies a continuous path can use. Listing every
+        # whole-turn copy (256 on a UR5) and dropping them again cost 3–8 single solves
+        # per sample. The rotation of a POSITION or TOOL_DOWN goal is the start's.
+        self._solve_all = getattr(solver, 'solve_all', None) if self.labelled else None
+        self._rotation = None
+        if self._solve_all is not None and goal != GoalType.FULL_POSE:
+            self._rotation, _ = solver.goal_rotation(goal, None, start)
+            if self._rotation is None:
+                self._solve_all = None
 
     # ------------------------------------------------------------------ one sample
     def _solve(self, u: float, seed: np.ndarray) -> IKResult:
         position, rotation = self.path.pose(u)
         remaining = self.deadline - time.perf_counter()
+        # Where solve_all found no branch the answer is a refusal (or, for a position goal,
+        # damped least squares): listing every whole-turn copy would only cost time.
         options = self.options.with_changes(timeout=max(min(self.options.timeout, remaining),
-                                                        1e-3))
+                                                        1e-3),
+                                            return_all=self.options.return_all and
+                                            self._solve_all is None)
         return self.solver.solve(position, rotation, self.goal, seed, options)
 
     def _timed_out(self) -> PathStop | None:
@@ -132,13 +228,19 @@ class PathRun:
         """(ok mask, stop per candidate) for the limits, contacts and singularity."""
         model, settings = self.model, self.settings
         stops: list[PathStop | None] = [None] * len(candidates)
-        inside = np.all((candidates >= model.lower - 1e-9) & (candidates <= model.upper + 1e-9),
-                        axis=1)
+        inside = ((candidates >= self._low) & (candidates <= self._high)).all(axis=1)
         verdicts = None
         if self.safety is not None:
             checks = self.safety.check(candidates)
             verdicts = checks.verdict
-        for i, q in enumerate(candidates):
+        # The singularity check of every candidate the others pass, in one call.
+        judged = inside if verdicts is None else inside & (verdicts == Verdict.SAFE)
+        conditions = np.full(len(candidates), math.nan)
+        if judged.any():
+            conditions[judged] = self.condition(candidates[judged], self.goal)
+        refused = ~judged | (conditions > settings.max_condition)
+        for i in np.flatnonzero(refused).tolist():      # the words only where one is refused
+            q = candidates[i]
             if not inside[i]:
                 j = int(np.argmax(np.maximum(model.lower - q, q - model.upper)))
                 stops[i] = PathStop(PathCode.JOINT_LIMIT, f'{model.joint_names[j]} = {q[j]:.4f} '
@@ -150,49 +252,77 @@ class PathRun:
                     else PathCode.OBSTACLE_CONTACT
                 stops[i] = PathStop(code, pose.message, ErrorCode.FLOOR_COLLISION)
             else:
-                condition = self.condition(q, self.goal)
+                condition = float(conditions[i])
                 if condition > settings.max_condition:
                     stops[i] = PathStop(PathCode.SINGULARITY, f'condition number {condition:.3g} '
                                      f'> {settings.max_condition:g}', condition=condition)
-        return np.array([s is None for s in stops], dtype=bool), stops
+        return ~refused, stops
 
-    def _copies(self, q: np.ndarray, reference: np.ndarray) -> list[np.ndarray]:
-        """``q`` and its whole-turn copies inside the limits that a continuous path from a
-        ``reference`` row (P, n) can reach: on every joint of more than one turn, the copies
-        within half a turn plus one step of some reference value (a farther copy needs a
-        jump to get to, so it can never be a state of a continuous path)."""
-        out = [np.asarray(q, dtype=float)]
-        model = self.model
-        reach = math.pi + self.settings.max_joint_step
-        for j in self.turns:
-            candidates = q[j] + _TURNS
-            keep = (candidates >= model.lower[j] - 1e-9) & \
-                (candidates <= model.upper[j] + 1e-9) & \
-                (np.abs(reference[:, j][None, :] - candidates[:, None]).min(axis=1) <= reach)
-            values = candidates[keep].tolist() or [q[j]]
-            more = []
-            for base in out:
-                for value in values:
-                    copy = base.copy()
-                    copy[j] = value
-                    more.append(copy)
-            out = more
-        return out
+    def _copies(self, values: np.ndarray, reference: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """Every row of ``values`` (S, n) and its whole-turn copies inside the limits that a
+        continuous path from a ``reference`` row (P, n) can reach: (copies (K, n), the row
+        of ``values`` each comes from (K,)). On every joint of more than one turn, the
+        copies within half a turn plus one step of some reference value (a farther copy
+        needs a jump to get to, so it can never be a state of a continuous path). Compiled
+        (``whole_turn_copies``): in numpy, joint by joint, this cost more than the solve."""
+        values = np.ascontiguousarray(values, dtype=float).reshape(len(values), -1)
+        if not self.turns:
+            return values, np.arange(len(values))
+        return whole_turn_copies(values, np.ascontiguousarray(reference, dtype=float),
+                                 self._turn_joints, self.model.lower, self.model.upper,
+                                 math.pi + self.settings.max_joint_step)
 
-    def _states(self, u: float, reference: np.ndarray
+    def _states(self, u: float, reference: np.ndarray, wanted: Sequence[str] = ()
                 ) -> tuple[list[tuple[str, np.ndarray]], PathStop | None]:
         """Every allowed labelled solution at ``u`` (closed forms), or why none.
+
+        ``wanted``: the labels that can continue the path (() for any): when some state
+        has one, only those are checked (the others could not be chosen; each check costs
+        a Jacobian and an SVD); when none has, every state is, so the stop names the
+        branches there are.
 
         ``self.refused`` keeps why each label's solutions were refused (a singular or
         colliding pose), so a branch that vanishes is reported for its own reason.
         """
         self.refused: dict[str, PathStop] = {}
-        result = self._solve(u, self.start)
-        if not result.success:
-            return [], self._failure(result, None)
-        solutions = [(s.label, s.q) for s in result.solutions] or [(result.branch, result.q)]
-        # A solver may list whole-turn copies itself: keep one per label, _copies adds the
-        # ones a continuous path can use.
+        solutions = self._branches(*self.path.pose(u))
+        if solutions:
+            labels = [label for label, _ in solutions]
+            rows = list(range(len(solutions)))        # each branch once already
+            values = np.array([q for _, q in solutions], dtype=float)
+        else:
+            result = self._solve(u, self.start)
+            if not result.success:
+                return [], self._failure(result, None)
+            solutions = [(s.label, s.q) for s in result.solutions] or \
+                [(result.branch, result.q)]
+            labels, values, rows = self._distinct(solutions)
+        copies, origin = self._copies(values[rows], reference)
+        names = [labels[rows[i]] for i in origin.tolist()]
+        # A state farther than half a turn (plus a step) from every state before it, on some
+        # joint, is never the next sample of a continuous path: left out before the checks.
+        gap = np.abs(copies[:, None, :] - reference[None, :, :]).max(axis=2).min(axis=1)
+        near = np.flatnonzero(gap <= math.pi + self.settings.max_joint_step)
+        chosen = near.tolist() if near.size else list(range(len(copies)))
+        if wanted:
+            chosen = [i for i in chosen if names[i] in wanted] or chosen
+        candidates = copies[chosen]
+        ok, stops = self._pose_checks(candidates)
+        kept = [(names[i], q) for i, q, good in zip(chosen, candidates, ok, strict=True)
+                if good]
+        for i, stop in zip(chosen, stops, strict=True):
+            if stop is not None:
+                self.refused.setdefault(names[i], stop)
+        if kept:
+            return kept, None
+        return [], next(s for s in stops if s is not None)
+
+    def _distinct(self, solutions: list[tuple[str, np.ndarray]]
+                  ) -> tuple[list[str], np.ndarray, list[int]]:
+        """(labels, values, rows): a solver may list whole-turn copies itself; ``rows``
+        keeps one per label (the first), and _copies adds the ones a continuous path can
+        use."""
         labels = [label for label, _ in solutions]
         values = np.array([q for _, q in solutions], dtype=float)
         keys = values.copy()
@@ -202,23 +332,18 @@ class PathRun:
         # handful of solutions and np.unique(axis=0) costs more than the solve.
         first = list({(label, key.tobytes()): i for i, (label, key) in
                       reversed(list(enumerate(zip(labels, keys, strict=True))))}.values())
-        states = [(labels[i], copy) for i in sorted(first)
-                  for copy in self._copies(values[i], reference)]
-        # A state farther than half a turn (plus a step) from every state before it, on some
-        # joint, is never the next sample of a continuous path: left out before the checks.
-        array = np.array([q for _, q in states])
-        gap = np.abs(array[:, None, :] - reference[None, :, :]).max(axis=2).min(axis=1)
-        near = gap <= math.pi + self.settings.max_joint_step
-        if near.any():
-            states = [state for state, keep in zip(states, near, strict=True) if keep]
-        ok, stops = self._pose_checks(np.array([q for _, q in states]))
-        kept = [state for state, good in zip(states, ok, strict=True) if good]
-        for (label, _), stop in zip(states, stops, strict=True):
-            if stop is not None:
-                self.refused.setdefault(label, stop)
-        if kept:
-            return kept, None
-        return [], next(s for s in stops if s is not None)
+        return labels, values, sorted(first)
+
+    def _branches(self, position: np.ndarray, rotation: np.ndarray | None
+                  ) -> list[tuple[str, np.ndarray]]:
+        """(label, q) of every branch of a UR/OPW closed form inside the limits at one
+        pose, each once (``solve_all``); [] when the solver has no such call or no branch
+        fits (the solver's own answer then says why)."""
+        if self._solve_all is None:
+            return []
+        q, valid, _ = self._solve_all(position, rotation if rotation is not None
+                                      else self._rotation, self.start)
+        return [(BRANCHES[i], q[i]) for i in np.flatnonzero(valid)]
 
     def _attempt(self, u: float, previous: PathSample, labels: Sequence[str]
                  ) -> tuple[PathSample | None, PathStop | None]:
@@ -227,7 +352,7 @@ class PathRun:
         if stop is not None:
             return None, stop
         if self.labelled:
-            states, stop = self._states(u, previous.q.reshape(1, -1))
+            states, stop = self._states(u, previous.q.reshape(1, -1), labels)
             if stop is not None:
                 return None, stop
             allowed = [(label, q) for label, q in states if not labels or label in labels]
@@ -334,7 +459,14 @@ class PathRun:
         for k in range(1, len(self.path)):
             timeout = self._timed_out()
             reference = np.array([q for _, q in layers[-1]])
-            states, stop = (None, timeout) if timeout else self._states(float(k), reference)
+            # Without branch changes only the labels alive so far can continue ('' is
+            # the start's when no solution matched it: any).
+            alive_labels = () if self.allow_change else tuple({label for label, _ in
+                                                               layers[-1]})
+            if '' in alive_labels:
+                alive_labels = ()
+            states, stop = (None, timeout) if timeout else \
+                self._states(float(k), reference, alive_labels)
             if stop is not None:
                 break
             previous = layers[-1]
@@ -394,12 +526,18 @@ class PathRun:
         """The branch label of the start pose, '' when no solution matches it."""
         frame = self.model.fk(self.start)
         turn = frame[:3, :3] if self.goal == GoalType.FULL_POSE else None
-        result = self.solver.solve(frame[:3, 3], turn, self.goal, self.start,
-                                   self.options.with_changes(return_all=True))
-        for solution in result.solutions:
-            for copy in self._copies(solution.q, self.start.reshape(1, -1)):
-                if float(np.abs(copy - self.start).max()) <= 1e-6:
-                    return solution.label
+        solutions = self._branches(frame[:3, 3], turn)
+        if not solutions:
+            result = self.solver.solve(frame[:3, 3], turn, self.goal, self.start,
+                                       self.options.with_changes(return_all=True))
+            solutions = [(s.label, s.q) for s in result.solutions]
+        if not solutions:
+            return ''
+        copies, origin = self._copies(np.array([q for _, q in solutions]),
+                                      self.start.reshape(1, -1))
+        for copy, row in zip(copies, origin.tolist(), strict=True):
+            if float(np.abs(copy - self.start).max()) <= 1e-6:
+                return solutions[row][0]
         return ''
 
 
@@ -424,7 +562,9 @@ def time_joint_path(model: object, q: np.ndarray, settings: PathSettings,
         low, high = np.zeros_like(s), np.ones_like(s)
         for _ in range(60):
             middle = 0.5 * (low + high)
-            below = min_jerk(middle)[0] < s
+            # min_jerk's s(τ) alone (its derivatives are not needed here).
+            square = middle * middle
+            below = square * middle * (10.0 - 15.0 * middle + 6.0 * square) < s
             low, high = np.where(below, middle, low), np.where(below, high, middle)
         times = 0.5 * (low + high) * duration
         times[0], times[-1] = 0.0, duration

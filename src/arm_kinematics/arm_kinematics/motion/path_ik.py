@@ -59,6 +59,7 @@ from arm_kinematics.ik.solvers.base import SolveOptions
 from arm_kinematics.motion.batch_ik import BatchIK, BatchTooLargeError, MAX_BATCH  # noqa: F401
 from arm_kinematics.motion.path_following import (
     condition_number,
+    condition_numbers,
     PathRun,
     PathSample,
     PathStop,
@@ -112,6 +113,10 @@ class PathIK:
     def condition(self, q: np.ndarray, goal: GoalType) -> float:
         """Condition number of the goal's constraint Jacobian at ``q`` (dimensionless)."""
         return condition_number(self.model, self.reach, q, goal)
+
+    def conditions(self, qs: np.ndarray, goal: GoalType) -> np.ndarray:
+        """``condition`` of every row of ``qs`` (N, n), in one call."""
+        return condition_numbers(self.model, self.reach, qs, goal)
 
     # ------------------------------------------------------------------ path IK
     def follow(self, request: PathRequest, defaults: SolveOptions) -> PathResult:
@@ -172,7 +177,7 @@ class PathIK:
                                        orientations, settings, throughs)
         if path is None:
             return PathResult(PathCode.INVALID_INPUT, reason, solver=solver.name)
-        run = PathRun(model, self.condition, self.safety, solver, goal, options, settings,
+        run = PathRun(model, self.conditions, self.safety, solver, goal, options, settings,
                       path, start, started + settings.timeout, request.allow_branch_change)
         samples, stop = run.solve()
         return self._result(run, samples, stop, request, len(request.waypoints))

@@ -174,6 +174,27 @@ def slerp_rotation(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
     return quaternion_to_matrix(*q)
 
 
+def slerp_rotations(a: np.ndarray, b: np.ndarray, fractions: np.ndarray) -> np.ndarray:
+    """``slerp_rotation`` at every fraction (K,) at once: (K, 3, 3)."""
+    qa = np.array(matrix_to_quaternion(a))
+    qb = np.array(matrix_to_quaternion(b))
+    dot = float(qa @ qb)
+    if dot < 0.0:
+        qb, dot = -qb, -dot
+    angle = math.acos(min(dot, 1.0))
+    t = np.asarray(fractions, dtype=float)[:, None]
+    if angle < 1e-9:
+        q = qa + t * (qb - qa)
+    else:
+        q = (np.sin((1.0 - t) * angle) * qa + np.sin(t * angle) * qb) / math.sin(angle)
+    x, y, z, w = (q / np.linalg.norm(q, axis=1, keepdims=True)).T
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], axis=1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], axis=1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], axis=1),
+    ], axis=1)
+
+
 def segment_distance(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     """Distance (m) of ``point`` from the segment a–b."""
     ab = b - a
@@ -258,6 +279,11 @@ def build_tool_path(start_frame: np.ndarray, positions: Sequence[np.ndarray],
             return None, (f'the path needs more than {MAX_PATH_SAMPLES} samples at '
                           f'{settings.max_cartesian_step:g} m / '
                           f'{settings.max_rotation_step:g} rad; give larger steps')
+        if full:
+            # Every sample's rotation of the segment at once: a slerp per sample in numpy
+            # calls was 12 % of the time of a closed-form (UR5) path.
+            rotations.extend(slerp_rotations(turns[k - 1], turns[k],
+                                             np.arange(1, count + 1) / count))
         for i in range(1, count + 1):
             t = i / count
             if circle is None:
@@ -268,8 +294,6 @@ def build_tool_path(start_frame: np.ndarray, positions: Sequence[np.ndarray],
                 positions.append(b if i == count else circle.point(t * circle.angle))
                 pieces.append(ArcPiece(circle, (i - 1) / count * circle.angle,
                                      t * circle.angle))
-            if full:
-                rotations.append(slerp_rotation(turns[k - 1], turns[k], t))
             heading.append(owners[k])
     weight = settings.max_cartesian_step / settings.max_rotation_step
     return ToolPath(np.array(positions), None if not full else np.array(rotations),

@@ -29,16 +29,8 @@ from arm_kinematics.ik.closed_form.common import (
 )
 from arm_kinematics.ik.closed_form.geometry import (
     angle_between,
-    angle_one,
     cross,
-    dot,
-    mat_mul,
-    mat_vec,
     rotate,
-    rotation,
-    transpose,
-    turn,
-    vcross,
 )
 from arm_kinematics.model.arm_model import ArmModel
 
@@ -175,39 +167,7 @@ def recognise(model: ArmModel) -> family.Family | str:
 
 
 class ScalarOPWEngine(six_joint.ScalarEngine):
-    """The OPW closed form of one pose in plain floats (BRANCHES order)."""
-
-    def solve(self, position: Sequence[float], rotation_goal: Sequence[float],
-              seed: Sequence[float]) -> tuple[list[tuple[tuple, bool, int]], bool]:
-        q1s, solvable, flag1, v = self._yaw_of_pose(position, rotation_goal, seed)
-        out: list = [None] * 8
-        near_all = True
-        w, o = self.w, self.o
-        flip = (0.0, math.pi)
-        goal_r0t = mat_mul(rotation_goal, self.r0t)
-        for i, q1 in enumerate(q1s):
-            r1 = rotation(w[0], q1)
-            undone = turn(w[0], -q1, v)
-            x = (undone[0] + o[0][0], undone[1] + o[0][1], undone[2] + o[0][2])
-            pairs, ok3, near, flag3 = self._triangle(x)
-            near_all &= near
-            for k, (q2, q3) in enumerate(pairs):
-                # Axes 2 and 3 are parallel: R2·R3 is one turn about n.
-                r123 = mat_mul(r1, rotation(self.n, self.s[1] * q2 + self.s[2] * q3))
-                r456 = mat_mul(transpose(r123), goal_r0t)
-                axis6 = mat_vec(r456, w[5])
-                half, wrist_singular = self._half_bend(dot(w[3], axis6))
-                for j, q5 in enumerate((self.delta + half, self.delta - half)):
-                    q4, across = angle_one(w[3], turn(w[4], q5, w[5]), axis6)
-                    free = wrist_singular or across < SINGULAR
-                    if free:
-                        q4 = seed[3] + flip[j]
-                    # R6 = R5ᵀ·R4ᵀ·R456, applied to one vector across axis 6.
-                    u = turn(w[4], -q5, turn(w[3], -q4, mat_vec(r456, self.w6_perp)))
-                    q6 = math.atan2(dot(vcross(self.w6_perp, u), w[5]), dot(u, self.w6_perp))
-                    out[i * 4 + k * 2 + j] = ((q1, q2, q3, q4, q5, q6), solvable and ok3,
-                                              flag1 | flag3 | (WRIST_SINGULAR if free else 0))
-        return out, near_all
+    """The OPW closed form of one pose, compiled (``family_kernel.family_solve``)."""
 
 
 class OPWEngine(six_joint.FamilyEngine):

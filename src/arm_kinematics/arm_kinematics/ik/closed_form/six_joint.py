@@ -22,11 +22,13 @@ from time import perf_counter
 
 import numpy as np
 
+from arm_kinematics.ik.closed_form import family_kernel
 from arm_kinematics.ik.closed_form.common import (
     ANGLE_TOLERANCE,
     answer_nearest,
     checked_request,
     fk_check,
+    flag_words,
     goal_orientation,
     LIMIT_TOLERANCE,
     LINE_TOLERANCE,
@@ -34,6 +36,7 @@ from arm_kinematics.ik.closed_form.common import (
     prepared_limits,
     SHOULDER_SINGULAR,
     SINGULAR,
+    solved,
     STRETCHED,
     tool_down_rotation,
     turns,
@@ -43,19 +46,21 @@ from arm_kinematics.ik.closed_form.common import (
 from arm_kinematics.ik.closed_form.family import Family
 from arm_kinematics.ik.closed_form.geometry import (
     cosine_equation,
-    cosine_one,
-    dot,
-    mat_vec,
     parallel,
     perpendicular,
     PitchTriangle,
     rotate,
     unit,
-    Vec,
 )
 from arm_kinematics.ik.closed_form.spherical_wrist import BRANCHES
 from arm_kinematics.ik.result import ErrorCode, GoalType, IKResult
-from arm_kinematics.ik.solvers.base import ClosedFormBase, SolveOptions, Solver, Workspace
+from arm_kinematics.ik.solvers.base import (
+    ClosedFormBase,
+    NEAREST,
+    SolveOptions,
+    Solver,
+    Workspace,
+)
 from arm_kinematics.model.arm_model import ArmModel
 
 _DEFAULT_OPTIONS = SolveOptions()
@@ -237,7 +242,10 @@ class FamilyEngine:
 
 # ---------------------------------------------------------------------- one pose
 class ScalarEngine:
-    """FamilyEngine's closed form for one pose, in plain floats (same labels and order)."""
+    """FamilyEngine's closed form for one pose, compiled (``family_kernel``): the engine's
+    constants in plain floats, packed into ``table``; same labels and order."""
+
+    ur = False
 
     def __init__(self, engine: FamilyEngine) -> None:
         def t(v: np.ndarray) -> tuple:
@@ -257,44 +265,22 @@ class ScalarEngine:
         self.triangle = e.triangle
         self.w6_perp = t(e.w6_perp)
         self.r0t_w6 = t(e.r0.T @ e.w[5])
+        self._family_constants(engine)
+        self.table = family_kernel.table_of(self)
 
-    def _yaw(self, point: Vec, seed: float) -> tuple[list[float], bool, int, Vec]:
-        w1, o1 = self.w[0], self.o[0]
-        v = (point[0] - o1[0], point[1] - o1[1], point[2] - o1[2])
-        along = dot(v, w1)
-        a = dot(v, self.n) - self.k1 * along
-        b = dot(v, self.w1xn)
-        centre, half, solvable, _ = cosine_one(a, b, self.d - self.k1 * along)
-        flag = 0
-        if math.hypot(a, b) < SINGULAR:
-            # On the axis any yaw does: the seed's, and the seed's + π (centre ± half).
-            centre, half, solvable, flag = seed + 0.5 * math.pi, 0.5 * math.pi, True, \
-                SHOULDER_SINGULAR
-        q1 = [centre + half, centre - half]
-        vf, vg = dot(v, self.forward), dot(v, self.side)
-        if math.cos(q1[1]) * vf + math.sin(q1[1]) * vg > math.cos(q1[0]) * vf + \
-                math.sin(q1[0]) * vg:
-            q1.reverse()
-        return q1, solvable, flag, v
+    def _family_constants(self, engine: FamilyEngine) -> None:
+        """The family's own constants (before ``table`` is packed)."""
 
-    def _yaw_of_pose(self, position: Sequence[float], rotation: Sequence[float],
-                     seed: Sequence[float]) -> tuple[list[float], bool, int, Vec]:
-        """``_yaw`` of the point the family solves for, carried by the goal pose."""
-        point = mat_vec(rotation, self.point_tool)
-        return self._yaw((point[0] + position[0], point[1] + position[1],
-                          point[2] + position[2]), seed[0])
-
-    def _triangle(self, x: Vec) -> tuple[list[tuple[float, float]], bool, bool, int]:
-        pairs, solvable, near, edge = self.triangle.solve_one(x)
-        return pairs, solvable, near, STRETCHED if edge else 0
-
-    def _half_bend(self, value: float) -> tuple[float, bool]:
-        """Half the spread of the two wrist bends for (axis before)·(axis 6) = value, and
-        whether the wrist is singular."""
-        a5, b5, c5 = self.q5
-        ratio = (value - c5) / math.hypot(a5, b5)
-        half = math.acos(1.0 if ratio > 1.0 else -1.0 if ratio < -1.0 else ratio)
-        return half, abs(math.sin(half)) < SINGULAR
+    def solve_arrays(self, position: Sequence[float], rotation: Sequence[float],
+                     seed: Sequence[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+        """(q (8, 6) rad, reachable (8,), flags (8,), every branch too near) in BRANCHES
+        order: one compiled call."""
+        q, ok, flags = np.empty((8, 6)), np.empty(8, np.bool_), np.empty(8, np.int64)
+        near_all = family_kernel.family_solve(
+            self.table, self.ur, np.asarray(position, dtype=float),
+            np.asarray(rotation, dtype=float).reshape(-1), np.asarray(seed, dtype=float),
+            q, ok, flags)
+        return q, ok, flags, bool(near_all)
 
     def solve(self, position: Sequence[float], rotation: Sequence[float],
               seed: Sequence[float]) -> tuple[list[tuple[tuple, bool, int]], bool]:
@@ -303,7 +289,9 @@ class ScalarEngine:
         Args:
             position: tip position, m. rotation: row-major 9 floats. seed: 6 joints, rad.
         """
-        raise NotImplementedError
+        q, ok, flags, near_all = self.solve_arrays(position, rotation, seed)
+        return (list(zip(map(tuple, q.tolist()), ok.tolist(), flags.tolist(), strict=True)),
+                near_all)
 
 
 # ---------------------------------------------------------------------- the solver
@@ -349,11 +337,13 @@ class FamilySolver(ClosedFormBase):
             for shift, base, top, lo, hi in zip(r.shift, r.base, r.top, r.lower, r.upper,
                                                 strict=True))
         self._dls: Solver | None = None
-        # solve_all's wrapping: JointRanges' constants and whether a joint spans more than
-        # a turn, per joint.
-        self._wrap_constants = tuple(
-            (shift, base, top, lo, hi, j in r.multi_turn) for j, (shift, base, top, lo, hi)
-            in enumerate(zip(r.shift, r.base, r.top, r.lower, r.upper, strict=True)))
+        self._lower = np.array(r.lower, dtype=float)
+        self._upper = np.array(r.upper, dtype=float)
+        # Load the compiled closed form now (from numba's disk cache, tens of ms), not
+        # inside the first request's solve.
+        zero = model.fk(np.asarray(self.home))
+        self._nearest_inside(zero[:3, 3], zero[:3, :3], self.home)
+        self.scalar.solve_arrays(zero[:3, 3], zero[:3, :3], self.home)
 
     # ------------------------------------------------------------------ batches
     def solve_poses(self, positions: np.ndarray, rotations: np.ndarray,
@@ -381,48 +371,36 @@ class FamilySolver(ClosedFormBase):
                   seed: Sequence[float] | None = None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every distinct solution of one pose: the 8 branches, each as the whole-turn copy
-        nearest the seed (the peers' all-solutions call, with the joint limits applied).
+        nearest the seed (the peers' all-solutions call, with the joint limits applied): the
+        copy a solve naming the branch answers. One compiled call.
 
         Args:
             position: tip position, m (3 floats). rotation: tip rotation, row-major 9
                 floats (or a 3×3 array). seed: reference joints, rad; home when None.
 
         Returns:
-            (q (8, 6) rad in BRANCHES order, valid (8,), flags (8,)) as one row of
-            ``solve_poses``; invalid rows hold finite unwrapped angles.
+            (q (8, 6) rad in BRANCHES order, valid (8,), flags (8,)); invalid rows hold
+            finite unwrapped angles.
         """
-        reference = self.home if seed is None else tuple(float(v) for v in seed)
-        if isinstance(rotation, np.ndarray):
-            rotation = rotation.reshape(-1).tolist()
-        raw, _ = self.scalar.solve(position, rotation, reference)
-        rows, valid, flags = [], [], []
-        for row, good, flag in raw:
-            flags.append(flag)
-            wrapped = self._nearest_inside(row, reference) if good else None
-            valid.append(wrapped is not None)
-            rows.append(row if wrapped is None else wrapped)
-        return np.array(rows), np.array(valid), np.array(flags)
+        q, valid, flags, _, _ = self._nearest_inside(
+            position, rotation, self.home if seed is None else seed)
+        return q, valid, flags
 
-    def _nearest_inside(self, q: Sequence[float], reference: Sequence[float]
-                        ) -> list[float] | None:
-        """``q`` wrapped into the limits as ``wrap_rows`` does (a multi-turn joint: the
-        whole-turn copy nearest the seed), or None when a joint does not fit."""
-        out = []
-        for angle, ref, (shift, base, top, lo, hi, multi) in zip(q, reference,
-                                                                 self._wrap_constants):
-            if multi:
-                # The copy nearest the seed, then a turn back inside when it is past a limit.
-                angle = ref + math.remainder(angle - ref, TWO_PI)
-                if angle > top:
-                    angle -= TWO_PI
-                elif angle < base:
-                    angle += TWO_PI
-            else:
-                angle = (angle + shift) % TWO_PI + base
-                if angle > top:
-                    return None
-            out.append(lo if angle < lo else hi if angle > hi else angle)
-        return out
+    def _nearest_inside(self, position: Sequence[float], rotation: Sequence[float],
+                        seed: Sequence[float]
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
+        """``family_kernel.nearest_inside``: (q, valid, flags, largest move from the seed
+        (inf where not valid), every branch too near)."""
+        inputs = np.empty(18)
+        inputs[0:3] = position
+        inputs[3:12] = np.ravel(rotation) if isinstance(rotation, np.ndarray) else rotation
+        inputs[12:18] = seed
+        q, valid = np.empty((8, 6)), np.empty(8, np.bool_)
+        flags, steps = np.empty(8, np.int64), np.empty(8)
+        near_all = family_kernel.nearest_inside(self.scalar.table, self.scalar.ur, inputs,
+                                                self._lower, self._upper, LIMIT_TOLERANCE, q,
+                                                valid, flags, steps)
+        return q, valid, flags, steps, bool(near_all)
 
     def turn_copies(self, q: Sequence[float]) -> list[tuple[float, ...]]:
         """Every whole-turn copy of ``q`` (rad) inside the limits (q itself included)."""
@@ -485,9 +463,11 @@ class FamilySolver(ClosedFormBase):
             outside.append(outside_limits(label, q, self.ranges, names))
         return found, outside, ErrorCode.OK, ''
 
-    def _goal_rotation(self, goal: int, orientation: object, reference: Sequence[float]
-                       ) -> tuple[tuple[float, ...] | None, str]:
-        """The goal's tool rotation (row-major 9 floats), or (None, reason)."""
+    def goal_rotation(self, goal: int, orientation: object, reference: Sequence[float]
+                      ) -> tuple[tuple[float, ...] | None, str]:
+        """The tool rotation a goal asks of the closed form (row-major 9 floats), or (None,
+        reason): FULL_POSE its own; TOOL_DOWN down, headed as the seed's tool; POSITION
+        the seed's."""
         if goal == GoalType.FULL_POSE:
             return goal_orientation(orientation)
         seed_rotation = self.model.fk(np.asarray(reference))[:3, :3]
@@ -507,9 +487,22 @@ class FamilySolver(ClosedFormBase):
         if failure is not None:
             return failure
         branch = options.branch
-        rotation, reason = self._goal_rotation(goal, orientation, reference)
+        rotation, reason = self.goal_rotation(goal, orientation, reference)
         if rotation is None:
             return self._failure(start, ErrorCode.INVALID_INPUT, reason)
+        if not options.return_all:
+            # The common case, compiled: every branch as its copy nearest the seed, the
+            # nearest (or the named one) when it lies inside the limits. The other cases
+            # (none inside, a named branch outside, every copy wanted) take the path
+            # below, which also says why.
+            q, valid, flags, steps, _ = self._nearest_inside(target, rotation, reference)
+            index = int(np.argmin(steps)) if branch in NEAREST else BRANCHES.index(branch)
+            if valid[index]:
+                reason = f'solved in closed form ({self.family.name} family)'
+                if flags[index]:
+                    reason += f'; {flag_words(int(flags[index]))}'
+                return solved(self.model, start, target, goal, rotation, BRANCHES[index],
+                              tuple(q[index].tolist()), float(steps[index]), reason, [])
         found, outside, code, reason = self.all_solutions(target, rotation, reference)
         if code == ErrorCode.OK:
             result = answer_nearest(self, start, target, goal, rotation, self.family.name,

@@ -12,7 +12,6 @@ used: the solution works on the world axes at q = 0 (``six_joint``). Units: m, r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import math
 
 import numpy as np
@@ -25,18 +24,11 @@ from arm_kinematics.ik.closed_form.common import (
 from arm_kinematics.ik.closed_form.family import Family
 from arm_kinematics.ik.closed_form.geometry import (
     angle_between,
-    angle_one,
     cross,
-    dot,
     foot,
     line_gap,
-    mat_mul,
-    mat_t_vec,
-    mat_vec,
     meeting_point,
     rotate,
-    rotation_cs,
-    turn_cs,
     unit,
 )
 from arm_kinematics.ik.closed_form.six_joint import (
@@ -87,10 +79,11 @@ def recognise(model: ArmModel) -> Family | str:
 
 
 class ScalarUREngine(ScalarEngine):
-    """The UR closed form of one pose in plain floats (BRANCHES order)."""
+    """The UR closed form of one pose, compiled (``family_kernel.family_solve``)."""
 
-    def __init__(self, engine: UREngine) -> None:
-        super().__init__(engine)
+    ur = True
+
+    def _family_constants(self, engine: UREngine) -> None:
         t = _floats
         self.lever, self.n_perp = t(engine.lever), t(engine.n_perp)
         self.n_x_perp = t(np.cross(engine.n, engine.n_perp))
@@ -100,49 +93,6 @@ class ScalarUREngine(ScalarEngine):
         self._about5 = tuple(
             t(np.concatenate([np.dot(w5, v) * w5, v - np.dot(w5, v) * w5, np.cross(w5, v)]))
             for v in (engine.n, engine.n_perp, engine.lever))
-
-    def solve(self, position: Sequence[float], rotation_goal: Sequence[float],
-              seed: Sequence[float]) -> tuple[list[tuple[tuple, bool, int]], bool]:
-        q1s, solvable, flag1, v = self._yaw_of_pose(position, rotation_goal, seed)
-        out: list = [None] * 8
-        near_all = True
-        w, o, n = self.w, self.o, self.n
-        flip = (0.0, math.pi)
-        goal_r0t = mat_mul(rotation_goal, self.r0t)
-        axis6 = mat_vec(rotation_goal, self.r0t_w6)
-        for i, q1 in enumerate(q1s):
-            c1, s1 = math.cos(q1), math.sin(q1)
-            undone = turn_cs(w[0], c1, -s1, v)
-            n1 = turn_cs(w[0], c1, s1, n)
-            half, wrist_singular = self._half_bend(dot(n1, axis6))
-            m = mat_t_vec(self.r0t, mat_t_vec(rotation_goal, n1))
-            base = mat_mul(rotation_cs(w[0], c1, -s1), goal_r0t)        # R1ᵀ·R·R0ᵀ
-            for j, q5 in enumerate((self.delta + half, self.delta - half)):
-                c5, s5 = math.cos(q5), -math.sin(q5)          # turns by −q5 about axis 5
-                about_n, about_perp, about_lever = self._about5
-                n5 = _turned(about_n, c5, s5)
-                perp5 = _turned(about_perp, c5, s5)
-                lever5 = _turned(about_lever, c5, s5)
-                q6, across = angle_one(w[5], m, n5)
-                free = wrist_singular or across < SINGULAR
-                if free:
-                    q6 = seed[5] + flip[j]
-                c6, s6 = math.cos(q6), -math.sin(q6)
-                # R234 = base·R6ᵀ·R5ᵀ, applied to two vectors only.
-                u = mat_vec(base, turn_cs(w[5], c6, s6, perp5))
-                # (n_perp × u)·n = u·(n × n_perp): one product fewer.
-                theta = math.atan2(dot(u, self.n_x_perp), dot(u, self.n_perp))
-                lever = mat_vec(base, turn_cs(w[5], c6, s6, lever5))
-                x = (undone[0] + o[0][0] - lever[0], undone[1] + o[0][1] - lever[1],
-                     undone[2] + o[0][2] - lever[2])
-                pairs, ok3, near, flag3 = self._triangle(x)
-                near_all &= near
-                flags = flag1 | flag3 | (WRIST_SINGULAR if free else 0)
-                for k, (q2, q3) in enumerate(pairs):
-                    q4 = self.s[3] * (theta - self.s[1] * q2 - self.s[2] * q3)
-                    out[i * 4 + k * 2 + j] = ((q1, q2, q3, q4, q5, q6), solvable and ok3,
-                                              flags)
-        return out, near_all
 
 
 class UREngine(FamilyEngine):
@@ -222,13 +172,6 @@ class UREngine(FamilyEngine):
         self.last_too_near = np.repeat(near, 2).reshape(count, 2, 2, 2).transpose(
             *order).reshape(count, 8)
         return np.nan_to_num(q), ok, flags
-
-
-def _turned(pre: Sequence[float], c: float, s: float) -> tuple[float, float, float]:
-    """A fixed vector turned about a fixed axis: along + across·c + (w × v)·s, from its
-    precomputed parts (along0..2, across0..2, w×v 0..2)."""
-    return (pre[0] + pre[3] * c + pre[6] * s, pre[1] + pre[4] * c + pre[7] * s,
-            pre[2] + pre[5] * c + pre[8] * s)
 
 
 def _floats(v: np.ndarray) -> tuple[float, ...]:

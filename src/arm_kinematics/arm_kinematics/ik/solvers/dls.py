@@ -401,22 +401,24 @@ class DLSSolver(Solver):
         timed_out = False
         per_iteration = self.FIRST_GUESS     # s, refined from every call
         found: list[tuple[np.ndarray, np.ndarray]] = []   # solutions, for an objective
+        # The first iterations run whatever the clock says: as many as half the timeout
+        # holds at the guessed speed (at most CLOCK_EVERY, about 0.3 ms). A process taken
+        # off the CPU before its first step (a loaded machine: 5 ms and more) timed out
+        # without one iteration: under load, every miss of bench_urdf_arms was such a
+        # solve (wall 5 ms, CPU 0.1 ms), and most targets converge within these.
+        guaranteed = int(min(self.CLOCK_EVERY, max(1.0, 0.5 * options.timeout / per_iteration)))
         while True:
             now = time.perf_counter()
-            if now >= deadline:
+            if iterations < guaranteed:
+                budget = guaranteed - iterations
+            elif now >= deadline:
                 timed_out = True
-                if not math.isfinite(best[BEST_POSITION]):
-                    # Out of time before the first step: the seed's own errors.
-                    run_attempts(self._chain, lower, upper, wraps, int(goal), goal_target,
-                                 seeds[:1], float(options.tolerance),
-                                 float(options.orientation_tolerance), 0, 0, 1,
-                                 float(options.damping), float(options.max_step), best_q, best,
-                                 resume)
                 break
-            # No more iterations per call than half the time left allows (the clock is read
-            # between calls only): the timeout is overshot by a few iterations at most.
-            budget = int(min(self.CLOCK_EVERY,
-                             max(1.0, 0.5 * (deadline - now) / per_iteration)))
+            else:
+                # No more iterations per call than half the time left allows (the clock is
+                # read between calls only): the timeout is overshot by a few iterations.
+                budget = int(min(self.CLOCK_EVERY,
+                                 max(1.0, 0.5 * (deadline - now) / per_iteration)))
             outcome, used, spent, done = run_attempts(
                 self._chain, lower, upper, wraps, int(goal), goal_target, seeds,
                 float(options.tolerance), float(options.orientation_tolerance), int(limit),
