@@ -150,8 +150,8 @@ def declare_arm_model(node: Node, reloadable: bool = False
         raise StartupError(f'robot_description is not usable: {error}') from None
     model = loaded.model
     base_frame, tip_frame = model.base_link, model.tip_link
-    label = label or config.label or model.name
     arm = arm_of(model, config, label)
+    label = arm.label     # the given one, the config's, or the robot name made a ROS name
     lines = loaded.report()
     node.get_logger().info(f'{label}: {lines[0]}')
     for note in lines[1:]:
