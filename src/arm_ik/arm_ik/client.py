@@ -18,7 +18,7 @@ its docstring), and the two can be mixed on one node.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field
 import json
 import math
@@ -31,11 +31,13 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.exceptions import InvalidNamespaceException
 from rclpy.executors import Executor, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.parameter_client import AsyncParameterClient
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from rclpy.validate_namespace import validate_namespace
 
 from arm_interfaces.srv import SolveIK
+from arm_kinematics.common.urdf_tree import DescriptionError, read_tree
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.ik.solvers import SOLVERS, unknown_solver_reason
 from arm_kinematics.ik.solvers.base import MAX_TIMEOUT
@@ -424,19 +426,41 @@ def not_served(node: Node, client: IKClient, arm: str, wait: float) -> str:
     return '\n'.join(lines)
 
 
-def print_reply(reply: IKReply, as_json: bool) -> None:
+def sliding_joints(node: Node, arm: str, wait: float) -> set[str]:
+    """The prismatic joints of the arm served in ``/arm``, read from its ik_server's
+    robot_description parameter (empty when it cannot be read: every joint then prints in
+    rad, as the service's fields are documented)."""
+    client = AsyncParameterClient(node, f'/{arm}/ik_server')
+    if not client.wait_for_services(timeout_sec=min(wait, 2.0)):
+        return set()
+    future = client.get_parameters(['robot_description'])
+    rclpy.spin_until_future_complete(node, future, timeout_sec=min(wait, 2.0))
+    if not future.done() or future.result() is None or not future.result().values:
+        return set()
+    try:
+        tree = read_tree(future.result().values[0].string_value)
+    except DescriptionError:
+        return set()
+    return {joint.name for joint in tree.joints.values() if joint.kind == 'prismatic'}
+
+
+def print_reply(reply: IKReply, as_json: bool, slides: Collection[str] = ()) -> None:
+    """The reply as text (joints in rad and deg, the ``slides`` in m and mm) or JSON."""
     if as_json:
         print(reply.to_json())
         return
     print(f'{reply.code.name}: {reply.message}')
     if reply.positions:
         for name, value in zip(reply.joint_names, reply.positions):
-            print(f'  {name:16s} {value:+.6f} rad ({math.degrees(value):+8.3f} deg)')
+            if name in slides:
+                print(f'  {name:16s} {value:+.6f} m   ({value * 1e3:+8.3f} mm)')
+            else:
+                print(f'  {name:16s} {value:+.6f} rad ({math.degrees(value):+8.3f} deg)')
         print(f'  solver {reply.solver} branch {reply.branch or "-"}; error '
               f'{reply.position_error * 1000:.4f} mm; {reply.iterations} iterations; '
               f'w {reply.manipulability:.4f}; cond {reply.condition_number:.2f}; reach '
               f'{reply.reach_fraction * 100:.1f} %; {reply.solve_time * 1e3:.3f} ms; moved '
-              f'{reply.displacement:.4f} rad from the seed')
+              f'{reply.displacement:.4f} {"(rad and m)" if slides else "rad"} from the seed')
     for label, positions in reply.alternatives.items():
         print(f'  alternative {label}: ' + ' '.join(f'{v:+.4f}' for v in positions))
 
@@ -463,7 +487,9 @@ def main(argv: list[str] | None = None) -> int:
                              orientation=args.orientation or (0.0, 0.0, 0.0, 1.0),
                              branch=args.branch, return_all=args.all, timeout=args.timeout,
                              objective=args.objective)
-        print_reply(reply, args.json)
+        slides = sliding_joints(node, args.arm, args.wait) \
+            if reply.positions and not args.json else set()
+        print_reply(reply, args.json, slides)
         return 0 if reply.success else 1
     return run_command('ik_client', solve)
 

@@ -266,3 +266,14 @@ def test_options_no_request_can_carry_are_usage_errors(options, words, capsys):
         parse_args(['--arm', 'six_axis', '--target', '0.3', '0', '0.3', *options])
     assert raised.value.code == 2
     assert words in capsys.readouterr().err
+
+
+def test_sliding_joints_print_in_metres(capsys):
+    from arm_ik.client import IKReply, print_reply
+    reply = IKReply(ErrorCode.OK, 'converged', joint_names=['yaw', 'lift'],
+                    positions=[0.5, 0.03], position_error=0.0)
+    print_reply(reply, False, {'lift'})
+    out = capsys.readouterr().out
+    assert 'yaw              +0.500000 rad ( +28.648 deg)' in out
+    assert 'lift             +0.030000 m   ( +30.000 mm)' in out
+    assert '(rad and m) from the seed' in out
