@@ -290,3 +290,18 @@ def test_arm_config_check_refuses_allowed_pairs_the_urdf_does_not_have(tmp_path,
         encoding='utf-8')
     assert arm_config_command.main([str(written), '--check', str(spec.path)]) == 1
     assert '"elbow"' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(('geometry', 'radius', 'how'), [
+    ('<box size="0.2 0.1 0.1"/>', 0.5 * np.hypot(0.1, 0.1), 'box'),
+    ('<box size="0 0.1 nan"/>', 0.04, 'unreadable <box>: default 0.04 m'),
+    ('<cylinder radius="0.03" length="0.2"/>', 0.03, 'cylinder'),
+    ('<sphere radius="inf"/>', 0.04, 'sphere: default 0.04 m'),
+])
+def test_capsule_radii_come_only_from_valid_collision_shapes(geometry, radius, how):
+    from xml.etree import ElementTree
+
+    from arm_kinematics.analysis.config_writer import link_radius
+    link = ElementTree.fromstring(f'<link name="a"><collision><geometry>{geometry}</geometry>'
+                                  '</collision></link>')
+    assert link_radius(link, []) == (pytest.approx(radius), how)

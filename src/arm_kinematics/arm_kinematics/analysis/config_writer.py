@@ -53,7 +53,10 @@ def link_radius(link: ElementTree.Element | None, search_paths: Sequence[str | P
                     radii.append(float(shape.get('radius')))
                     notes.append('sphere')
                 elif shape.tag == 'box':
-                    radii.append(_cross_radius([float(v) for v in shape.get('size').split()]))
+                    sides = [float(v) for v in shape.get('size').split()]
+                    if len(sides) != 3 or not all(math.isfinite(v) and v > 0 for v in sides):
+                        raise ValueError('a box needs three finite sides > 0')
+                    radii.append(_cross_radius(sides))
                     notes.append('box')
                 elif shape.tag == 'mesh':
                     radius, note = _mesh_radius(shape, search_paths)
