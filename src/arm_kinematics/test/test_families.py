@@ -250,6 +250,12 @@ def test_a_rounded_urdf_keeps_the_closed_form_and_answers_meet_the_request_toler
         assert refined.success and 'refined by 3 Newton steps' in refined.reason
         assert refined.branch == plain.branch
         assert largest_pose_error(model, refined.q, pose) < 1e-10
+    # A tolerance below float precision is not met: refused with the residual, not OK.
+    pose = model.fk(q0)
+    tiny = SolveOptions(tolerance=1e-300, orientation_tolerance=1e-300)
+    refused = solver.solve(pose[:3, 3], pose[:3, :3], GoalType.FULL_POSE, q0, tiny)
+    assert refused.code == ErrorCode.NOT_CONVERGED and 'Newton steps from it leave' in \
+        refused.reason and refused.position_error < 1e-6
     # Tilted by 9e-7 rad the extracted parameters miss FK by 2e-6: dls, with the reason.
     solver_name, reason = choose_solver(_irb6640_with_joint_3_tilted('9e-7'))
     assert solver_name == 'dls' and 'miss FK by' in reason and 'needs 1e-06' in reason

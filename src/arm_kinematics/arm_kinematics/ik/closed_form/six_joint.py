@@ -531,6 +531,7 @@ class FamilySolver(ClosedFormBase):
         if result.position_error <= options.tolerance and \
                 result.orientation_error <= options.orientation_tolerance:
             return result
+        started = perf_counter()
         missed = (result.position_error, result.orientation_error)
         goal = np.eye(4)
         goal[:3, :3] = np.reshape(rotation, (3, 3))
@@ -541,23 +542,24 @@ class FamilySolver(ClosedFormBase):
             turn = goal[:3, :3] @ pose[:3, :3].T
             error = np.concatenate([goal[:3, 3] - pose[:3, 3], 0.5 * np.array(
                 [turn[2, 1] - turn[1, 2], turn[0, 2] - turn[2, 0], turn[1, 0] - turn[0, 1]])])
-            q = q + np.linalg.lstsq(self.model.jacobian(q), error, rcond=None)[0]
+            # Clamped: a solution on a joint limit stays inside it.
+            q = self.model.clamp(q + np.linalg.lstsq(self.model.jacobian(q), error,
+                                                     rcond=None)[0])
         better = solved(self.model, 0.0, target, goal_type, rotation, result.branch,
                         tuple(q.tolist()), result.max_joint_step, result.reason,
                         result.solutions)
-        better.solve_time = result.solve_time
+        better.solve_time = result.solve_time + perf_counter() - started
         words = f'closed form missed FK by {missed[0]:.3g} m / {missed[1]:.3g} rad'
-        if self.model.within_limits(q) and better.position_error <= options.tolerance and \
+        if better.position_error <= options.tolerance and \
                 better.orientation_error <= options.orientation_tolerance:
             better.reason += f'; {words}, refined by {_REFINE_STEPS} Newton steps'
             return better
         return IKResult(ErrorCode.NOT_CONVERGED,
-                        f'{words} (the URDF is within the recognition tolerance, not exact) '
-                        f'and Newton steps leave {better.position_error:.3g} m / '
+                        f'{words} and Newton steps from it leave {better.position_error:.3g} m / '
                         f'{better.orientation_error:.3g} rad, more than the tolerance '
                         f'{options.tolerance:g} m / {options.orientation_tolerance:g} rad',
                         result.q, result.branch, result.tip_position, result.position_error,
-                        result.orientation_error, solve_time=result.solve_time)
+                        result.orientation_error, solve_time=better.solve_time)
 
     def _position_by_dls(self, start: float, target: Sequence[float],
                          reference: Sequence[float], options: SolveOptions,
