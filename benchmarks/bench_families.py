@@ -1,8 +1,9 @@
 """Benchmark of the closed-form families (solvers.families) against their compiled peers.
 
-Arms: the UR5 of example-robot-data (UR family) and the two OPW examples of
-arm_description (irb2400_like, kr6_r700_like). Poses are FK of random configurations inside
-the joint limits (fixed seed), so every pose is reachable.
+Arms: the UR5 of example-robot-data (UR family), the two OPW examples of arm_description
+(irb2400_like, kr6_r700_like) and ROS-Industrial's ABB IRB 6640 (an OPW arm with a side
+offset b = 11 mm; its URDF is the test data in src/arm_kinematics/test/urdf). Poses are FK
+of random configurations inside the joint limits (fixed seed), so every pose is reachable.
 
 Rows per arm (times are wall-clock, microseconds per pose; medians of per-call times):
 
@@ -50,6 +51,7 @@ from pathlib import Path
 import statistics
 import sys
 import time
+from xml.etree import ElementTree
 
 import numpy as np
 
@@ -75,14 +77,28 @@ LOOSE = 1e-8                    # rad, the same allowing for a peer's rounded co
 ALL = SolveOptions(return_all=True)
 ARMS = (ArmSpec('ur5', 'base_link', 'tool0', 'ur_description/urdf/ur5_robot.urdf'),
         ArmSpec('irb2400_like', 'base_link', 'tool0', ''),
-        ArmSpec('kr6_r700_like', 'base_link', 'tool0', ''))
+        ArmSpec('kr6_r700_like', 'base_link', 'tool0', ''),
+        ArmSpec('irb6640', 'base_link', 'tool0', ''))
+# Arms whose URDF the repository holds (test data), by label.
+REPO_URDFS = {'irb6640': HERE.parent / 'src/arm_kinematics/test/urdf/irb6640.urdf'}
 UR_BASE = np.diag([-1.0, -1.0, 1.0, 1.0])   # ur-analytic-ik's "base" from base_link
 
 
 def _urdf(arm: ArmSpec) -> str:
+    if arm.label in REPO_URDFS:
+        return REPO_URDFS[arm.label].read_text(encoding='utf-8')
     if arm.urdf:
         return load_urdf(arm)
     return expand_xacro_file(description_dir() / 'urdf' / f'{arm.label}.urdf.xacro')
+
+
+def _without_meshes(urdf: str) -> str:
+    """``urdf`` without its links' visual and collision elements (the same joints)."""
+    root = ElementTree.fromstring(urdf)
+    for link in root.findall('link'):
+        for element in link.findall('visual') + link.findall('collision'):
+            link.remove(element)
+    return ElementTree.tostring(root, encoding='unicode')
 
 
 def _gap(a: np.ndarray, b: np.ndarray) -> float:
@@ -164,7 +180,9 @@ def bench_arm(arm: ArmSpec, count: int, log) -> dict:
         log(f'  {arm.label}: no peer ({error})')
     rtb = None
     try:
-        rtb = RtbLm(model, urdf, arm)
+        # rtb resolves package:// meshes while parsing; a test-data URDF's packages are not
+        # installed, and ik_LM needs the joints only.
+        rtb = RtbLm(model, _without_meshes(urdf) if arm.label in REPO_URDFS else urdf, arm)
     except ImportError as error:
         log(f'  {arm.label}: no roboticstoolbox ({error})')
     rng = np.random.default_rng(SEED)

@@ -353,6 +353,13 @@ def test_closed_form_branches_and_alternatives(graph):
     request = request_for(pose[:3, 3], goal=GoalType.FULL_POSE,
                           orientation=matrix_to_quaternion(pose[:3, :3]))
     _check_branches(graph, 'six_axis', 'closed_form', request, BRANCHES, pose[:3, 3])
+    # The numeric route knows no branch: a label is refused in the same words, not dropped.
+    request.branch = BRANCHES[0]
+    assert_refusal(graph.call('six_axis', 'dls', request), ErrorCode.INVALID_INPUT,
+                   f'unknown branch "{BRANCHES[0]}"', 'valid: nearest (the dls solver has no')
+    request.branch = 'nearest'
+    answer = graph.call('six_axis', 'dls', request)
+    assert answer.error_code.val == ErrorCode.OK, answer.message
 
 
 # ---------------------------------------------------------------------- seed from joint_states

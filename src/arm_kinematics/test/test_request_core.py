@@ -157,6 +157,30 @@ def test_alternatives_are_returned_only_when_asked(load_arm):
     assert answer.result.branch in {s.label for s in answer.result.solutions}
 
 
+def test_a_numeric_solver_refuses_a_branch_label_in_the_closed_forms_words(load_arm):
+    # six_axis: the same label through closed_form (a branch it has), dls and ccd (none).
+    dispatcher = _dispatcher(load_arm, 'six_axis', 'dls')
+    model = load_arm('six_axis')
+    pose = model.fk(np.array([0.2, 0.3, 0.4, 0.1, 0.5, 0.2]))
+    full = dict(position=tuple(pose[:3, 3]), goal=int(GoalType.FULL_POSE),
+                orientation=tuple(matrix_to_quaternion(pose[:3, :3])))
+    seed = np.zeros(6)
+    for branch in ('', 'nearest', ' nearest '):
+        answer = dispatcher.solve(IKRequest(**full, branch=branch), SolveOptions(), seed, 'dls')
+        assert answer.result.success, (branch, answer.result.reason)
+    for solver in ('dls', 'ccd'):
+        request = IKRequest(**(full if solver == 'dls' else {'position': full['position']}),
+                            branch='elbow_up')
+        answer = dispatcher.solve(request, SolveOptions(), seed, solver)
+        assert answer.result.code == ErrorCode.INVALID_INPUT
+        assert answer.result.reason == (f'unknown branch "elbow_up"; valid: nearest (the '
+                                        f'{solver} solver has no branches)')
+    closed = dispatcher.solve(IKRequest(**full, branch='sideways'), SolveOptions(), seed,
+                              'closed_form')
+    assert closed.result.code == ErrorCode.INVALID_INPUT
+    assert closed.result.reason.startswith('unknown branch "sideways"; valid: nearest, ')
+
+
 def _central_difference_jacobian(model, q: np.ndarray, step: float = 1e-6) -> np.ndarray:
     """d(tip)/dq (3, n) by central differences through the batched 4×4 FK (not the kernel)."""
     offsets = np.vstack([np.eye(model.dof), -np.eye(model.dof)]) * step

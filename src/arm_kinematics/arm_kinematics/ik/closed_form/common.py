@@ -51,6 +51,11 @@ ANGLE_TOLERANCE = 1e-6
 # The closed form must reproduce FK to this (m for positions, rad for rotations) on
 # CHECK_CONFIGURATIONS random configurations once an arm is recognised.
 CHECK_TOLERANCE = 1e-9
+# The six-joint families (UR, OPW) of vendor URDFs: axes within ANGLE_TOLERANCE of the
+# rules leave the idealised closed form up to about a micrometre off FK on a metre-long arm
+# (a KUKA or ABB URDF rounded to 0.1 µm or 1e-8 rad), so the check accepts that much; the
+# solver refines an answer that misses the request's tolerance (``FamilySolver.solve``).
+SIX_JOINT_CHECK_TOLERANCE = 1e-6
 CHECK_CONFIGURATIONS = 8
 # |sin| of a bend below which two axes turn about one line (wrist singular, or the
 # point on the yaw axis): the joint that became free is kept from the seed.
@@ -393,7 +398,7 @@ def solved(model: ArmModel, start: float, target: Sequence[float], goal: int,
 
 def fk_check(model: ArmModel, solve: Callable[[np.ndarray, np.ndarray], tuple],
              miss: Callable[[np.ndarray, np.ndarray, int], float], name: str, within: str,
-             drift: str) -> str:
+             drift: str, tolerance: float = CHECK_TOLERANCE) -> str:
     """'' when a recognised closed form finds random configurations again, else why.
 
     Args:
@@ -402,6 +407,7 @@ def fk_check(model: ArmModel, solve: Callable[[np.ndarray, np.ndarray], tuple],
             form of the goals the configurations reach.
         miss: (solutions (K, n), the row's tip frame, row) → how far they miss that
             row's goal (m or rad).
+        tolerance: the largest miss accepted (m or rad).
         name: the family in words; within: the recognition tolerance in words; drift: the
             geometry drift in words.
     """
@@ -418,10 +424,10 @@ def fk_check(model: ArmModel, solve: Callable[[np.ndarray, np.ndarray], tuple],
         # The configuration itself must be among the solutions (up to whole turns).
         step = np.abs(np.remainder(good - q[index] + math.pi, TWO_PI) - math.pi).max(axis=1)
         worst = max(worst, miss(good, frames[index], index), float(step.min()))
-    if worst > CHECK_TOLERANCE:
+    if worst > tolerance:
         return (f'the {name} closed form misses FK by {worst:.3g} on random configurations '
                 f'({drift} within the recognition tolerance; the check needs '
-                f'{CHECK_TOLERANCE:g})')
+                f'{tolerance:g})')
     return ''
 
 

@@ -24,6 +24,7 @@ from arm_kinematics.ik.closed_form.common import (
     CHECK_CONFIGURATIONS,
     LINE_TOLERANCE,
     SINGULAR,
+    SIX_JOINT_CHECK_TOLERANCE,
     TWO_PI,
     WRIST_SINGULAR,
 )
@@ -52,7 +53,9 @@ def _opw_from_axes(model: ArmModel, o: np.ndarray, w: np.ndarray, zero: np.ndarr
     if gap > LINE_TOLERANCE:
         return (f'the last three axes do not meet in one point (gap {gap:.3g} m, tolerance '
                 f'{LINE_TOLERANCE:g} m): no spherical wrist')
-    if geometry.line_gap(o[1], w[1], o[2], w[2]) < LINE_TOLERANCE:
+    # Axes 2 and 3 are parallel within ANGLE_TOLERANCE: their distance is measured across
+    # axis 2 (two lines a hair from parallel in one plane meet far away, gap 0).
+    if geometry.line_gap(o[1], w[1], o[2], w[1]) < LINE_TOLERANCE:
         return 'axes 2 and 3 coincide (no upper arm)'
     parameters = _opw_parameters(model, o, w, zero, centre)
     if isinstance(parameters, str):
@@ -70,12 +73,13 @@ def _opw_parameters(model: ArmModel, o: np.ndarray, w: np.ndarray, zero: np.ndar
     up = np.array([0.0, 0.0, 1.0])
     z = w[0] if float(np.dot(w[0], up)) >= 0.0 else -w[0]
     origin = geometry.foot(np.zeros(3), o[0], z)
-    outward = centre - origin
-    outward = outward - np.dot(outward, z) * z
-    if np.linalg.norm(outward) < LINE_TOLERANCE:
-        outward = np.cross(w[1], z)
-    y = geometry.unit(np.cross(z, geometry.unit(outward)))
+    # y is axis 2 itself (not the normal of the plane through axis 1 and the wrist
+    # centre): the centre's offset along it is OPW's b, which that plane would make 0.
+    # Its sign puts the wrist centre on +x at q = 0.
+    y = geometry.unit(w[1] - np.dot(w[1], z) * z)
     x = np.cross(y, z)
+    if float(np.dot(centre - origin, x)) < 0.0:
+        y, x = -y, -x
     signs = [1.0] * 6
     offsets = [0.0] * 6
     signs[0] = 1.0 if np.dot(w[0], z) > 0.0 else -1.0
@@ -123,8 +127,9 @@ def _opw_parameters(model: ArmModel, o: np.ndarray, w: np.ndarray, zero: np.ndar
     for q in model.random_configurations(CHECK_CONFIGURATIONS, rng):
         theta = np.array(signs) * q + theta0
         miss = float(np.abs(base @ opw_forward(parameters, theta) @ tool - model.fk(q)).max())
-        if miss > 1e-9:
-            return f'the OPW parameters extracted from the URDF miss FK by {miss:.3g}'
+        if miss > SIX_JOINT_CHECK_TOLERANCE:
+            return (f'the OPW parameters extracted from the URDF miss FK by {miss:.3g} '
+                    f'(the check needs {SIX_JOINT_CHECK_TOLERANCE:g})')
     return parameters
 
 

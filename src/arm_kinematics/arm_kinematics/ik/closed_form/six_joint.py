@@ -36,6 +36,7 @@ from arm_kinematics.ik.closed_form.common import (
     prepared_limits,
     SHOULDER_SINGULAR,
     SINGULAR,
+    SIX_JOINT_CHECK_TOLERANCE,
     solved,
     STRETCHED,
     tool_down_rotation,
@@ -64,6 +65,9 @@ from arm_kinematics.ik.solvers.base import (
 from arm_kinematics.model.arm_model import ArmModel
 
 _DEFAULT_OPTIONS = SolveOptions()
+# Newton steps that take a closed form within SIX_JOINT_CHECK_TOLERANCE of FK (a rounded
+# URDF) to float precision: the error squares each step, 1e-6 → 1e-12 → 1e-16.
+_REFINE_STEPS = 3
 
 
 def joint_frame(model: ArmModel) -> tuple[np.ndarray, np.ndarray, np.ndarray] | str:
@@ -117,7 +121,7 @@ def check_against_fk(model: ArmModel, family: Family) -> str:
 
     return fk_check(model, solve, miss, family.name,
                     f'{LINE_TOLERANCE:g} m / {ANGLE_TOLERANCE:g} rad',
-                    f'geometry drift {family.drift:.3g}')
+                    f'geometry drift {family.drift:.3g}', SIX_JOINT_CHECK_TOLERANCE)
 
 
 # ---------------------------------------------------------------------- the engine
@@ -501,19 +505,61 @@ class FamilySolver(ClosedFormBase):
                 reason = f'solved in closed form ({self.family.name} family)'
                 if flags[index]:
                     reason += f'; {flag_words(int(flags[index]))}'
-                return solved(self.model, start, target, goal, rotation, BRANCHES[index],
-                              tuple(q[index].tolist()), float(steps[index]), reason, [])
+                return self._within_tolerance(
+                    solved(self.model, start, target, goal, rotation, BRANCHES[index],
+                           tuple(q[index].tolist()), float(steps[index]), reason, []),
+                    goal, target, rotation, options)
         found, outside, code, reason = self.all_solutions(target, rotation, reference)
         if code == ErrorCode.OK:
             result = answer_nearest(self, start, target, goal, rotation, self.family.name,
                                     found, outside, reference, branch, options.return_all,
                                     'pose')
-            if result.success or goal != GoalType.POSITION:
+            if result.success:
+                return self._within_tolerance(result, goal, target, rotation, options)
+            if goal != GoalType.POSITION:
                 return result
             code, reason = result.code, result.reason
         if goal == GoalType.POSITION:
             return self._position_by_dls(start, target, reference, options, reason)
         return self._failure(start, code, reason)
+
+    def _within_tolerance(self, result: IKResult, goal_type: int, target: Sequence[float],
+                          rotation: Sequence[float], options: SolveOptions) -> IKResult:
+        """``result`` when its FK meets the request's tolerances; else the closed form of a
+        URDF whose rounding it absorbs only to SIX_JOINT_CHECK_TOLERANCE, refined by Newton
+        steps toward the pose the branch was solved for, or NOT_CONVERGED with the miss."""
+        if result.position_error <= options.tolerance and \
+                result.orientation_error <= options.orientation_tolerance:
+            return result
+        started = perf_counter()
+        missed = (result.position_error, result.orientation_error)
+        goal = np.eye(4)
+        goal[:3, :3] = np.reshape(rotation, (3, 3))
+        goal[:3, 3] = target
+        q = np.array(result.q, dtype=float)
+        for _ in range(_REFINE_STEPS):
+            pose = self.model.fk(q)
+            turn = goal[:3, :3] @ pose[:3, :3].T
+            error = np.concatenate([goal[:3, 3] - pose[:3, 3], 0.5 * np.array(
+                [turn[2, 1] - turn[1, 2], turn[0, 2] - turn[2, 0], turn[1, 0] - turn[0, 1]])])
+            # Clamped: a solution on a joint limit stays inside it.
+            q = self.model.clamp(q + np.linalg.lstsq(self.model.jacobian(q), error,
+                                                     rcond=None)[0])
+        better = solved(self.model, 0.0, target, goal_type, rotation, result.branch,
+                        tuple(q.tolist()), result.max_joint_step, result.reason,
+                        result.solutions)
+        better.solve_time = result.solve_time + perf_counter() - started
+        words = f'closed form missed FK by {missed[0]:.3g} m / {missed[1]:.3g} rad'
+        if better.position_error <= options.tolerance and \
+                better.orientation_error <= options.orientation_tolerance:
+            better.reason += f'; {words}, refined by {_REFINE_STEPS} Newton steps'
+            return better
+        return IKResult(ErrorCode.NOT_CONVERGED,
+                        f'{words} and Newton steps from it leave {better.position_error:.3g} m / '
+                        f'{better.orientation_error:.3g} rad, more than the tolerance '
+                        f'{options.tolerance:g} m / {options.orientation_tolerance:g} rad',
+                        result.q, result.branch, result.tip_position, result.position_error,
+                        result.orientation_error, solve_time=better.solve_time)
 
     def _position_by_dls(self, start: float, target: Sequence[float],
                          reference: Sequence[float], options: SolveOptions,
@@ -522,6 +568,8 @@ class FamilySolver(ClosedFormBase):
         if self._dls is None:
             from arm_kinematics.ik.solvers.dls import DLSSolver
             self._dls = DLSSolver(self.model, self.workspace)
+        # DLS knows no branches (it refuses a label): its answer is labelled '' anyway.
+        options = options.with_changes(branch='') if options.branch else options
         result = self._dls.solve(target, None, GoalType.POSITION, reference, options)
         note = (f"the seed's tool orientation gives no solution ({why}); damped least "
                 'squares from the seed')

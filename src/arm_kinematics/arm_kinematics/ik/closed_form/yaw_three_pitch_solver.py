@@ -328,6 +328,8 @@ class PlanarFamilySolver(ClosedFormBase):
         if self._dls is None:
             from arm_kinematics.ik.solvers.dls import DLSSolver
             self._dls = DLSSolver(self.model, self.workspace)
+        # DLS knows no branches (it refuses a label): its answer is labelled '' anyway.
+        options = options.with_changes(branch='') if options.branch else options
         result = self._dls.solve(target, None, GoalType.POSITION, reference, options)
         if not result.success:
             return failure

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 import math
 from time import perf_counter
@@ -191,6 +192,17 @@ def workspace_from_model(model: ArmModel,
 NEAREST = ('', 'nearest')
 
 
+def unknown_branch(branch: str, branches: Sequence[str], solver: str) -> str:
+    """'' when ``branch`` means no branch ('' or 'nearest') or is one of ``branches``; else
+    why the request is refused, in the same words for every solver (a numeric solver has
+    no branches: a label meant for a closed form must not be dropped without a word)."""
+    if branch in NEAREST or branch in branches:
+        return ''
+    if not branches:
+        return f'unknown branch "{branch}"; valid: nearest (the {solver} solver has no branches)'
+    return f'unknown branch "{branch}"; valid: nearest, ' + ', '.join(branches)
+
+
 class ClosedFormBase(Solver):
     """What every closed-form solver checks before it solves, in one wording.
 
@@ -211,11 +223,8 @@ class ClosedFormBase(Solver):
             if checked is None:
                 return self._failure(start, ErrorCode.INVALID_INPUT, reason)
             self._checked_options = options
-        if options.branch not in NEAREST and options.branch not in branches:
-            return self._failure(start, ErrorCode.INVALID_INPUT,
-                                 f'unknown branch "{options.branch}"; valid: nearest, '
-                                 + ', '.join(branches))
-        return None
+        reason = unknown_branch(options.branch, branches, self.name)
+        return self._failure(start, ErrorCode.INVALID_INPUT, reason) if reason else None
 
     def _reference(self, start: float, seed: object, size: int
                    ) -> tuple[tuple[float, ...] | None, IKResult | None]:

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from arm_kinematics.ik.result import check_vector, ErrorCode, GoalType, IKResult
-from arm_kinematics.ik.solvers.base import SolveOptions, Solver, Workspace
+from arm_kinematics.ik.solvers.base import SolveOptions, Solver, unknown_branch, Workspace
 from arm_kinematics.ik.solvers.dls import JointLimiter
 from arm_kinematics.model.arm_model import ArmModel, FULL_TURN
 
@@ -300,6 +300,9 @@ class CCDSolver(Solver):
         checked, reason = options.validated() if isinstance(options, SolveOptions) else \
             (None, 'options must be a SolveOptions')
         if checked is None:
+            return IKResult(ErrorCode.INVALID_INPUT, reason)
+        reason = unknown_branch(options.branch, (), self.name)
+        if reason:
             return IKResult(ErrorCode.INVALID_INPUT, reason)
         try:
             goal = GoalType(goal)

@@ -21,7 +21,7 @@ from arm_kinematics.common.transforms import quaternion_to_matrix
 from arm_kinematics.ik import objectives
 from arm_kinematics.ik.objectives import FIRST
 from arm_kinematics.ik.result import check_vector, ErrorCode, GoalType, IKResult
-from arm_kinematics.ik.solvers.base import SolveOptions, Solver, Workspace
+from arm_kinematics.ik.solvers.base import SolveOptions, Solver, unknown_branch, Workspace
 from arm_kinematics.ik.solvers.bounded_lm import (
     BEST_ORIENTATION,
     BEST_POSITION,
@@ -339,6 +339,9 @@ class DLSSolver(Solver):
         checked, reason = options.validated() if isinstance(options, SolveOptions) else \
             (None, 'options must be a SolveOptions')
         if checked is None:
+            return IKResult(ErrorCode.INVALID_INPUT, reason), ()
+        reason = unknown_branch(options.branch, (), self.name)
+        if reason:
             return IKResult(ErrorCode.INVALID_INPUT, reason), ()
         try:
             goal = GoalType(goal)
