@@ -112,7 +112,7 @@ class McapRecorder(Node):
 
     def _skip(self, topic: str, reason: str) -> None:
         self._skipped.add(topic)
-        self.get_logger().warn(f'not recording {topic}: {reason}')
+        self.get_logger().warning(f'not recording {topic}: {reason}')
 
     def _subscribe(self, topic: str, type_name: str, qos: QoSProfile) -> None:
         message_type = msgdefs.message_class(type_name)

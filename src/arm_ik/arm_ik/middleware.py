@@ -285,7 +285,7 @@ class GoalCourier:
 
     def _unanswered(self, token: int, tracked: _Tracked) -> None:
         if tracked.attempt < self.attempts:
-            self._logger.warn(f'{tracked.label} no answer to the goal for {tracked.name} '
+            self._logger.warning(f'{tracked.label} no answer to the goal for {tracked.name} '
                               f'within {self.response_timeout:g} s; sending it again')
             self._dispatch(token, tracked)
             return

@@ -121,13 +121,18 @@ class Rig:
     def move(self, target, duration: float = 1.0, **kwargs):
         return self.client.goal(joints=target, law='min_jerk', duration=duration, **kwargs)
 
-    def first_move(self, target, timeout: float = 15.0):
+    def first_move(self, target, timeout: float = 15.0, again=(NO_JOINT_STATE, MISSING)):
         """A move right after a stand-in (re)started: the executor may not have matched its
-        joint_states yet (NO_JOINT_STATE, nothing sent): try again until it has."""
+        joint_states yet (NO_JOINT_STATE) nor discovered its action server (MISSING, after
+        the 2 s server wait); nothing is sent either way: try again until it has.
+
+        This process seeing the stand-in's joint states says nothing of the executor's
+        discovery: on a loaded machine the executor was seen to find the server more than
+        2.4 s after this process did (Jazzy and Kilted alike)."""
         deadline = time.monotonic() + timeout
         while True:
             outcome = self.client.move(self.move(target))
-            if outcome.code != NO_JOINT_STATE or time.monotonic() > deadline:
+            if outcome.code not in again or time.monotonic() > deadline:
                 return outcome
             time.sleep(0.3)
 
@@ -162,7 +167,7 @@ def test_server_missing_then_appears(rig):
     """RELIABILITY 28: no server → a clear failure within the bounded wait; the next goal
     works once it is there."""
     # The executor may not have the client's measured state yet (NO_JOINT_STATE): again.
-    outcome = rig.first_move([0.3, 0.6, -0.9])
+    outcome = rig.first_move([0.3, 0.6, -0.9], again=(NO_JOINT_STATE,))
     assert outcome.code == MISSING, outcome.message
     assert 'no FollowJointTrajectory action server' in outcome.message and ACTION in \
         outcome.message

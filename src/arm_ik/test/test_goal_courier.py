@@ -55,7 +55,7 @@ class Logger:
     def __init__(self) -> None:
         self.lines: list[str] = []
 
-    def warn(self, text: str) -> None:
+    def warning(self, text: str) -> None:
         self.lines.append(text)
 
 

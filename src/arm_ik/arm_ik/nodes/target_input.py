@@ -179,7 +179,7 @@ class TargetInput(Node):
         if level == 'error':
             logger.error(text)
         elif level == 'warn':
-            logger.warn(text)
+            logger.warning(text)
         else:
             logger.info(text)
 

@@ -151,7 +151,7 @@ class TrajectoryExecutor(Node):
         # A refused IK answer or follow step comes later, throttled by the follow itself.
         self.follow = LiveFollow(self.core, self.model, self.model.base_link,
                                  partial(self._submit, 'solve_target'),
-                                 lambda refused: self.get_logger().warn(refused.message))
+                                 lambda refused: self.get_logger().warning(refused.message))
         self._output_lock = threading.Lock()
         self._wall = WallClock()
 
@@ -176,7 +176,7 @@ class TrajectoryExecutor(Node):
             self.create_subscription(JointState, self.out.feedback_topic, self._on_feedback,
                                      qos_profile_sensor_data, callback_group=input_group)
         if values['follow_target'] and self.link is not None:
-            self.get_logger().warn('follow_target ignored: the live target needs a streaming '
+            self.get_logger().warning('follow_target ignored: the live target needs a streaming '
                                    'output (joint_trajectory or forward_position), not '
                                    'follow_joint_trajectory')
         elif values['follow_target']:
@@ -252,7 +252,7 @@ class TrajectoryExecutor(Node):
             if outcome.outcome is Outcome.CANCELED:
                 self.get_logger().info(f'{owner.name}: controller goal: {outcome.message}')
             else:
-                self.get_logger().warn(f'{owner.name}: controller goal: {outcome.message}')
+                self.get_logger().warning(f'{owner.name}: controller goal: {outcome.message}')
             return
         code = motion_code_of(outcome.outcome)
         if code == MotionCode.SUCCESS:
@@ -266,7 +266,7 @@ class TrajectoryExecutor(Node):
             measured = self._measured(now, owner)
             if measured is not None:
                 self.runner.set_pose(measured)
-        self.get_logger().warn(f'{owner.name}: {code.name}: {message}')
+        self.get_logger().warning(f'{owner.name}: {code.name}: {message}')
 
     def _adopt_measured(self) -> None:
         """With the action, the controller holds the arm between moves, where it ended (a
@@ -370,7 +370,7 @@ class TrajectoryExecutor(Node):
         q, reason = positions_by_name(self.names, message.name, message.position)
         if q is None:
             # Not a measurement (a NaN, a missing joint): the state goes stale, not wrong.
-            self.get_logger().warn(f'{self.out.feedback_topic}: joint state ignored: {reason}',
+            self.get_logger().warning(f'{self.out.feedback_topic}: joint state ignored: {reason}',
                                    throttle_duration_sec=5.0)
             return
         self.core.measured(q, time.monotonic())
@@ -379,7 +379,7 @@ class TrajectoryExecutor(Node):
         if self.core.emergency_stop(bool(message.data), time.monotonic()):
             if self.link is not None:
                 self.link.cancel_all('emergency stop')
-            self.get_logger().warn('emergency stop: holding', throttle_duration_sec=1.0)
+            self.get_logger().warning('emergency stop: holding', throttle_duration_sec=1.0)
 
     def _on_reset(self, request: Trigger.Request, response: Trigger.Response
                   ) -> Trigger.Response:
@@ -391,7 +391,7 @@ class TrajectoryExecutor(Node):
             np.array([message.point.x, message.point.y, message.point.z]),
             message.header.frame_id, time.monotonic())
         if outcome.verdict in (Verdict.BAD, Verdict.REFUSED):
-            self.get_logger().warn(outcome.message, throttle_duration_sec=2.0)
+            self.get_logger().warning(outcome.message, throttle_duration_sec=2.0)
         elif outcome.verdict == Verdict.BUSY:
             self.get_logger().info(outcome.message, throttle_duration_sec=5.0)
 
