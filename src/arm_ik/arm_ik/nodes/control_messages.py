@@ -87,15 +87,29 @@ def feedback_message(joints: Sequence[str], desired: Sample, positions: np.ndarr
 PREEMPTED_MESSAGE = 'Current goal preempted by new incoming action.'
 
 
-async def await_goal_result(goal_handle, active_handle, future: Future | None
-                            ) -> FollowJointTrajectory.Result:
-    """The result of ``goal_handle`` once ``future`` resolves; INVALID_GOAL, aborted, when a
-    newer goal took its place before it began to execute (as JTC answers it)."""
-    if future is None or goal_handle is not active_handle:
-        goal_handle.abort()
-        return FollowJointTrajectory.Result(
-            error_code=FollowJointTrajectory.Result.INVALID_GOAL, error_string=PREEMPTED_MESSAGE)
-    return await future
+class GoalResults:
+    """The result future of each accepted goal, kept until that goal's execute callback takes
+    it: a goal can end (done in its first control cycle, or preempted) before its execute
+    callback runs, and must then answer with the result it ended with."""
+
+    def __init__(self) -> None:
+        self._futures: dict[int, Future] = {}
+
+    def open(self, goal_handle) -> Future:
+        """A new result future for ``goal_handle`` (the one ``end_goal`` resolves)."""
+        future = Future()
+        self._futures[id(goal_handle)] = future
+        return future
+
+    async def result(self, goal_handle) -> FollowJointTrajectory.Result:
+        """What ``goal_handle`` ended with, once it has ended."""
+        future = self._futures.pop(id(goal_handle), None)
+        if future is None:       # never opened: it cannot be the active goal
+            goal_handle.abort()
+            return FollowJointTrajectory.Result(
+                error_code=FollowJointTrajectory.Result.INVALID_GOAL,
+                error_string=PREEMPTED_MESSAGE)
+        return await future
 
 
 def end_goal(handle, future: Future, succeeded: bool | None, code: int, message: str) -> None:

@@ -38,10 +38,10 @@ from sensor_msgs.msg import JointState
 
 from arm_ik.nodes.common import declare_parameters, run, StartupError
 from arm_ik.nodes.control_messages import (
-    await_goal_result,
     end_goal,
     feedback_message,
     goal_from_message,
+    GoalResults,
     PREEMPTED_MESSAGE,
 )
 from arm_ik.nodes.parameters import Param, ParameterTable
@@ -133,6 +133,7 @@ class ControllerStandIn(Node):
         self.desired = None     # the last cycle's command, for feedback
         self.goal_handle = None
         self.result_future: Future | None = None
+        self.results = GoalResults()
         self.start_of_goal = 0.0
         self.state_pub = self.create_publisher(JointState, values['joint_states_topic'],
                                                QoSProfile(depth=10))
@@ -178,11 +179,11 @@ class ControllerStandIn(Node):
         if self.tracker.warning:
             self.get_logger().error(self.tracker.warning)
         self.goal_handle = goal_handle
-        self.result_future = Future()
+        self.result_future = self.results.open(goal_handle)
         goal_handle.execute()
 
     async def _execute(self, goal_handle) -> FollowJointTrajectory.Result:
-        return await await_goal_result(goal_handle, self.goal_handle, self.result_future)
+        return await self.results.result(goal_handle)
 
     def _on_cancel(self, goal_handle) -> CancelResponse:
         self.get_logger().info('Got request to cancel goal')

@@ -44,10 +44,10 @@ from arm_ik.nodes.common import (
     wait_for_description,
 )
 from arm_ik.nodes.control_messages import (
-    await_goal_result,
     end_goal,
     feedback_message,
     goal_from_message,
+    GoalResults,
     PREEMPTED_MESSAGE,
 )
 from arm_ik.nodes.conversions import seconds_of
@@ -160,6 +160,7 @@ class ServoBridge(Node):
         self.tracker: GoalTracker | None = None
         self.goal_handle = None
         self.result_future: Future | None = None
+        self.results = GoalResults()
         self.finished: tuple[bool, int, str] | None = None
         self.desired = None
         self.cycle_times: list[float] = []
@@ -294,7 +295,7 @@ class ServoBridge(Node):
             self.tracker = GoalTracker(self.rules, goal_from_message(goal_handle.request),
                                        self._now(), start)
             self.goal_handle = goal_handle
-            self.result_future = Future()
+            self.result_future = self.results.open(goal_handle)
             self.finished = None
         points = goal_handle.request.trajectory.points
         self.get_logger().info(f'goal accepted: {len(points)} point(s), '
@@ -302,7 +303,7 @@ class ServoBridge(Node):
         goal_handle.execute()
 
     async def _execute(self, goal_handle) -> FollowJointTrajectory.Result:
-        return await await_goal_result(goal_handle, self.goal_handle, self.result_future)
+        return await self.results.result(goal_handle)
 
     def _on_cancel(self, goal_handle) -> CancelResponse:
         return CancelResponse.ACCEPT
