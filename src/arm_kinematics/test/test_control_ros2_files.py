@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+import re
 import xml.etree.ElementTree as ElementTree
 
 import pytest
@@ -287,15 +288,19 @@ def test_extra_joints_that_rest_away_from_zero_are_named_in_the_header():
     assert '# Not at 0 in the arm model' in text and 'slide (0.02), locked (0.3)' in text
 
 
-@pytest.mark.parametrize('action, name', [
-    ('joint_trajectory_controller/follow_joint_trajectory', 'joint_trajectory_controller'),
-    ('arm_controller/follow_joint_trajectory', 'arm_controller'),
-    ('left/arm_controller/follow_joint_trajectory', 'arm_controller'),
-    ('/robot/scaled_jtc/follow_joint_trajectory', 'scaled_jtc'),
+@pytest.mark.parametrize('action, name, namespace', [
+    ('joint_trajectory_controller/follow_joint_trajectory', 'joint_trajectory_controller', ''),
+    ('arm_controller/follow_joint_trajectory', 'arm_controller', ''),
+    ('left/arm_controller/follow_joint_trajectory', 'arm_controller', 'left'),
+    ('/robot/scaled_jtc/follow_joint_trajectory', 'scaled_jtc', '/robot'),
+    ('/scaled_jtc/follow_joint_trajectory', 'scaled_jtc', '/'),
 ])
-def test_the_controller_is_the_segment_before_follow_joint_trajectory(action, name):
+def test_the_controller_is_the_segment_before_follow_joint_trajectory(action, name, namespace):
     assert controller_name(action) == name
     text = controllers_yaml(['a'], ControllerConfig(action=action), 'x')
+    # The header says where controller_manager must run when the action names a namespace.
+    started = re.search(r'# Start controller_manager in (\S+) ', text)
+    assert (started.group(1) if started else '') == namespace
     data = yaml.safe_load(text)
     assert data['/**/controller_manager']['ros__parameters'][name]['type'] == \
         'joint_trajectory_controller/JointTrajectoryController'

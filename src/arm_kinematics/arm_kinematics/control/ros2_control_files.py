@@ -250,9 +250,16 @@ def controllers_yaml(joints: Sequence[str], config: ControllerConfig, source: st
     header = (f'# ros2_control controllers written by arm_config{origin}.\n'
               '# joint_state_broadcaster publishes the measured state on\n'
               '# joint_state_broadcaster/joint_states (use_local_topics): give that topic to the\n'
-              '# executor as feedback_topic. The executor drives joint_trajectory_controller\n'
-              f'# through its action ({config.action}) and sends these tolerances with\n'
-              '# every goal. Units: rad, rad/s, s, Hz.\n')
+              '# executor as feedback_topic. The executor drives the joint_trajectory_controller\n'
+              f'# named {controller} through its action\n'
+              f'#   {config.action}\n'
+              '# and sends these tolerances with every goal. Units: rad, rad/s, s, Hz.\n')
+    # Where the controller must run for the executor's name to reach it ('' : beside it).
+    namespace = config.action.rsplit('/', 2)[0] if config.action.count('/') >= 2 else ''
+    namespace = namespace or ('/' if config.action.startswith('/') else '')
+    if namespace:
+        header += (f"# Start controller_manager in {namespace} (below the executor's namespace "
+                   'when\n# relative) for the executor to reach it; /** matches any namespace.\n')
     if extra:
         header += ('# extra_joints: the movable joints outside the chain (no state interface),\n'
                    '# published at 0 so robot_state_publisher has every link.\n')
