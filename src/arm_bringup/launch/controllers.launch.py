@@ -11,13 +11,17 @@ What runs, in the arm's namespace (its label):
 - arm_config's ros2_control writer (``arm_config --ros2-control``) writes, into a fresh
   temporary folder, the arm's <ros2_control> block (hardware_plugin, position commands with
   the URDF's limits, position and velocity states starting at the home pose), a top-level
-  xacro (your URDF plus the block) and the controllers YAML (joint_state_broadcaster,
-  joint_trajectory_controller with the chain's joints and the controller section's
-  tolerances);
+  xacro (your URDF plus the block) and the controllers YAML (joint_state_broadcaster with the
+  joints outside the chain as extra_joints, joint_trajectory_controller with the chain's
+  joints and the controller section's tolerances). It refuses a URDF that has a
+  <ros2_control> block already (start the vendor's bringup instead);
 - arm.launch.py with that description, ``output:=follow_joint_trajectory`` and
   ``feedback_topic:=joint_state_broadcaster/joint_states`` (the measured state);
 - controller_manager (ros2_control_node) with the controllers YAML, and the spawners of
   joint_state_broadcaster and joint_trajectory_controller.
+The controllers run in the arm's namespace, so controller.action must be
+<controller>/follow_joint_trajectory (default joint_trajectory_controller/...): <controller>
+is the name the manager and the spawner give it.
 controllers_example.launch.py is this file for the bundled six_axis arm.
 """
 
@@ -66,6 +70,7 @@ def launch_setup(context: LaunchContext) -> list:
     """Write the ros2_control files, then start the pipeline, the manager and the spawners."""
     from arm_ik.arm_config import read_description, ros2_control_files
     from arm_kinematics.arm import ArmConfig
+    from arm_kinematics.control.ros2_control_files import controller_name
 
     urdf_file = LaunchConfiguration('urdf_file').perform(context)
     arm_config = LaunchConfiguration('arm_config').perform(context)
@@ -73,13 +78,15 @@ def launch_setup(context: LaunchContext) -> list:
         raise RuntimeError(f'urdf_file:={urdf_file}: give the path of your URDF or xacro file')
     base = LaunchConfiguration('base_frame').perform(context)
     tip = LaunchConfiguration('tip_frame').perform(context)
+    config = ArmConfig.from_file(arm_config) if arm_config else ArmConfig()
+    # JTC serves <its node name>/follow_joint_trajectory, in the manager's namespace (the
+    # arm's): refused before any file is written when the action has another form.
+    controller = controller_name(config.controller.action, in_arm_namespace=True)
     folder = tempfile.mkdtemp(prefix='arm_ros2_control_')
     block, top, controllers = ros2_control_files(
         urdf_file, read_description(urdf_file), arm_config, base, tip, folder,
         LaunchConfiguration('hardware_plugin').perform(context))
     label = block.name.split('.')[0]
-    config = ArmConfig.from_file(arm_config) if arm_config else ArmConfig()
-    controller = config.controller.action.split('/')[0]
     return ros2_control_actions(
         label, str(controllers), controller,
         {'urdf_file': str(top), 'arm_config': arm_config, 'base_frame': base, 'tip_frame': tip,

@@ -9,8 +9,11 @@
 ``arm_kinematics.control.ros2_control_files``): <name>.ros2_control.xacro (the block:
 mock_components/GenericSystem, position command, position and velocity state, initial values
 at home), <name>_ros2_control.urdf.xacro (the URDF plus the block) and <name>_controllers.yaml
-(joint_state_broadcaster, joint_trajectory_controller with the chain's joints and the
-``controller`` section's tolerances); <name> is the arm's label.
+(joint_state_broadcaster with the movable joints outside the chain as extra_joints,
+joint_trajectory_controller with the chain's joints and the ``controller`` section's
+tolerances); <name> is the arm's label. A URDF that already has a <ros2_control> block is
+refused (a second block on the same joints stops controller_manager from loading), and so is
+a controller.action that is not [<namespace>/]<controller>/follow_joint_trajectory.
 
 ``--node-params`` writes a ros__parameters file for every node (robot_description, arm,
 arm_config, frames), for ``--ros-args --params-file``: a URDF whose comments hold ': ' or
@@ -33,13 +36,16 @@ import yaml
 from arm_kinematics.analysis.config_writer import starting_config
 from arm_kinematics.arm import ArmConfig, ArmConfigError, load_arm
 from arm_kinematics.control.ros2_control_files import (
+    broadcaster_extra_joints,
     controlled_joints,
     controllers_yaml,
     MOCK_PLUGIN,
+    refuse_existing_blocks,
     ros2_control_xacro,
     top_level_xacro,
 )
 from arm_kinematics.description.bundled import expand_xacro_file
+from arm_kinematics.description.controller_config import ignored_keys
 from arm_kinematics.description.meshes import default_search_paths
 from arm_kinematics.model.arm_model import DescriptionError
 
@@ -118,28 +124,43 @@ def node_parameters(urdf: str, config_path: str, base: str, tip: str) -> str:
 
 def ros2_control_files(description_path: str, urdf: str, config_path: str, base: str,
                        tip: str, folder: str, plugin: str = MOCK_PLUGIN) -> list[Path]:
-    """Write the ros2_control files of the arm into ``folder``; their paths.
+    """Write the ros2_control files of the arm into ``folder``; their paths. Nothing is
+    written when anything is refused.
 
     Raises:
         ArmConfigError, DescriptionError: the configuration or the URDF is not usable.
+        ValueError: the URDF has a <ros2_control> block already, the controller action has
+            another form than [<namespace>/]<controller>/follow_joint_trajectory, or the
+            plugin is no plugin name.
     """
     config = ArmConfig.from_file(config_path) if config_path else ArmConfig()
     arm = load_arm(urdf, config, base, tip)
+    source = Path(description_path).name
+    refuse_existing_blocks(urdf, source)
     label = arm.label
     out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
     block = out / f'{label}.ros2_control.xacro'
     top = out / f'{label}_ros2_control.urdf.xacro'
     controllers = out / f'{label}_controllers.yaml'
-    source = Path(description_path).name
-    block.write_text(ros2_control_xacro(
-        controlled_joints(arm.model.joints, [float(x) for x in arm.home]), source),
-        encoding='utf-8')
-    top.write_text(top_level_xacro(arm.model.name, str(Path(description_path).absolute()),
-                                   str(block.absolute()), label, plugin), encoding='utf-8')
-    controllers.write_text(controllers_yaml(arm.model.joint_names, config.controller, source),
-                           encoding='utf-8')
-    return [block, top, controllers]
+    texts = {
+        block: ros2_control_xacro(
+            controlled_joints(arm.model.joints, [float(x) for x in arm.home]), source),
+        top: top_level_xacro(arm.model.name, str(Path(description_path).absolute()),
+                             str(block.absolute()), label, plugin),
+        controllers: controllers_yaml(arm.model.joint_names, config.controller, source,
+                                      broadcaster_extra_joints(arm.model)),
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    for path, text in texts.items():
+        path.write_text(text, encoding='utf-8')
+    return list(texts)
+
+
+def config_notes(config_path: str) -> list[str]:
+    """What the configuration file holds that is accepted but does nothing, one line each."""
+    if not config_path:
+        return []
+    return ignored_keys(ArmConfig.from_file(config_path).get('controller'))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -147,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.check is not None:
             config = ArmConfig.from_file(args.file)
+            for note in config_notes(args.file):
+                print(f'arm_config: note: {note}', file=sys.stderr)
             if args.check:
                 arm = load_arm(read_description(args.check), config, args.base, args.tip)
                 if config.get('collision') is not None:
@@ -160,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         urdf = read_description(args.file)
         if args.ros2_control:
+            for note in config_notes(args.arm_config):
+                print(f'arm_config: note: {note}', file=sys.stderr)
             for path in ros2_control_files(args.file, urdf, args.arm_config, args.base,
                                            args.tip, args.ros2_control, args.hardware_plugin):
                 print(path)
