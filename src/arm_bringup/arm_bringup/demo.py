@@ -50,6 +50,7 @@ from arm_bringup.process_group import executable_path, NodeProcess, ProcessGroup
 from arm_bringup.report import print_recording, Summary
 from arm_bringup.scenario import DEFAULT_ARM, Scenario, SCENARIOS, workspace_scenario
 from arm_kinematics.arm import ArmConfig, ArmConfigError, load_arm
+from arm_kinematics.control.ros2_control_files import controller_name
 from arm_kinematics.model.arm_model import DescriptionError
 
 START_TIMEOUT = 60.0      # s for every node to come up (the executor spawns a planner)
@@ -86,17 +87,22 @@ def start_nodes(group: ProcessGroup, arm: ArmSource, description: str, log_dir: 
     return started
 
 
-def start_stand_in(group: ProcessGroup, arm: ArmSource, description: str) -> None:
+def start_stand_in(group: ProcessGroup, arm: ArmSource, description: str) -> str:
     """controller_stand_in as the arm's joint_trajectory_controller (and its
-    joint_state_broadcaster), set up from the arm: its chain, home and controller section."""
+    joint_state_broadcaster), set up from the arm: its chain, home and controller section,
+    under the controller name of ``controller.action``; that name."""
     config = ArmConfig.from_file(arm.config_path()) if arm.config_path() else ArmConfig()
     try:
         model_arm = load_arm(description, config, arm.base_frame, arm.tip_frame, arm.label)
     except (ArmConfigError, DescriptionError) as error:
         raise PipelineError(str(error)) from None
     controller = config.controller
+    try:
+        name = controller_name(controller.action, in_arm_namespace=True)
+    except ValueError as error:
+        raise PipelineError(str(error)) from None
     joints = list(model_arm.model.joint_names)
-    group.start_node(NODE_PACKAGE, 'controller_stand_in', name='joint_trajectory_controller',
+    group.start_node(NODE_PACKAGE, 'controller_stand_in', name=name,
                      namespace=f'/{arm.label}', params={
                          'joints': joints, 'initial_positions': [float(x) for x in model_arm.home],
                          'joint_states_topic': MEASURED,
@@ -108,6 +114,7 @@ def start_stand_in(group: ProcessGroup, arm: ArmSource, description: str) -> Non
                          **{f'constraints.{j}.trajectory': controller.path_tolerance
                             for j in joints},
                          **{f'constraints.{j}.goal': controller.goal_tolerance for j in joints}})
+    return name
 
 
 def start_lab(group: ProcessGroup, arm: ArmSource, description: str, port: int) -> None:
@@ -136,15 +143,16 @@ def start_lab(group: ProcessGroup, arm: ArmSource, description: str, port: int) 
 
 
 def recorded_topics(arm: str, scenario: Scenario, nodes: list[str],
-                    controller: str = 'none') -> list[str]:
-    """Topics the recorder must have subscribed to before the script starts."""
+                    controller: str = '') -> list[str]:
+    """Topics the recorder must have subscribed to before the script starts (``controller``:
+    the node name of the controller the executor drives, '' for none)."""
     ns = f'/{arm}'
     action = f'{ns}/trajectory_executor/move_to_target/_action'
     topics = [f'{ns}/joint_states', f'{ns}/ik_status', f'{ns}/safety_status',
               f'{ns}/safety_markers', f'{action}/feedback', f'{action}/status',
               f'{ns}/demo/move_results']
-    if controller != 'none':
-        follow = f'{ns}/joint_trajectory_controller/follow_joint_trajectory/_action'
+    if controller:
+        follow = f'{ns}/{controller}/follow_joint_trajectory/_action'
         topics += [f'{follow}/feedback', f'{follow}/status', f'{ns}/{MEASURED}']
     if scenario.pick_place:
         topics += [f'{ns}/target_status', f'{ns}/ball_state']
@@ -254,8 +262,9 @@ def run_pipeline(args: argparse.Namespace, arm: ArmSource, description: str,
             recorder_group.start_node(PACKAGE, 'mcap_recorder', params={
                 'output': str(mcap), 'prefixes': [f'/{label}/'], 'topics': ['/rosout']})
         with ProcessGroup(log_dir=log_dir) as nodes:
+            controller = ''
             if args.controller == 'stand_in':
-                start_stand_in(nodes, arm, description)
+                controller = start_stand_in(nodes, arm, description)
             started = start_nodes(nodes, arm, description, log_dir, args.controller)
             print(f'demo: started {", ".join(started)} in /{label}'
                   + (' and mcap_recorder' if mcap else ''), flush=True)
@@ -268,7 +277,7 @@ def run_pipeline(args: argparse.Namespace, arm: ArmSource, description: str,
                     return
                 if mcap is not None:
                     unrecorded = wait_recording(driver, recorded_topics(
-                        label, scenario, started, args.controller))
+                        label, scenario, started, controller))
                     if unrecorded:
                         print(f'demo: note: not recorded yet: {", ".join(unrecorded)}',
                               flush=True)
