@@ -1,6 +1,6 @@
 """The controller rules of arm_kinematics.control, without ROS: acceptance as JTC does it,
-tolerance resolution, interpolation, path/goal tolerance verdicts, and the client's goal
-state machine with its bounded waits."""
+tolerance resolution, interpolation, path/goal tolerance verdicts and the result codes (the
+client's goal state machine: test_control_client_state.py)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,6 @@ import math
 import numpy as np
 import pytest
 
-from arm_kinematics.control.client_state import (
-    ClientState,
-    ControllerGoalMonitor,
-    STATUS_ABORTED,
-    STATUS_CANCELED,
-    STATUS_SUCCEEDED,
-    Waits,
-)
 from arm_kinematics.control.codes import ControllerOutcome, Outcome, outcome_of_result, ResultCode
 from arm_kinematics.control.goal_rules import (
     ControllerSettings,
@@ -170,78 +162,3 @@ def test_outcomes_of_results_have_their_own_words():
     unknown = outcome_of_result(-42, 'strange')
     assert unknown.outcome is Outcome.ABORTED and '-42' in unknown.message
     assert ControllerOutcome(Outcome.REJECTED).message.startswith('the controller rejected')
-
-
-WAITS = Waits(server_wait=1.0, response_wait=1.0, silence_timeout=0.5, result_margin=1.0,
-              cancel_wait=0.5)
-
-
-def test_monitor_server_missing_then_success():
-    missing = ControllerGoalMonitor(WAITS, 2.0, 0.5, now=0.0)
-    assert missing.poll(0.9) is None
-    assert missing.poll(1.1).outcome is Outcome.SERVER_MISSING
-    assert not missing.server_ready(1.2)            # never sent after giving up
-    m = ControllerGoalMonitor(WAITS, 2.0, 0.5, now=0.0)
-    assert m.server_ready(0.1) and m.state is ClientState.SENT
-    m.response(True, 0.2)
-    for t in np.arange(0.3, 2.5, 0.1):
-        m.feedback(t)
-        assert m.poll(t) is None
-    m.result(STATUS_SUCCEEDED, 0, 'Goal successfully reached!')
-    assert m.outcome.succeeded
-
-
-def test_monitor_rejection_abort_and_lost_controller():
-    m = ControllerGoalMonitor(WAITS, 2.0, 0.5, now=0.0)
-    m.server_ready(0.0)
-    m.response(False, 0.1)
-    assert m.outcome.outcome is Outcome.REJECTED
-    m = ControllerGoalMonitor(WAITS, 2.0, 0.5, now=0.0)
-    m.server_ready(0.0)
-    m.response(True, 0.1)
-    m.result(STATUS_ABORTED, -4, "Aborted due to path tolerance violation: joint 'a' ...")
-    assert m.outcome.outcome is Outcome.PATH_TOLERANCE_VIOLATED
-    assert "joint 'a'" in m.outcome.message
-    for server_present, t, words in ((False, 0.2, 'left the graph'), (True, 0.7, 'no feedback')):
-        m = ControllerGoalMonitor(WAITS, 2.0, 0.5, now=0.0)
-        m.server_ready(0.0)
-        m.response(True, 0.1)
-        assert m.poll(t, server_present).outcome is Outcome.CONTROLLER_LOST
-        assert words in m.outcome.message
-    m = ControllerGoalMonitor(WAITS, 2.0, 0.5, now=0.0)
-    m.server_ready(0.0)
-    m.response(True, 0.0)
-    for t in np.arange(0.1, 3.6, 0.1):
-        m.feedback(t)
-        m.poll(t)
-    assert m.outcome.outcome is Outcome.CONTROLLER_LOST and 'no result' in m.outcome.message
-
-
-def test_monitor_cancel_paths():
-    m = ControllerGoalMonitor(WAITS, 2.0, 0.5, now=0.0)
-    assert not m.request_cancel('new target', 0.1)  # not sent yet: never goes out
-    assert m.outcome.outcome is Outcome.CANCELED and not m.server_ready(0.2)
-    m = ControllerGoalMonitor(WAITS, 2.0, 0.5, now=0.0)
-    m.server_ready(0.0)
-    m.response(True, 0.1)
-    assert m.request_cancel('emergency stop', 0.2) and not m.request_cancel('again', 0.25)
-    m.cancel_answered(True, 0.3)
-    assert m.outcome.outcome is Outcome.CANCELED and 'emergency stop' in m.outcome.message
-    m = ControllerGoalMonitor(WAITS, 2.0, 0.5, now=0.0)
-    m.server_ready(0.0)
-    m.response(True, 0.1)
-    m.request_cancel('stale joint_states', 0.2)
-    assert m.poll(0.6) is None
-    assert m.poll(0.8).outcome is Outcome.CANCEL_UNANSWERED
-    m = ControllerGoalMonitor(WAITS, 2.0, 0.5, now=0.0)
-    m.server_ready(0.0)
-    m.response(True, 0.1)
-    m.request_cancel('cancel', 0.2)
-    m.result(STATUS_CANCELED, 0, '')
-    assert m.outcome.outcome is Outcome.CANCELED
-
-
-@pytest.mark.parametrize('bad', [0.0, -1.0, math.nan, math.inf])
-def test_waits_are_validated(bad):
-    with pytest.raises(ValueError, match='cancel_wait'):
-        Waits(cancel_wait=bad)

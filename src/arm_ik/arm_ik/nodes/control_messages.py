@@ -71,10 +71,15 @@ def point_of(positions: np.ndarray, velocities: np.ndarray | None = None,
 
 
 def feedback_message(joints: Sequence[str], desired: Sample, positions: np.ndarray,
-                     velocities: np.ndarray) -> FollowJointTrajectory.Feedback:
-    """JTC's feedback: desired, actual and error (desired - actual, JTC's sign)."""
+                     velocities: np.ndarray, trajectory_time: float | None = None
+                     ) -> FollowJointTrajectory.Feedback:
+    """JTC's feedback: desired, actual and error (desired - actual, JTC's sign);
+    ``trajectory_time``: the controller's time since the trajectory's start, s, which JTC
+    puts in desired.time_from_start (clients measure lateness by it)."""
     feedback = FollowJointTrajectory.Feedback(joint_names=list(joints))
     feedback.desired = point_of(desired.positions, desired.velocities, desired.accelerations)
+    if trajectory_time is not None:
+        feedback.desired.time_from_start = duration(max(0.0, trajectory_time))
     feedback.actual = point_of(positions, velocities)
     feedback.error = point_of(desired.positions - positions, desired.velocities - velocities)
     if FEEDBACK_HAS_INDEX:

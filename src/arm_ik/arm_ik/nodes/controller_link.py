@@ -9,8 +9,11 @@ messages and polls every ``POLL_PERIOD``.
 When the executor ends a move itself (a cancel, a new goal, an emergency stop, a stale joint
 state, a safety stop: the move's ``Owner`` is done), the controller's goal is cancelled and
 the acknowledgement awaited for ``cancel_wait`` s; a cancel never acknowledged is logged. When
-the controller ends it (a result, a rejection, the server gone or silent), ``on_outcome`` is
-told, once, with the owner and the outcome.
+the controller ends it (a result, a rejection, the server gone or silent, a result long
+overdue in the controller's own time), ``on_outcome`` is told, once, with the owner and the
+outcome. A goal the client gave up on while the server may still run it is cancelled and
+stays in the list ``cancel_all`` walks until the server answers the cancel, ends the goal or
+is gone (``ControllerGoalMonitor.released``): an emergency stop always cancels it again.
 
 Every request to the server (goal, result, cancel) goes out from the poll timer, which shares
 a mutually exclusive callback group with the action client: rclpy's ActionClient loses a
@@ -32,8 +35,15 @@ from rclpy.action import ActionClient
 from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
 
-from arm_kinematics.control.client_state import ClientState, ControllerGoalMonitor, Waits
+from arm_ik.nodes.conversions import seconds_of
+from arm_kinematics.control.client_state import (
+    ClientState,
+    ControllerGoalMonitor,
+    FeedbackErrors,
+    Waits,
+)
 from arm_kinematics.control.codes import ControllerOutcome
+from arm_kinematics.control.tolerances import JointTolerance
 from arm_kinematics.motion.errors import MotionCode
 from arm_kinematics.motion.runner import Owner
 
@@ -52,6 +62,7 @@ class ControllerGoal:
     sent_at: float | None = None              # monotonic s the goal request went out
     result_asked: bool = False
     cancel_sent: bool = False
+    reported: bool = False                    # on_outcome was told
     ended: threading.Event = field(default_factory=threading.Event)
 
 
@@ -78,6 +89,7 @@ class ControllerLink:
         self._on_outcome = on_outcome
         self._lock = threading.Lock()
         self._goals: list[ControllerGoal] = []
+        self._feedback_interval = 0.0            # the longest seen from this server, s
         self.timer = node.create_timer(POLL_PERIOD, self._poll, callback_group=group)
         # A new goal or cancel wakes the poll at once (same group), not at the next period.
         self._wake = node.create_guard_condition(self._poll, callback_group=group)
@@ -96,7 +108,9 @@ class ControllerLink:
         """Send ``message`` for ``owner``'s move of ``duration`` s (at the next poll, at most
         ``POLL_PERIOD`` later)."""
         goal = ControllerGoal(owner, ControllerGoalMonitor(
-            self.waits, duration, self.goal_time, time.monotonic()), message)
+            self.waits, duration, self.goal_time, time.monotonic(),
+            _tolerances(message.path_tolerance), _tolerances(message.goal_tolerance),
+            self._feedback_interval), message)
         with self._lock:
             self._goals.append(goal)
         self._wake.trigger()
@@ -120,8 +134,13 @@ class ControllerLink:
         self._check(goal)
 
     def _on_feedback(self, goal: ControllerGoal, message) -> None:
-        goal.monitor.feedback(time.monotonic())
-        goal.feedback = message.feedback
+        feedback = message.feedback
+        # desired.time_from_start: the controller's trajectory time (speed-scaled, its clock).
+        goal.monitor.feedback(time.monotonic(), seconds_of(feedback.desired.time_from_start),
+                              FeedbackErrors(tuple(feedback.joint_names),
+                                             tuple(feedback.error.positions),
+                                             tuple(feedback.error.velocities)))
+        goal.feedback = feedback
 
     def _on_result(self, goal: ControllerGoal, future) -> None:
         if future.exception() is None:
@@ -162,8 +181,10 @@ class ControllerLink:
                 goal.result_asked = True
                 goal.handle.get_result_async().add_done_callback(
                     partial(self._on_result, goal))
+            # Our cancel, or the one owed for a goal given up on (sent once the goal has a
+            # handle: an acceptance that comes after giving up is cancelled at once).
             if goal.handle is not None and not goal.cancel_sent and \
-                    goal.monitor.state is ClientState.CANCELING:
+                    goal.monitor.cancel_pending:
                 goal.cancel_sent = True
                 goal.handle.cancel_goal_async().add_done_callback(
                     partial(self._on_cancel_answer, goal))
@@ -171,15 +192,22 @@ class ControllerLink:
             self._check(goal)
 
     def _check(self, goal: ControllerGoal) -> None:
-        """Report a goal that has ended, once."""
-        if not goal.monitor.done:
+        """Report a goal that has ended, once; forget it once nothing is owed to the
+        server."""
+        monitor = goal.monitor
+        if not monitor.done:
             return
         with self._lock:
             if goal not in self._goals:
                 return
-            self._goals.remove(goal)
+            if monitor.released:
+                self._goals.remove(goal)
+            report, goal.reported = not goal.reported, True
+            self._feedback_interval = max(self._feedback_interval, monitor.feedback_interval)
+        if not report:
+            return
         try:
-            self._on_outcome(goal.owner, goal.monitor.outcome)
+            self._on_outcome(goal.owner, monitor.outcome)
         finally:
             goal.ended.set()
 
@@ -217,13 +245,23 @@ class ControllerLink:
             self._wake.trigger()
 
     def cancel_all(self, reason: str) -> None:
-        """Cancel every running goal now (an emergency stop does not wait for the poll)."""
+        """Cancel every goal the server may still run, now (an emergency stop does not wait
+        for the poll): the running ones, and those given up on whose cancel is unanswered
+        (their cancel goes out again)."""
         with self._lock:
             goals = list(self._goals)
         for goal in goals:
             if goal.monitor.state in (ClientState.WAITING_SERVER, ClientState.SENT,
                                       ClientState.ACTIVE):
                 self.cancel(goal, reason)
+            elif goal.monitor.done and goal.monitor.cancel_pending:
+                goal.cancel_sent = False
+        self._wake.trigger()
+
+
+def _tolerances(messages) -> dict[str, JointTolerance]:
+    """control_msgs/JointTolerance messages by joint name."""
+    return {m.name: JointTolerance(m.position, m.velocity, m.acceleration) for m in messages}
 
 
 def _why(owner: Owner) -> str:

@@ -20,6 +20,12 @@ Faults (parameter ``fault``, changeable at run time):
   die            the process exits halfway through a goal, without a result
   ignore_cancel  cancel requests are never answered
   mute_joint_states  joint_states stop (the goal runs on): a stale measured state downstream
+
+Parameter ``time_scale`` (changeable at run time) runs the controller's time slower than the
+node's clock, as JTC's speed scaling does (a speed slider, a pause, slow sim time): moves
+stretch, and the feedback's desired.time_from_start, the controller's trajectory time, shows
+it. Goals stamped with a time are compared against the controller's time, which drifts from
+the node clock's under a scale below 1 (clients send stamp 0).
 """
 
 from __future__ import annotations
@@ -73,6 +79,8 @@ PARAMETERS = ParameterTable(
     Param('fault', 'none', 'injected fault', choices=FAULTS),
     Param('lag_rate', 0.3, 'fraction of the commanded speed under the lag fault',
           low=0.0, high=1.0, low_open=True, high_open=True),
+    Param('time_scale', 1.0, "controller time per second of the node's clock (JTC's speed "
+          'scaling: below 1 every move stretches)', low=0.0, high=1.0, low_open=True),
     Param('stop_short_distance', 0.05, 'rad short of the goal under the stop_short fault',
           low=0.0, high=1.0, low_open=True),
 )
@@ -135,6 +143,9 @@ class ControllerStandIn(Node):
         self.result_future: Future | None = None
         self.results = GoalResults()
         self.start_of_goal = 0.0
+        # The controller's clock: the node's, advanced at time_scale (JTC's traj_time_).
+        self._clock_seen = self.get_clock().now().nanoseconds * 1e-9
+        self._controller_time = self._clock_seen
         self.state_pub = self.create_publisher(JointState, values['joint_states_topic'],
                                                QoSProfile(depth=10))
         self.server = _SilentCancelServer(
@@ -153,7 +164,14 @@ class ControllerStandIn(Node):
         self.get_logger().info(f'fault: {values["fault"]}')
 
     def _now(self) -> float:
-        return self.get_clock().now().nanoseconds * 1e-9
+        """The controller's time (advanced each control cycle)."""
+        return self._controller_time
+
+    def _advance(self) -> float:
+        clock = self.get_clock().now().nanoseconds * 1e-9
+        self._controller_time += max(0.0, clock - self._clock_seen) * self.settings['time_scale']
+        self._clock_seen = clock
+        return self._controller_time
 
     # Goals, as JTC's goal_received / goal_accepted / goal_cancelled callbacks.
     def _on_goal(self, request: FollowJointTrajectory.Goal) -> GoalResponse:
@@ -207,7 +225,7 @@ class ControllerStandIn(Node):
 
     # The control loop: command, simulated joints, verdict.
     def _update(self) -> None:
-        now = self._now()
+        now = self._advance()
         tracker = self.tracker
         previous = self.positions.copy()
         if tracker is None:
@@ -264,7 +282,8 @@ class ControllerStandIn(Node):
     def _publish_feedback(self) -> None:
         if self.tracker is None or self.goal_handle is None or self.desired is None:
             return
-        feedback = feedback_message(self.joints, self.desired, self.positions, self.velocities)
+        feedback = feedback_message(self.joints, self.desired, self.positions, self.velocities,
+                                    self._now() - self.tracker.trajectory.start_time)
         feedback.header.stamp = self.get_clock().now().to_msg()
         self.goal_handle.publish_feedback(feedback)
 

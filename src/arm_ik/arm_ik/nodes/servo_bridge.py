@@ -319,10 +319,11 @@ class ServoBridge(Node):
             if self.finished is not None:
                 self._send_result()
                 return
-            if self.desired is not None:
+            if self.desired is not None and self.tracker is not None:
                 measured = [self.core.safety.measured.get(j) or 0.0 for j in self.joints]
                 feedback = feedback_message(self.joints, self.desired, measured,
-                                            [0.0] * len(self.joints))
+                                            [0.0] * len(self.joints),
+                                            self._now() - self.tracker.trajectory.start_time)
                 feedback.header.stamp = self.get_clock().now().to_msg()
                 handle.publish_feedback(feedback)
 

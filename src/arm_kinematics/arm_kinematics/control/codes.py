@@ -42,6 +42,7 @@ class Outcome(enum.Enum):
     CANCEL_UNANSWERED = 'cancel unanswered'  # our cancel, never acknowledged in time
     SERVER_MISSING = 'server missing'        # no action server within the wait
     CONTROLLER_LOST = 'controller lost'      # server gone or silent during the goal
+    OVERDUE = 'overdue'                      # talking, but no result long after the end
 
 
 RESULT_OUTCOMES: dict[int, Outcome] = {
@@ -72,6 +73,8 @@ EXPLANATIONS: dict[Outcome, str] = {
     Outcome.CANCEL_UNANSWERED: 'the controller never acknowledged the cancel',
     Outcome.SERVER_MISSING: 'no FollowJointTrajectory action server answered',
     Outcome.CONTROLLER_LOST: 'the controller went away during the goal (no result)',
+    Outcome.OVERDUE: ('the controller sent no result long after the trajectory should have '
+                      'ended; the client stopped waiting'),
 }
 
 
@@ -119,4 +122,5 @@ def motion_code_of(outcome: Outcome) -> MotionCode:
         Outcome.CONTROLLER_LOST: MotionCode.CONTROLLER_LOST,
         Outcome.CANCELED: MotionCode.CANCELED,
         Outcome.CANCEL_UNANSWERED: MotionCode.CANCELED,
+        Outcome.OVERDUE: MotionCode.CONTROLLER_ABORTED,
     }.get(outcome, MotionCode.CONTROLLER_ABORTED)

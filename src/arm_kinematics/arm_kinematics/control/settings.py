@@ -20,11 +20,16 @@ def goal_tolerance_of(config: ControllerConfig) -> JointTolerance:
                           velocity=config.stopped_velocity_tolerance or ERASED)
 
 
+# The least silence that means a controller is gone, s: the configured action_monitor_rate
+# is ours, not necessarily the controller's (the monitor also learns the intervals it gets).
+SILENCE_FLOOR = 2.0
+
+
 def waits_of(config: ControllerConfig, silence_timeout: float | None = None) -> Waits:
-    """The client's bounded waits; feedback silence defaults to five monitor periods
-    (at least 0.5 s)."""
+    """The client's bounded waits; feedback silence defaults to five configured monitor
+    periods, at least ``SILENCE_FLOOR`` (the monitor raises it to three times the longest
+    interval it actually receives)."""
     silence = silence_timeout if silence_timeout is not None else \
-        max(0.5, 5.0 / config.action_monitor_rate)
+        max(SILENCE_FLOOR, 5.0 / config.action_monitor_rate)
     return Waits(server_wait=config.server_wait, response_wait=config.server_wait,
-                 silence_timeout=silence, result_margin=max(1.0, config.goal_time_tolerance),
-                 cancel_wait=config.cancel_wait)
+                 silence_timeout=silence, result_margin=1.0, cancel_wait=config.cancel_wait)
