@@ -300,3 +300,31 @@ def test_stand_in_refuses_bad_parameters_in_one_line(rig, params, words):
     assert process.wait_for_exit(30.0) == 1
     output = process.output()
     assert words in output and 'Traceback' not in output, output
+
+
+def test_controller_slower_than_real_time_is_not_lost(controller):
+    """The stand-in's time at 0.3 of the wall clock (JTC's speed scaling, slow sim time): a
+    1 s move takes over 3 s, longer than its length plus goal time plus margin on the wall
+    clock; the feedback's trajectory time says the controller is on time: SUCCESS."""
+    from rcl_interfaces.srv import SetParameters
+    from rclpy.parameter import Parameter
+    node = controller.client.node
+    client = node.create_client(SetParameters, f'{NS}/joint_trajectory_controller/'
+                                'set_parameters')
+
+    def time_scale(value: float) -> None:
+        future = client.call_async(SetParameters.Request(parameters=[
+            Parameter('time_scale', value=value).to_parameter_msg()]))
+        wait_until(future.done, 10.0, 'set_parameters')
+        assert future.result().results[0].successful
+
+    try:
+        wait_until(client.service_is_ready, 10.0, 'the stand-in parameters')
+        time_scale(0.3)
+        started = time.monotonic()
+        outcome = controller.client.move(controller.move([0.5, 0.7, -0.8], 1.0), timeout=20.0)
+        assert outcome.code == SUCCESS, outcome.message
+        assert time.monotonic() - started > 1.0 / 0.3 - 0.2      # it did stretch
+    finally:
+        time_scale(1.0)
+        node.destroy_client(client)
