@@ -6,6 +6,7 @@ from __future__ import annotations
 from concurrent.futures import Future
 import math
 import os
+import signal
 import threading
 import time
 
@@ -355,6 +356,22 @@ def test_a_dead_planning_process_is_replaced(spec, planner):
         time.sleep(0.5)
         assert pool.submit('ready').result(60) is True
         assert errors and 'died' in errors[0]
+    finally:
+        pool.close()
+
+
+def test_ctrl_c_during_the_planning_process_start_does_not_kill_it(spec, planner):
+    # Ctrl-C reaches the whole process group, the planning process too, also while it still
+    # imports (before its initializer can ignore SIGINT).
+    errors = []
+    pool = PlanningPool(spec, planner, in_process=False, on_error=errors.append)
+    try:
+        for _ in range(5):
+            for process in list(pool._pool._processes.values()):
+                os.kill(process.pid, signal.SIGINT)
+            time.sleep(0.05)
+        assert pool.submit('ready').result(60) is True
+        assert not errors
     finally:
         pool.close()
 

@@ -154,7 +154,7 @@ class IKGraph:
         """Wait until each server answers a request (discovery done both ways)."""
         for namespace in namespaces or tuple(self.servers):
             process = self.servers[namespace]
-            client = self.client(namespace, None)
+            client = self._create_client(service(namespace, None))
             deadline = time.monotonic() + timeout
             while not client.wait_for_service(timeout_sec=0.2):
                 assert process.alive(), f'ik_server {namespace} exited:\n{process.output()}'
@@ -181,14 +181,19 @@ class IKGraph:
         assert process.alive(), f'ik_server {namespace} died:\n{process.output()[-4000:]}'
 
     # ------------------------------------------------------------------ calls
-    def client(self, namespace: str, solver: str | None) -> Client:
-        name = service(namespace, solver)
+    def _create_client(self, name: str) -> Client:
         if name not in self._clients:
             # The product's QoS: a deep response reader, so bursts lose no replies.
             self._clients[name] = self.node.create_client(SolveIK, name,
                                                           qos_profile=SERVICE_QOS)
-            assert self._clients[name].wait_for_service(timeout_sec=REPLY_TIMEOUT), name
         return self._clients[name]
+
+    def client(self, namespace: str, solver: str | None) -> Client:
+        """The client of a server's service, once that service is discovered."""
+        name = service(namespace, solver)
+        client = self._create_client(name)
+        assert client.wait_for_service(timeout_sec=REPLY_TIMEOUT), name
+        return client
 
     def call_async(self, namespace: str, solver: str | None,
                    request: SolveIK.Request) -> Future:

@@ -17,6 +17,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from functools import partial
 import multiprocessing
+from multiprocessing import resource_tracker
+import signal
 import threading
 
 import numpy as np
@@ -53,9 +55,20 @@ class PlanningPool:
     def _start(self) -> ThreadPoolExecutor | ProcessPoolExecutor:
         if self.in_process:
             return ThreadPoolExecutor(max_workers=1, thread_name_prefix='planner')
-        pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context('spawn'),
-                                   initializer=worker.initialize, initargs=(self._spec,))
-        pool.submit(worker.ready)
+        # Ctrl-C goes to the whole process group, and a child that gets it while it still
+        # imports dies with a traceback before its initializer can ignore it: the child is
+        # born with SIGINT blocked (the mask survives fork and exec; the pool spawns in this
+        # thread) and ``worker.initialize`` unblocks it once it ignores it. The resource
+        # tracker is started first: its own start unblocks SIGINT in the calling thread.
+        resource_tracker.ensure_running()
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            pool = ProcessPoolExecutor(max_workers=1,
+                                       mp_context=multiprocessing.get_context('spawn'),
+                                       initializer=worker.initialize, initargs=(self._spec,))
+            pool.submit(worker.ready)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         return pool
 
     def submit(self, name: str, *args: object) -> Future:

@@ -113,7 +113,10 @@ PARENT_POLL = 0.5    # s between looks at whether the executor process still exi
 def initialize(spec: PlannerSpec) -> None:
     """Planning-process initializer: build the planner once."""
     # Ctrl-C reaches the whole process group; the executor shuts this process down itself.
+    # The pool starts this process with SIGINT blocked, so one sent during its imports is
+    # pending here and is dropped once ignored.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     # A SIGKILLed executor cannot shut this process down, and the pool's pipe does not wake
     # an idle worker: leave when the parent is gone rather than linger as an orphan.
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True,
