@@ -163,10 +163,23 @@ def config_notes(config_path: str) -> list[str]:
     return ignored_keys(ArmConfig.from_file(config_path).get('controller'))
 
 
+def _is_xml(path: str) -> bool:
+    try:
+        with open(path, 'rb') as stream:
+            return stream.read(4096).lstrip().startswith(b'<')
+    except OSError:
+        return False        # from_file says why it cannot be read
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         if args.check is not None:
+            if _is_xml(args.file):
+                # `arm_config robot.urdf --check` reads as "check this URDF".
+                raise ArmConfigError(f'{args.file} is a URDF or xacro file, not an arm '
+                                     'configuration: check a configuration against it with '
+                                     f'arm_config CONFIG.yaml --check {args.file}')
             config = ArmConfig.from_file(args.file)
             for note in config_notes(args.file):
                 print(f'arm_config: note: {note}', file=sys.stderr)

@@ -250,6 +250,24 @@ def test_unreadable_configuration_files(tmp_path):
     broken.write_text('ik: [unclosed', encoding='utf-8')
     with pytest.raises(ArmConfigError, match='not valid YAML'):
         ArmConfig.from_file(broken)
+    urdf = tmp_path / 'robot.urdf'
+    urdf.write_text('\n<?xml version="1.0"?>\n<robot name="r"><!-- note: x --></robot>\n',
+                    encoding='utf-8')
+    with pytest.raises(ArmConfigError, match=r'not valid YAML: the file is XML \(a URDF'):
+        ArmConfig.from_file(urdf)
+    binary = tmp_path / 'binary.yaml'
+    binary.write_bytes(b'\xff\xfe\x00arm')
+    with pytest.raises(ArmConfigError, match='cannot be read: not UTF-8 text'):
+        ArmConfig.from_file(binary)
+
+
+def test_arm_config_check_given_a_urdf_says_which_file_goes_first(capsys):
+    path = str(REAL_ARMS['ur5'].path)
+    assert arm_config_command.main([path, '--check']) == 1
+    error = capsys.readouterr().err
+    assert error.strip().count('\n') == 0, error
+    assert 'is a URDF or xacro file, not an arm configuration' in error
+    assert f'arm_config CONFIG.yaml --check {path}' in error
 
 
 def test_arm_builds_its_collision_checker_with_the_written_allowed_pairs():

@@ -32,6 +32,12 @@ def read_yaml_file(path: Path) -> Any:
         text = path.read_text(encoding='utf-8')
     except OSError as error:
         raise YamlFileError(True, str(error.strerror or error)) from None
+    except UnicodeDecodeError:
+        raise YamlFileError(True, 'not UTF-8 text') from None
+    if text.lstrip().startswith('<'):
+        # The parser's own words point into an XML comment; a URDF given where a YAML
+        # file belongs is a common slip.
+        raise YamlFileError(False, 'the file is XML (a URDF or xacro file?)')
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as error:

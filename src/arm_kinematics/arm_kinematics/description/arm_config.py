@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from arm_kinematics.common.names import (
     OBJECTIVE_NAMES,
@@ -24,6 +23,7 @@ from arm_kinematics.common.names import (
     ros_name_reason,
     SOLVER_NAMES,
 )
+from arm_kinematics.common.yaml_file import read_yaml_file, YamlFileError
 from arm_kinematics.description.controller_config import ControllerConfig
 from arm_kinematics.description.safety_config import parse_safety_config, SafetyConfigError
 from arm_kinematics.model.arm_model import ArmModel, DEFAULT_JOINT_SPEED
@@ -174,14 +174,9 @@ class ArmConfig:
         """
         path = Path(path).expanduser()
         try:
-            text = path.read_text(encoding='utf-8')
-        except OSError as error:
-            raise ArmConfigError(f'arm_config {path}: cannot be read: {error.strerror}') \
-                from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as error:
-            raise ArmConfigError(f'arm_config {path}: not valid YAML: {error}') from None
+            data = read_yaml_file(path)
+        except YamlFileError as error:
+            raise ArmConfigError(f'arm_config {path}: {error}') from None
         config = cls.from_mapping(data, str(path))
         # Absolute, not resolved: a symlinked install keeps its own paths (lab.xacro).
         return cls(config.data, os.path.normpath(path.absolute()))
