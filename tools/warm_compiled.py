@@ -26,7 +26,8 @@ def main() -> int:
     from arm_kinematics.ik.solvers.base import workspace_from_model
     from arm_kinematics.ik.solvers.dls import compile_step, DLSSolver
     from arm_kinematics.model.arm_model import ArmModel
-    from arm_kinematics.motion.path_following import condition_numbers, whole_turn_copies
+    from arm_kinematics.motion.path_following import condition_numbers
+    from arm_kinematics.motion.whole_turns import whole_turn_copies
 
     # Any chain serves: the kernel and DLS are one compiled code for every arm.
     model = ArmModel.from_urdf(expand_xacro_file(description_dir() / 'urdf'
@@ -44,8 +45,9 @@ def main() -> int:
     workspace = workspace_from_model(model)
     target = model.fk(q)
     DLSSolver(model, workspace).solve(target[:3, 3], target[:3, :3], GoalType.FULL_POSE)
-    ClosedFormSolver(model, workspace).solve(target[:3, 3], target[:3, :3],
-                                             GoalType.FULL_POSE)
+    closed_form = ClosedFormSolver(model, workspace)
+    closed_form.solve(target[:3, 3], target[:3, :3], GoalType.FULL_POSE)
+    closed_form.solve_all_poses(target[None, :3, 3], target[None, :3, :3], q)   # path IK
     whole_turn_copies(np.array([q]), np.array([q]), np.arange(model.dof), model.lower,
                       model.upper, 3.2)
     condition_numbers(model, 1.0, np.array([q]), GoalType.FULL_POSE)

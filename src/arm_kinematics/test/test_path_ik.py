@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from arm_kinematics.arm import Arm, ArmConfig, load_arm
-from arm_kinematics.common.transforms import matrix_to_quaternion
+from arm_kinematics.common.transforms import matrix_to_quaternion, quaternion_to_matrix
 from arm_kinematics.description.bundled import expand_xacro, load_arm_config
 from arm_kinematics.ik import metrics
 from arm_kinematics.ik.request import IKRequest
@@ -219,6 +219,70 @@ def test_a_ur5_path_from_each_branch_once_equals_the_one_from_every_copy(ur5, go
         np.testing.assert_allclose(quick.trajectory.positions, slow.trajectory.positions,
                                    rtol=0.0, atol=1e-9)
     assert any(result.code == PathCode.OK for result in fast)
+
+
+@pytest.mark.parametrize('goal', [GoalType.FULL_POSE, GoalType.POSITION, GoalType.TOOL_DOWN])
+def test_a_ur5_path_through_its_unbroken_prefix_equals_the_search_alone(ur5, goal,
+                                                                        monkeypatch):
+    # The start's branch solved a window at a time and refined in place, against the
+    # search over every layer: the same samples, joints, stop and words, on lines that
+    # stop for every reason (limits, singularities, jumps) and on two-segment paths with an
+    # arc, a coarse max_joint_step (steps refined) and partial results.
+    rng = np.random.default_rng(11)
+    requests = []
+    for index in range(24):
+        a, b, c = (rng.uniform(-1.5, 1.5, 6) for _ in range(3))
+        if goal == GoalType.TOOL_DOWN:
+            # A start with the tool pointing down (else no branch holds the start).
+            solver = ur5.dispatcher().solvers['closed_form']
+            a = solver.solve(ur5.model.fk(a)[:3, 3], quaternion_to_matrix(*DOWN),
+                             GoalType.FULL_POSE, a, OPTIONS).q
+            if a is None:
+                continue
+        waypoints = [_pose(ur5, b)] + ([_pose(ur5, c)] if index % 3 == 0 else [])
+        middle = 0.5 * (ur5.model.fk(a)[:3, 3] + ur5.model.fk(b)[:3, 3]) + 0.05
+        requests.append(PathRequest(
+            a, waypoints, goal, partial=True, max_joint_step=0.05 if index % 2 else 0.1,
+            arc_through=[middle.tolist()] + [None] * (len(waypoints) - 1)
+            if index % 4 == 1 else []))
+    if goal == GoalType.FULL_POSE:
+        # A wrist roll of 5 rad in two segments: past start ± π the solver's copy nearest
+        # the start is a turn away from the path's.
+        start = np.array([0.3, -1.2, 1.5, -1.9, -1.57, 0.0])
+        frame = ur5.model.fk(start)
+        rolls = [frame[:3, :3] @ np.array([[math.cos(a), -math.sin(a), 0.0],
+                                           [math.sin(a), math.cos(a), 0.0], [0.0, 0.0, 1.0]])
+                 for a in (2.5, 5.0)]
+        requests.append(PathRequest(start, [ToolPose(frame[:3, 3].tolist(),
+                                                     matrix_to_quaternion(r)) for r in rolls],
+                                    goal))
+    runs = []
+    original = PathRun._unbroken_prefix
+
+    def counted(self, first):
+        out = original(self, first)
+        runs.append(int(out[0][-1].u))
+        return out
+
+    monkeypatch.setattr(PathRun, '_unbroken_prefix', counted)
+    fast = [_path_ik(ur5).follow(request, OPTIONS) for request in requests]
+    monkeypatch.setattr(PathRun, '_unbroken_prefix', lambda self, first: ([first], None, False))
+    for request, quick in zip(requests, fast, strict=True):
+        slow = _path_ik(ur5).follow(request, OPTIONS)
+        assert (quick.code, quick.samples, quick.branches, quick.stop_sample, quick.message) \
+            == (slow.code, slow.samples, slow.branches, slow.stop_sample, slow.message)
+        if slow.trajectory is None:
+            assert quick.trajectory is None
+        else:
+            np.testing.assert_allclose(quick.trajectory.positions, slow.trajectory.positions,
+                                       rtol=0.0, atol=1e-9)
+    # The prefix did the work on most lines, and the lines stop for several reasons.
+    assert len(requests) >= 12
+    if goal == GoalType.FULL_POSE:
+        # The roll past start ± π stays in the prefix to its end (the wrist unwrapped).
+        assert fast[-1].code == PathCode.OK and runs[-1] == fast[-1].samples - 1
+    assert sum(reached > 2 for reached in runs) >= len(requests) // 2
+    assert len({result.code for result in fast}) >= 3
 
 
 # ---------------------------------------------------------------------- 2π

@@ -1,7 +1,7 @@
 """Following a sampled tool path in joint space: one sample after the other with the
 previous answer as seed (numeric solvers), or dynamic programming over every labelled
 solution (closed forms); the joint-jump, deviation, limit, contact and singularity checks
-between samples with the step halved where they fail; and the timing of the joint path.
+between samples with the step halved where they fail (the timing is motion/path_timing.py).
 See motion/path_ik.py for the rules. No ROS.
 
 Units: m, rad (m for prismatic joints), s.
@@ -22,10 +22,9 @@ from arm_kinematics.ik.result import ErrorCode, GoalType, IKResult
 from arm_kinematics.ik.solvers.base import SolveOptions, Solver
 from arm_kinematics.model.arm_model import ArmModel
 from arm_kinematics.model.kernel import compiled, pose_and_jacobian
-from arm_kinematics.motion.laws import MIN_JERK_PEAK_SPEED
-from arm_kinematics.motion.path_request import LINEAR_TIMING, PathCode, PathSettings
+from arm_kinematics.motion.path_request import PathCode, PathSettings
 from arm_kinematics.motion.tool_path import ToolPath
-from arm_kinematics.motion.trajectory import Interpolation, Trajectory
+from arm_kinematics.motion.whole_turns import whole_turn_copies
 from arm_kinematics.scene.geometry import SafetyGeometry, Verdict
 
 # Tolerance of "at a joint limit" when naming the joint that stopped a path, rad (or m).
@@ -99,57 +98,9 @@ def _task_conditions(qs, chain, tool_down, reach, out):
         out[i] = math.inf if smallest <= largest * 1e-15 else largest / smallest
 
 
-# Whole-turn offsets of a joint value tried for the copies of a solution, rad.
-_TURNS = np.array([-4.0, -2.0, 0.0, 2.0, 4.0]) * math.pi
-
-
-@compiled
-def whole_turn_copies(values, reference, turns, lower, upper, reach):
-    """(copies (K, n), source row (K,)): each row of ``values`` (S, n) with, on every joint
-    of ``turns``, each value + 2πk (k = -2..2) inside [lower, upper] (± 1e-9) within
-    ``reach`` of that joint in some row of ``reference`` (P, n) — or the value itself when
-    none is — in every combination, the first joint of ``turns`` varying slowest."""
-    count, n = values.shape
-    joints = turns.shape[0]
-    options = np.empty((count, joints, _TURNS.shape[0]))
-    sizes = np.zeros((count, joints), np.int64)
-    total = 0
-    for s in range(count):
-        combinations = 1
-        for jj in range(joints):
-            j = turns[jj]
-            for offset in _TURNS:
-                value = values[s, j] + offset
-                if value < lower[j] - 1e-9 or value > upper[j] + 1e-9:
-                    continue
-                for p in range(reference.shape[0]):
-                    if abs(reference[p, j] - value) <= reach:
-                        options[s, jj, sizes[s, jj]] = value
-                        sizes[s, jj] += 1
-                        break
-            if sizes[s, jj] == 0:
-                options[s, jj, 0] = values[s, j]
-                sizes[s, jj] = 1
-            combinations *= sizes[s, jj]
-        total += combinations
-    out = np.empty((total, n))
-    rows = np.empty(total, np.int64)
-    k = 0
-    for s in range(count):
-        combinations = 1
-        for jj in range(joints):
-            combinations *= sizes[s, jj]
-        for m in range(combinations):
-            out[k, :] = values[s, :]
-            rest = m
-            for jj in range(joints - 1, -1, -1):
-                size = sizes[s, jj]
-                out[k, turns[jj]] = options[s, jj, rest % size]
-                rest //= size
-            rows[k] = s
-            k += 1
-    return out, rows
-
+# Samples of a closed form's unbroken prefix solved per call (PathRun._unbroken_prefix): a
+# path that stops early pays for at most this many unused solves and checks.
+PREFIX_WINDOW = 16
 
 class PathRun:
     """One path being followed: the sample solver, the checks and the subdivision."""
@@ -449,14 +400,19 @@ class PathRun:
         return None
 
     def _solve_branches(self, first: PathSample) -> tuple[list[PathSample], PathStop | None]:
-        """Dynamic programming over every solution of every path sample, then refinement."""
+        """Dynamic programming over every solution of every path sample, then refinement,
+        from where the unbroken prefix (``_unbroken_prefix``) ends."""
         max_step = self.settings.max_joint_step
-        start_label = self._start_label()
-        layers: list[list[tuple[str, np.ndarray]]] = [[(start_label, self.start)]]
+        first.label = self._start_label()
+        samples, stop, finished = self._unbroken_prefix(first)
+        if finished:
+            return samples, stop
+        origin = samples[-1]
+        base = int(origin.u)
+        layers: list[list[tuple[str, np.ndarray]]] = [[(origin.label, origin.q)]]
         costs = [np.zeros(1)]
         parents: list[np.ndarray] = [np.zeros(1, dtype=int)]
-        stop: PathStop | None = None
-        for k in range(1, len(self.path)):
+        for k in range(base + 1, len(self.path)):
             timeout = self._timed_out()
             reference = np.array([q for _, q in layers[-1]])
             # Without branch changes only the labels alive so far can continue ('' is
@@ -492,16 +448,14 @@ class PathRun:
             costs.append(cost[alive])
             parents.append(parent[alive])
         if stop is not None:
-            self.failed_u = float(len(layers))
+            self.failed_u = float(base + len(layers))
         # Backtrack from the cheapest state of the last layer reached.
         index = int(np.argmin(costs[-1]))
         chosen = []
         for k in range(len(layers) - 1, -1, -1):
-            chosen.append((k, *layers[k][index]))
+            chosen.append((base + k, *layers[k][index]))
             index = int(parents[k][index])
         chosen.reverse()
-        samples = [first]
-        first.label = start_label
         for k, label, q in chosen[1:]:
             refine = self._advance(samples, float(k), (label,), PathSample(float(k), q, label))
             if refine is not None:
@@ -511,6 +465,67 @@ class PathRun:
             # Localise the stop between the last sample and the refused one.
             stop = self._localise(samples, stop)
         return samples, stop
+
+    def _unbroken_prefix(self, first: PathSample
+                         ) -> tuple[list[PathSample], PathStop | None, bool]:
+        """(samples, stop, finished): ``first`` and the samples after it that the search
+        would choose without a choice, and whether nothing is left to search.
+
+        The start's branch of a UR/OPW closed form, solved a window of samples per call,
+        each joint of more than one turn unwrapped (the copy nearest the sample before): up
+        to a sample where that branch is missing, leaves the limits or fails a pose check,
+        every layer of the search holds that one state (no branch change is allowed, and a
+        step below half a turn less ``max_joint_step`` leaves one copy within reach), so
+        the search from where this ends finds the same path. A step too long or off the
+        tool path is refined here as the search's refinement does (``_advance``). The
+        search spent a layer, a pose check and a refinement per sample on this."""
+        path, label, settings = self.path, first.label, self.settings
+        samples = [first]
+        solve_poses = getattr(self.solver, 'solve_all_poses', None)
+        if self._solve_all is None or solve_poses is None or self.allow_change or \
+                label not in BRANCHES:
+            return samples, None, False
+        branch = BRANCHES.index(label)
+        last = len(path) - 1
+        one_copy = math.pi - settings.max_joint_step
+        while int(samples[-1].u) < last:
+            if self._timed_out():
+                return samples, None, False     # the search says so, in its words
+            ks = np.arange(int(samples[-1].u) + 1, min(int(samples[-1].u) + PREFIX_WINDOW,
+                                                          last) + 1)
+            rotations = path.rotations[ks] if path.rotations is not None else \
+                np.broadcast_to(np.reshape(self._rotation, (3, 3)), (len(ks), 3, 3))
+            q, valid = solve_poses(path.positions[ks], rotations, self.start)
+            chain = np.vstack([samples[-1].q, q[:, branch, :]])
+            if self.turns:
+                chain[:, self.turns] = np.unwrap(chain[:, self.turns], axis=0)
+            states = chain[1:]
+            good = valid[:, branch] & ((states >= self._low) & (states <= self._high)).all(axis=1)
+            reached = int(np.argmin(good)) if not good.all() else len(ks)
+            if reached:
+                ok, _ = self._pose_checks(states[:reached])
+                reached = int(np.argmin(ok)) if not ok.all() else reached
+            if not reached:
+                return samples, None, False
+            steps = np.abs(np.diff(chain[:reached + 1], axis=0)).max(axis=1)
+            middles = self.model.fk_batch(0.5 * (chain[:reached] + states[:reached]))
+            plain = (steps <= settings.max_joint_step) & \
+                (path.sample_deviations(middles[:, :3, 3], int(ks[0]) - 1) <=
+                 settings.max_deviation)
+            for i in range(reached):
+                sample = PathSample(float(ks[i]), states[i], label)
+                if plain[i]:
+                    samples.append(sample)
+                    continue
+                if steps[i] >= one_copy:
+                    return samples, None, False
+                stop = self._advance(samples, sample.u, (label,), sample)
+                if stop is not None:
+                    return samples, stop, True
+                samples[-1].label = label
+            if reached < len(ks):
+                return samples, None, False
+        return samples, None, True
 
     def _localise(self, samples: list[PathSample], stop: PathStop) -> PathStop:
         """The stop found by halving the step from the last sample toward the refused one."""
@@ -539,38 +554,3 @@ class PathRun:
             if float(np.abs(copy - self.start).max()) <= 1e-6:
                 return solutions[row][0]
         return ''
-
-
-def time_joint_path(model: object, q: np.ndarray, settings: PathSettings,
-           u: Sequence[float]) -> Trajectory:
-    """Time a joint path: linear (each step at its slowest joint's limit) or min-jerk."""
-    names = tuple(model.joint_names)
-    if len(q) == 1:
-        return Trajectory.hold(names, q[0], settings.timing)
-    limits = np.asarray(model.velocity_limits, dtype=float) * settings.velocity_scale
-    durations = (np.abs(np.diff(q, axis=0)) / limits).max(axis=1)
-    # A step with no joint motion (a pure re-sample) still takes a little time.
-    durations = np.maximum(durations, 1e-6)
-    linear_times = np.concatenate([[0.0], np.cumsum(durations)])
-    if settings.timing == LINEAR_TIMING:
-        times = linear_times
-    else:
-        total = float(linear_times[-1])
-        duration = MIN_JERK_PEAK_SPEED * total
-        s = linear_times / total
-        # Invert s(τ) (monotonic) by bisection, all samples at once.
-        low, high = np.zeros_like(s), np.ones_like(s)
-        for _ in range(60):
-            middle = 0.5 * (low + high)
-            # min_jerk's s(τ) alone (its derivatives are not needed here).
-            square = middle * middle
-            below = square * middle * (10.0 - 15.0 * middle + 6.0 * square) < s
-            low, high = np.where(below, middle, low), np.where(below, high, middle)
-        times = 0.5 * (low + high) * duration
-        times[0], times[-1] = 0.0, duration
-        # Strictly increasing even where two samples round to one time.
-        times = np.maximum.accumulate(times + np.arange(len(times)) * 1e-12)
-    velocities = np.gradient(q, times, axis=0)
-    velocities[[0, -1]] = 0.0
-    return Trajectory(names, times, q.copy(), velocities, Interpolation.LINEAR,
-                      settings.timing)

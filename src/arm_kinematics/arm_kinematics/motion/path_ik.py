@@ -63,7 +63,6 @@ from arm_kinematics.motion.path_following import (
     PathRun,
     PathSample,
     PathStop,
-    time_joint_path,
 )
 from arm_kinematics.motion.path_request import (  # noqa: F401
     DEFAULT_MAX_CARTESIAN_STEP,
@@ -85,6 +84,7 @@ from arm_kinematics.motion.path_request import (  # noqa: F401
     TIMINGS,
     ToolPose,
 )
+from arm_kinematics.motion.path_timing import time_joint_path
 from arm_kinematics.motion.tool_path import arc_points, build_tool_path, slerp_quaternion  # noqa: F401
 from arm_kinematics.scene.geometry import SafetyGeometry
 

@@ -139,6 +139,21 @@ class ToolPath:
         return piece.circle.distance(point, piece.low + (u_a - k) * span,
                                      piece.low + (u_b - k) * span)
 
+    def sample_deviations(self, points: np.ndarray, offset: int = 0) -> np.ndarray:
+        """``deviation`` of each ``points[i]`` (K, 3) from the tool path between samples
+        offset + i and offset + i + 1, at once: (K,) m."""
+        count = len(points)
+        a, b = self.positions[offset:offset + count], self.positions[offset + 1:offset + count + 1]
+        ab = b - a
+        squared = np.einsum('ij,ij->i', ab, ab)
+        along = np.einsum('ij,ij->i', points - a, ab) / np.where(squared > 0.0, squared, 1.0)
+        along = np.where(squared > 0.0, np.clip(along, 0.0, 1.0), 0.0)
+        out = np.linalg.norm(points - (a + along[:, None] * ab), axis=1)
+        for i, piece in enumerate(self.pieces[offset:offset + count]):
+            if piece is not None:
+                out[i] = piece.circle.distance(points[i], piece.low, piece.high)
+        return out
+
     def size(self, u_a: float, u_b: float) -> float:
         """Tool travel (m, rotation weighted) between two parameters of one segment."""
         k = min(int(math.floor(u_a)), len(self) - 2)

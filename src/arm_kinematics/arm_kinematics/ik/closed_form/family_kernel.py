@@ -367,3 +367,12 @@ def nearest_inside(t, ur, inputs, lower, upper, tolerance, q, valid, flags, step
             valid[b] = True
             steps[b] = largest
     return near_all
+
+
+@compiled
+def nearest_inside_poses(t, ur, inputs, lower, upper, tolerance, q, valid, flags, steps):
+    """``nearest_inside`` of every row of ``inputs`` (K, 18) into the rows of ``q`` (K, 8,
+    6), ``valid``, ``flags`` and ``steps`` (K, 8): a path's samples in one call."""
+    for k in range(inputs.shape[0]):
+        nearest_inside(t, ur, inputs[k], lower, upper, tolerance, q[k], valid[k], flags[k],
+                       steps[k])

@@ -390,6 +390,21 @@ class FamilySolver(ClosedFormBase):
             position, rotation, self.home if seed is None else seed)
         return q, valid, flags
 
+    def solve_all_poses(self, positions: np.ndarray, rotations: np.ndarray,
+                        seed: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+        """``solve_all`` of N poses ((N, 3) m, (N, 3, 3)) from one seed in one compiled
+        call: (q (N, 8, 6), valid (N, 8))."""
+        count = len(positions)
+        inputs = np.empty((count, 18))
+        inputs[:, 0:3], inputs[:, 3:12], inputs[:, 12:18] = positions, \
+            np.reshape(rotations, (count, 9)), seed
+        q, valid = np.empty((count, 8, 6)), np.empty((count, 8), np.bool_)
+        family_kernel.nearest_inside_poses(self.scalar.table, self.scalar.ur, inputs,
+                                           self._lower, self._upper, LIMIT_TOLERANCE, q,
+                                           valid, np.empty((count, 8), np.int64),
+                                           np.empty((count, 8)))
+        return q, valid
+
     def _nearest_inside(self, position: Sequence[float], rotation: Sequence[float],
                         seed: Sequence[float]
                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
