@@ -16,8 +16,9 @@ max_joint_step 0.1 rad). Measured:
   of all their solutions), no continuity check, no subdivision. Its steps above
   max_joint_step are jumps it returns; the lines where ours avoids them are counted;
 * single: one single-target solve of the same solver on the same arm (the line's end pose
-  from the home seed, through the dispatcher as SolveIK runs it), in the same run. Goal:
-  ours per path sample no slower.
+  from the home seed, through the dispatcher as SolveIK runs it), in the same run: once
+  per line between the paths, and the same solves back to back (a warm loop, cheaper).
+  Goal: ours per path sample no slower than either.
 
 Batch: an ik_server per arm (pointer3: analytic, vectorised; six_axis: closed_form, one
 target at a time in the server) started by this script on a private ROS domain, 1,000
@@ -73,6 +74,7 @@ SEED = 2024
 LINES, QUICK_LINES = 500, 50
 BATCH, QUICK_SINGLE = 1000, 200
 BATCH_REPEATS, QUICK_BATCH_REPEATS = 5, 2
+WARM_REPEATS = 5               # passes over the lines' end poses for the warm single solve
 MARGIN = 0.02                  # m: FK-made poses this far inside the reach rules and floor
 OPTIONS = SolveOptions()
 REPLY_TIMEOUT = 30.0           # s
@@ -206,8 +208,19 @@ def bench_arm(spec: ArmSpec, count: int, log) -> tuple[dict, list[str]]:
         began = time.process_time()
         dispatcher.solve(request, OPTIONS, arm.home)
         single_times.append(time.process_time() - began)
+    # The same solves again, back to back: a warm loop, no path work between them.
+    ends = [model.fk(configurations[2 * index + 1]) for index in range(count)]
+    requests = [IKRequest(position=b[:3, 3].tolist(), orientation=matrix_to_quaternion(b[:3, :3]),
+                          goal=goal) for b in ends]
+    warm_times = []
+    for _ in range(WARM_REPEATS):
+        began = time.process_time()
+        for request in requests:
+            dispatcher.solve(request, OPTIONS, arm.home)
+        warm_times.append((time.process_time() - began) / len(requests))
     per_sample = ours_time / max(ours_samples, 1)
     single = float(np.mean(single_times))
+    warm = float(np.median(warm_times))
     row = {
         'arm': spec.label, 'dof': model.dof, 'goal': goal.name, 'solver': solver.name,
         'lines': count, 'followed_share': codes['OK'] / count,
@@ -219,8 +232,10 @@ def bench_arm(spec: ArmSpec, count: int, log) -> tuple[dict, list[str]]:
         # and no halving toward a stop.
         'time_per_sample_followed_ms': followed_time / max(followed_samples, 1) * 1e3,
         'single_solve_ms': {'mean': single * 1e3,
-                            'median': float(np.median(single_times)) * 1e3},
+                            'median': float(np.median(single_times)) * 1e3,
+                            'warm_loop': warm * 1e3},
         'per_sample_over_single': per_sample / single,
+        'per_sample_over_warm_single': per_sample / warm,
         'followed_per_sample_over_single': followed_time / max(followed_samples, 1) / single,
         'greedy': {'jumps': greedy_jumps, 'lines_with_a_jump': greedy_lines,
                    'largest_step_rad': greedy_largest,
@@ -401,11 +416,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f'hidden flips (a returned path with a step > max_joint_step): {hidden} over '
           f'{sum(r["lines"] for r in rows)} lines')
     for row in rows:
-        met = row['per_sample_over_single'] <= 1.0
+        # Met only against both: a solve called once between paths, and the same solves
+        # back to back (warm caches, the cheaper figure).
+        met = max(row['per_sample_over_single'], row['per_sample_over_warm_single']) <= 1.0
         print(f'goal {row["arm"]}: path IK per sample no slower than a single solve: '
               f'{"met" if met else "NOT met"} ({row["time_per_sample_ms"]:.3f} ms, '
               f'{row["time_per_sample_followed_ms"]:.3f} ms on followed lines, against '
-              f'{row["single_solve_ms"]["mean"]:.3f} ms)')
+              f'{row["single_solve_ms"]["mean"]:.3f} ms called between paths and '
+              f'{row["single_solve_ms"]["warm_loop"]:.3f} ms in a warm loop)')
     for row in batch_rows:
         print(f'batch {row["arm"]} ({row["solver"]}): {row["targets"]} targets in '
               f'{row["batch_round_trip_ms"]:.1f} ms = {row["batch_targets_per_s"]:.0f} '
