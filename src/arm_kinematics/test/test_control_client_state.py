@@ -165,6 +165,14 @@ def test_a_goal_given_up_stays_owed_until_the_server_ends_it_or_is_gone():
     m.poll(1.1)
     m.response(False, 1.5)
     assert m.released
+    # Given up as gone (nothing to cancel), then the server is back and accepts it: owed.
+    m = ControllerGoalMonitor(WAITS, 2.0, 0.5, now=0.0)
+    m.server_ready(0.0)
+    m.poll(0.5, server_present=False)
+    assert m.poll(1.1, server_present=False).outcome is Outcome.CONTROLLER_LOST
+    assert m.released
+    m.response(True, 1.5)
+    assert m.cancel_pending and not m.released
     # An unanswered cancel stays owed until the server has been gone for absence_wait.
     m = active()
     assert m.request_cancel('emergency stop', 0.2)

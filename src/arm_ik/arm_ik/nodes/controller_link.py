@@ -35,6 +35,7 @@ from rclpy.action import ActionClient
 from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
 
+from arm_ik.nodes.control_messages import tolerances_of
 from arm_ik.nodes.conversions import seconds_of
 from arm_kinematics.control.client_state import (
     ClientState,
@@ -43,7 +44,6 @@ from arm_kinematics.control.client_state import (
     Waits,
 )
 from arm_kinematics.control.codes import ControllerOutcome
-from arm_kinematics.control.tolerances import JointTolerance
 from arm_kinematics.motion.errors import MotionCode
 from arm_kinematics.motion.runner import Owner
 
@@ -109,7 +109,8 @@ class ControllerLink:
         ``POLL_PERIOD`` later)."""
         goal = ControllerGoal(owner, ControllerGoalMonitor(
             self.waits, duration, self.goal_time, time.monotonic(),
-            _tolerances(message.path_tolerance), _tolerances(message.goal_tolerance),
+            dict(tolerances_of(message.path_tolerance)),
+            dict(tolerances_of(message.goal_tolerance)),
             self._feedback_interval), message)
         with self._lock:
             self._goals.append(goal)
@@ -131,6 +132,11 @@ class ControllerLink:
         goal.monitor.response(accepted, now)
         if accepted:
             goal.handle = handle        # the poll asks for the result (and cancels if asked)
+            with self._lock:
+                if goal.monitor.cancel_pending and goal not in self._goals:
+                    # Given up as gone, then accepted: back in the list, so the poll sends
+                    # its cancel and cancel_all finds it.
+                    self._goals.append(goal)
         self._check(goal)
 
     def _on_feedback(self, goal: ControllerGoal, message) -> None:
@@ -257,11 +263,6 @@ class ControllerLink:
             elif goal.monitor.done and goal.monitor.cancel_pending:
                 goal.cancel_sent = False
         self._wake.trigger()
-
-
-def _tolerances(messages) -> dict[str, JointTolerance]:
-    """control_msgs/JointTolerance messages by joint name."""
-    return {m.name: JointTolerance(m.position, m.velocity, m.acceleration) for m in messages}
 
 
 def _why(owner: Owner) -> str:

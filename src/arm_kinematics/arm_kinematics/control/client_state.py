@@ -175,9 +175,9 @@ class ControllerGoalMonitor:
         """The server answered the goal request."""
         with self._lock:
             if self.done:
-                # Given up before the answer: an accepted goal now owes a cancel.
-                if not accepted:
-                    self.cancel_pending = False
+                # Given up before the answer (also as gone: the server is back): an
+                # accepted goal runs there and owes a cancel; a rejected one owes nothing.
+                self.cancel_pending = accepted
                 return
             if self.state not in (ClientState.SENT, ClientState.CANCELING):
                 return
