@@ -286,9 +286,11 @@ class ServoBridge(Node):
 
     def _on_accepted(self, goal_handle) -> None:
         with self.lock:
-            if self.tracker is not None and self.finished is None:
-                self.finished = (False, ResultCode.INVALID_GOAL,
-                                 PREEMPTED_MESSAGE)
+            if self.goal_handle is not None:
+                # The previous goal is answered now: preempted, or with the end the bus
+                # cycle gave it if that is not sent yet (else its client never hears).
+                if self.finished is None:
+                    self.finished = (False, ResultCode.INVALID_GOAL, PREEMPTED_MESSAGE)
                 self._send_result()
             safety = self.core.safety
             start = [safety.setpoint.get(j, safety.measured.get(j) or 0.0) for j in self.joints]
@@ -375,8 +377,8 @@ class ServoBridge(Node):
         with self.cycle_written:
             outcome = self.core.safety.disable()
             self._end_goal(False, ResultCode.PATH_TOLERANCE_VIOLATED, 'torque disabled')
-            self._written()
-        return self._answer(response, outcome.ok, outcome.message)
+            unwritten = self._torque_off_unwritten()
+        return self._answer(response, outcome.ok, outcome.message + unwritten)
 
     def _estop(self, _: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         return self._answer(response, True, self._stop('e-stop service', wait=True))
@@ -386,10 +388,16 @@ class ServoBridge(Node):
             outcome = self.core.safety.estop(source)
             self._end_goal(False, ResultCode.PATH_TOLERANCE_VIOLATED,
                            f'{source}: torque off on every servo')
-            if wait and not self._written():
-                return (f'{outcome.message} (the bus wrote nothing in {self.apply_wait:.2f} s:'
-                        ' torque goes off on its next cycle)')
-        return outcome.message
+            unwritten = self._torque_off_unwritten() if wait else ''
+        return outcome.message + unwritten
+
+    def _torque_off_unwritten(self) -> str:
+        """'' once the bus thread's next write (torque off) is done, else the words that say
+        it is not (holding the lock's condition)."""
+        if self._written():
+            return ''
+        return (f' (the bus wrote nothing in {self.apply_wait:.2f} s: torque goes off on its '
+                'next cycle)')
 
     def _reset(self, _: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         with self.lock:
