@@ -47,6 +47,9 @@ CASES = {
     'xacro text not yet expanded (a `<xacro:...>` element, a `${...}` or `$(...)` left)': [
         ('<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro"><xacro:arg name="a"/>'
          '<link name="l"/></robot>', '', ''),
+        # A default namespace on <robot> (read as plain names) keeps xacro's apart.
+        ('<robot name="r" xmlns="http://www.ros.org" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+         '<xacro:arg name="a"/><link name="l"/></robot>', '', ''),
         ('<robot name="r"><link name="a"/><link name="b"/><joint name="j" type="revolute">'
          '<parent link="a"/><child link="b"/><origin xyz="0 0 ${h}"/>'
          '<limit lower="-1" upper="1" velocity="1" effort="1"/></joint></robot>', '', '')],

@@ -162,10 +162,11 @@ def parse_robot_xml(text: str) -> ElementTree.Element:
             raise DescriptionError(f'robot_description is not valid XML: {error}') from None
     if root.tag.startswith('{'):
         # A default namespace (xmlns="...") on <robot>: TinyXML, and so urdfdom, reads the
-        # plain element names.
+        # plain element names. Only that namespace: a prefixed <xacro:...> stays itself.
+        default = root.tag.split('}', 1)[0] + '}'
         for element in root.iter():
-            if isinstance(element.tag, str) and element.tag.startswith('{'):
-                element.tag = element.tag.split('}', 1)[1]
+            if isinstance(element.tag, str) and element.tag.startswith(default):
+                element.tag = element.tag[len(default):]
     if root.tag != 'robot':
         raise DescriptionError(f'root element is <{root.tag}>, expected <robot>')
     unexpanded = _xacro_left(root)
