@@ -209,6 +209,7 @@ def test_arm_config_says_which_frames_it_chose_and_why(capsys):
     ({'sefety': {}}, 'unknown key(s) sefety'),
     ({'ik': {'default_solver': 'DLS'}}, 'ik.default_solver'),
     ({'ik': {'damping': float('nan')}}, 'ik.damping'),
+    ({'ik': {'tolerance': 0.0}}, 'ik.tolerance is 0.0 (must be > 0)'),
     ({'ik': {'max_iterations': 0}}, 'ik.max_iterations'),
     ({'ik': {'speed': 1}}, 'ik has unknown key(s) speed'),
     ({'home_pose': 'up'}, 'home_pose must be'),

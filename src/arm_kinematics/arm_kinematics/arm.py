@@ -159,8 +159,9 @@ def build_arm(model: ArmModel, config: ArmConfig, label: str = '') -> Arm:
         ArmConfigError: the configuration does not fit the model (a capsule on an unknown
             joint, a solver that does not apply, a home pose of the wrong size).
     """
-    if label and ros_name_reason(label):
-        raise ArmConfigError(f'arm label: {ros_name_reason(label)}')
+    reason = ros_name_reason(label) if label else ''
+    if reason:
+        raise ArmConfigError(f'arm label: {reason}')
     # The URDF's robot name is free text (exporters write 'ARM.SLDASM'); the label becomes a
     # namespace, so the default is that name made a ROS name.
     label = label or config.label or ros_name(model.name) or 'arm'

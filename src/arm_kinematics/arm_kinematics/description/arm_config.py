@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 import copy
 from dataclasses import dataclass, field
-import math
 import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from arm_kinematics.common.checks import is_finite_number, positive_reason
 from arm_kinematics.common.names import (
     OBJECTIVE_NAMES,
     PATH_PLANNERS,
@@ -109,9 +109,13 @@ class ArmConfig:
         if objective is not None and objective not in OBJECTIVE_NAMES:
             raise ArmConfigError(f'{source}: ik.objective is {objective!r}; valid: '
                                  f'{", ".join(OBJECTIVE_NAMES)}')
-        for key in ('min_height_above_shoulder', 'damping', 'tolerance'):
-            if key in ik:
-                _finite(ik[key], f'{source}: ik.{key}')
+        if 'min_height_above_shoulder' in ik:
+            _finite(ik['min_height_above_shoulder'], f'{source}: ik.min_height_above_shoulder')
+        for key in ('damping', 'tolerance'):
+            # ik_server takes them as its parameters' defaults, which must be > 0.
+            reason = positive_reason(ik[key], f'ik.{key}') if key in ik else ''
+            if reason:
+                raise ArmConfigError(f'{source}: {reason}')
         if 'max_iterations' in ik and (isinstance(ik['max_iterations'], bool) or
                                        not isinstance(ik['max_iterations'], int) or
                                        ik['max_iterations'] < 1):
@@ -125,8 +129,9 @@ class ArmConfig:
         label = data.get('arm')
         if label is not None and (not isinstance(label, str) or not label.strip()):
             raise ArmConfigError(f'{source}: arm must be a non-empty name, got {label!r}')
-        if label is not None and ros_name_reason(label):
-            raise ArmConfigError(f'{source}: arm: {ros_name_reason(label)}')
+        reason = ros_name_reason(label) if label is not None else ''
+        if reason:
+            raise ArmConfigError(f'{source}: arm: {reason}')
         home = data.get('home_pose')
         if home is not None:
             values = home.items() if isinstance(home, Mapping) else \
@@ -287,8 +292,7 @@ def _check_keys(section: object, name: str, keys: set[str], source: str) -> None
 
 
 def _finite(value: object, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            not math.isfinite(value):
+    if not is_finite_number(value):
         raise ArmConfigError(f'{where} must be a finite number, got {value!r}')
     return float(value)
 
