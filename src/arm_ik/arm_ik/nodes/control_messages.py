@@ -22,7 +22,9 @@ from arm_kinematics.control.tolerances import JointTolerance
 FEEDBACK_HAS_INDEX = 'index' in FollowJointTrajectory.Feedback.get_fields_and_field_types()
 
 
-def _tolerances(messages: Sequence[JointToleranceMsg]) -> tuple[tuple[str, JointTolerance], ...]:
+def tolerances_of(messages: Sequence[JointToleranceMsg]
+                  ) -> tuple[tuple[str, JointTolerance], ...]:
+    """control_msgs/JointTolerance messages as (joint name, JointTolerance) pairs."""
     return tuple((m.name, JointTolerance(m.position, m.velocity, m.acceleration))
                  for m in messages)
 
@@ -37,8 +39,8 @@ def goal_from_message(goal: FollowJointTrajectory.Goal) -> TrajectoryGoal:
                                      tuple(p.velocities), tuple(p.accelerations),
                                      tuple(p.effort)) for p in trajectory.points),
         start_time=stamp.sec + stamp.nanosec * 1e-9,
-        path_tolerance=_tolerances(goal.path_tolerance),
-        goal_tolerance=_tolerances(goal.goal_tolerance),
+        path_tolerance=tolerances_of(goal.path_tolerance),
+        goal_tolerance=tolerances_of(goal.goal_tolerance),
         goal_time_tolerance=seconds_of(goal.goal_time_tolerance))
 
 
