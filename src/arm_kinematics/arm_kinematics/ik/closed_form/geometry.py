@@ -1,6 +1,6 @@
 """The vector maths every closed-form family shares, in two forms.
 
-- Plain floats on tuples (``mat_mul``, ``turn``, ``angle_one``, ``cosine_one``...): one
+- Plain floats on tuples (``mat_mul``, ``turn``, ``cosine_one``...): one
   request makes about a hundred small operations, each of which costs more as a numpy call
   than as arithmetic.
 - numpy over rows (``rotate``, ``rotations``, ``angle_between``, ``cosine_equation``...):
@@ -43,16 +43,6 @@ def mat_vec(m: Sequence[float], v: Sequence[float]) -> Vector:
             m[6] * v[0] + m[7] * v[1] + m[8] * v[2])
 
 
-def mat_t_vec(m: Sequence[float], v: Sequence[float]) -> Vector:
-    """mᵀ·v for a row-major 3×3 ``m``."""
-    return (m[0] * v[0] + m[3] * v[1] + m[6] * v[2], m[1] * v[0] + m[4] * v[1] + m[7] * v[2],
-            m[2] * v[0] + m[5] * v[1] + m[8] * v[2])
-
-
-def transpose(m: Sequence[float]) -> Matrix:
-    return (m[0], m[3], m[6], m[1], m[4], m[7], m[2], m[5], m[8])
-
-
 def rotation(axis: Sequence[float], angle: float) -> Matrix:
     """Rodrigues rotation about a unit axis, row-major 9 floats."""
     return rotation_cs(axis, math.cos(angle), math.sin(angle))
@@ -86,23 +76,6 @@ def turn(w: Sequence[float], angle: float, v: Sequence[float]) -> Vector:
     x = vcross(w, v)
     return (v[0] * c + x[0] * s + w[0] * k, v[1] * c + x[1] * s + w[1] * k,
             v[2] * c + x[2] * s + w[2] * k)
-
-
-def turn_cs(w: Sequence[float], c: float, s: float, v: Sequence[float]) -> Vector:
-    """``turn`` by the angle whose cosine and sine are c and s (shared by several turns)."""
-    k = (1.0 - c) * (w[0] * v[0] + w[1] * v[1] + w[2] * v[2])
-    x0, x1, x2 = w[1] * v[2] - w[2] * v[1], w[2] * v[0] - w[0] * v[2], w[0] * v[1] - w[1] * v[0]
-    return (v[0] * c + x0 * s + w[0] * k, v[1] * c + x1 * s + w[1] * k,
-            v[2] * c + x2 * s + w[2] * k)
-
-
-def angle_one(w: Sequence[float], p: Sequence[float], q: Sequence[float]
-              ) -> tuple[float, float]:
-    """``angle_between`` for one pair of vectors: (angle, length of p across w)."""
-    kp, kq = dot(p, w), dot(q, w)
-    pp = (p[0] - kp * w[0], p[1] - kp * w[1], p[2] - kp * w[2])
-    qq = (q[0] - kq * w[0], q[1] - kq * w[1], q[2] - kq * w[2])
-    return math.atan2(dot(vcross(pp, qq), w), dot(pp, qq)), math.sqrt(dot(pp, pp))
 
 
 def cosine_one(a: float, b: float, rhs: float) -> tuple[float, float, bool, bool]:
