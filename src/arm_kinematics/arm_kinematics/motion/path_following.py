@@ -102,6 +102,7 @@ def _task_conditions(qs, chain, tool_down, reach, out):
 # path that stops early pays for at most this many unused solves and checks.
 PREFIX_WINDOW = 16
 
+
 class PathRun:
     """One path being followed: the sample solver, the checks and the subdivision."""
 
@@ -481,8 +482,8 @@ class PathRun:
         search spent a layer, a pose check and a refinement per sample on this."""
         path, label, settings = self.path, first.label, self.settings
         samples = [first]
-        solve_poses = getattr(self.solver, 'solve_all_poses', None)
-        if self._solve_all is None or solve_poses is None or self.allow_change or \
+        solve_all_poses = getattr(self.solver, 'solve_all_poses', None)
+        if self._solve_all is None or solve_all_poses is None or self.allow_change or \
                 label not in BRANCHES:
             return samples, None, False
         branch = BRANCHES.index(label)
@@ -495,12 +496,14 @@ class PathRun:
                                                           last) + 1)
             rotations = path.rotations[ks] if path.rotations is not None else \
                 np.broadcast_to(np.reshape(self._rotation, (3, 3)), (len(ks), 3, 3))
-            q, valid = solve_poses(path.positions[ks], rotations, self.start)
+            q, valid = solve_all_poses(path.positions[ks], rotations, self.start)
             chain = np.vstack([samples[-1].q, q[:, branch, :]])
             if self.turns:
                 chain[:, self.turns] = np.unwrap(chain[:, self.turns], axis=0)
             states = chain[1:]
-            good = valid[:, branch] & ((states >= self._low) & (states <= self._high)).all(axis=1)
+            # The pose checks (limits included: an unwrapped copy may leave them) up to
+            # the first sample the branch does not reach.
+            good = valid[:, branch]
             reached = int(np.argmin(good)) if not good.all() else len(ks)
             if reached:
                 ok, _ = self._pose_checks(states[:reached])
