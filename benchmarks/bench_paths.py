@@ -169,6 +169,7 @@ def bench_arm(spec: ArmSpec, count: int, log) -> tuple[dict, list[str]]:
     greedy_time, greedy_samples, greedy_largest = 0.0, 0, 0.0
     greedy_jumps = greedy_lines = avoided_followed = avoided_stopped = 0
     single_times = []
+    requests: list[IKRequest] = []
     log(f'  {spec.label}: {model.dof} joints, goal {goal.name}, solver {solver.name}, '
         f'{count} lines ...')
     for index in range(count):
@@ -205,13 +206,11 @@ def bench_arm(spec: ArmSpec, count: int, log) -> tuple[dict, list[str]]:
             else:
                 avoided_stopped += 1
         request = IKRequest(position=pose.position, orientation=pose.orientation, goal=goal)
+        requests.append(request)
         began = time.process_time()
         dispatcher.solve(request, OPTIONS, arm.home)
         single_times.append(time.process_time() - began)
     # The same solves again, back to back: a warm loop, no path work between them.
-    ends = [model.fk(configurations[2 * index + 1]) for index in range(count)]
-    requests = [IKRequest(position=b[:3, 3].tolist(), orientation=matrix_to_quaternion(b[:3, :3]),
-                          goal=goal) for b in ends]
     warm_times = []
     for _ in range(WARM_REPEATS):
         began = time.process_time()

@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                                      'configuration: check a configuration against it with '
                                      f'arm_config CONFIG.yaml --check {args.file}')
             config = ArmConfig.from_file(args.file)
-            for note in config_notes(args.file):
+            for note in ignored_keys(config.get('controller')):
                 print(f'arm_config: note: {note}', file=sys.stderr)
             if args.check:
                 arm = load_arm(read_description(args.check), config, args.base, args.tip)
