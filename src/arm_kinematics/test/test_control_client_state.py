@@ -97,6 +97,28 @@ def test_controller_time_past_goal_time_without_result_is_overdue():
     assert 'goal_time_tolerance 0.5 s' in m.outcome.message
 
 
+def test_a_controller_reporting_its_next_waypoint_is_bounded_from_the_end():
+    """joint_trajectory_controller's desired.time_from_start is the time of the waypoint it
+    heads for (0.1 s apart here), which stops at the end: no result then is OVERDUE
+    stretch_limit x (last segment + goal_time + margin) after the feedback reached the end,
+    not only at the wall limit counted from acceptance."""
+    m = ControllerGoalMonitor(WAITS, 2.0, 0.5, 0.0, PATH, GOAL, last_segment=0.1)
+    m.server_ready(0.0)
+    m.response(True, 0.1)
+    seen = outcome = None
+    for t in np.arange(0.15, 40.0, 0.05):
+        waypoint = min(math.ceil((t - 0.1) / 0.1 - 1e-9) * 0.1, 2.0)
+        m.feedback(t, waypoint)
+        if seen is None and waypoint >= 2.0:
+            seen = t
+        outcome = m.poll(t)
+        if outcome is not None:
+            break
+    assert outcome.outcome is Outcome.OVERDUE and 'reached the end' in outcome.message
+    assert t == pytest.approx(seen + 10.0 * (0.1 + 0.5 + 1.0), abs=0.06)
+    assert t < 0.1 + m.wall_limit() and m.cancel_pending
+
+
 def test_feedback_without_time_is_bounded_by_the_wall_clock():
     """A controller whose feedback carries no trajectory time (or a paused one): the wall
     clock bounds the wait at stretch_limit times the controller-time budget."""

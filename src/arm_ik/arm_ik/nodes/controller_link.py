@@ -107,11 +107,16 @@ class ControllerLink:
     def send(self, message: FollowJointTrajectory.Goal, owner: Owner, duration: float) -> None:
         """Send ``message`` for ``owner``'s move of ``duration`` s (at the next poll, at most
         ``POLL_PERIOD`` later)."""
+        points = message.trajectory.points
+        # joint_trajectory_controller's feedback time stops at the end once it heads for the
+        # last point: the monitor allows for that segment.
+        last_segment = seconds_of(points[-1].time_from_start) - \
+            seconds_of(points[-2].time_from_start) if len(points) > 1 else None
         goal = ControllerGoal(owner, ControllerGoalMonitor(
             self.waits, duration, self.goal_time, time.monotonic(),
             dict(tolerances_of(message.path_tolerance)),
             dict(tolerances_of(message.goal_tolerance)),
-            self._feedback_interval), message)
+            self._feedback_interval, last_segment), message)
         with self._lock:
             self._goals.append(goal)
         self._wake.trigger()

@@ -10,14 +10,19 @@ rule is tested without ROS. Every wait is bounded:
   result for the silence limit (see ``silence_limit``), or the action server absent from the
   graph for ``absence_wait`` (one poll missing it is not enough: discovery flickers);
 - lateness is measured in the controller's own time, never by the wall clock alone: the
-  feedback's desired.time_from_start is joint_trajectory_controller's trajectory time, which
-  it advances by period x speed scaling (a speed slider, a pause) on its clock (sim time may
-  run slower than real time). The client waits until that time passes the trajectory's end
-  plus goal_time_tolerance plus ``result_margin``; with goal_time_tolerance 0 the controller
-  waits for the goal tolerance forever, and the client stops waiting ``settle_wait`` of
-  controller time after the end. A controller whose time runs slower than 1/``stretch_limit``
-  of the wall clock (or whose feedback carries no time) is bounded by the wall clock:
-  ``stretch_limit`` x that controller-time budget. Past either bound the outcome is OVERDUE;
+  feedback's desired.time_from_start tells where the controller is along the trajectory, on
+  its clock and at its speed scaling (a speed slider, a pause; sim time may run slower than
+  real time). A controller that reports its elapsed trajectory time (the stand-in) is late
+  once that time passes the trajectory's end plus goal_time_tolerance plus
+  ``result_margin``; with goal_time_tolerance 0 the controller waits for the goal tolerance
+  forever, and the client stops waiting ``settle_wait`` of controller time after the end.
+  joint_trajectory_controller reports the time of the waypoint it is heading for, which
+  stops at the end: from the feedback that first reaches the end, the rest of the budget
+  (the last segment, then the same after-end wait) is bounded by the wall clock, at
+  ``stretch_limit`` x its controller time. A controller whose time runs slower than
+  1/``stretch_limit`` of the wall clock (or whose feedback carries no time) is bounded by
+  the wall clock: ``stretch_limit`` x the whole controller-time budget from acceptance.
+  Past any of these bounds the outcome is OVERDUE;
 - a cancel must be acknowledged within ``cancel_wait`` (else CANCEL_UNANSWERED).
 
 Giving up is not forgetting: whenever the client ends a goal itself while the server may still
@@ -109,18 +114,24 @@ class ControllerGoalMonitor:
             the worst joint when the controller's words name none).
         feedback_interval: the longest feedback interval already seen from this server, s
             (0: unknown).
+        last_segment: controller time from the trajectory's second-to-last point to its
+            last, s (None: the whole duration).
     """
 
     def __init__(self, waits: Waits, duration: float, goal_time_tolerance: float, now: float,
                  path_tolerance: Mapping[str, JointTolerance] | None = None,
                  goal_tolerance: Mapping[str, JointTolerance] | None = None,
-                 feedback_interval: float = 0.0):
+                 feedback_interval: float = 0.0, last_segment: float | None = None):
         self.waits = waits
         self._duration = duration
         self._goal_time = goal_time_tolerance
         # Controller time after which the result is overdue.
         after_end = goal_time_tolerance if goal_time_tolerance > 0.0 else waits.settle_wait
         self._controller_deadline = duration + after_end + waits.result_margin
+        # Wall time the result may take once a feedback's time has reached the end.
+        rest = duration if last_segment is None else min(max(last_segment, 0.0), duration)
+        self._after_end_limit = waits.stretch_limit * (rest + after_end + waits.result_margin)
+        self._end_seen_at: float | None = None
         self._path_tolerance = dict(path_tolerance or {})
         self._goal_tolerance = dict(goal_tolerance or {})
         self._lock = threading.Lock()
@@ -200,6 +211,8 @@ class ControllerGoalMonitor:
             self._last_heard = now
             if controller_time is not None and math.isfinite(controller_time):
                 self.controller_time = max(self.controller_time or 0.0, controller_time)
+                if self._end_seen_at is None and self.controller_time >= self._duration:
+                    self._end_seen_at = now
             if errors is not None:
                 self.errors = errors
 
@@ -304,6 +317,13 @@ class ControllerGoalMonitor:
                 f"the controller's trajectory time is {self.controller_time:.2f} s, past the "
                 f'end ({self._duration:.2f} s) plus {self._after_end_words()} plus '
                 f'{self.waits.result_margin:g} s, without a result; a cancel was sent')))
+        elif self._end_seen_at is not None and \
+                now - self._end_seen_at > self._after_end_limit:
+            self._give_up(True, ControllerOutcome(Outcome.OVERDUE, None, (
+                f"no result {now - self._end_seen_at:.1f} s after the controller's feedback "
+                f'reached the end of the trajectory ({self._duration:.2f} s; the limit is '
+                f'{self.waits.stretch_limit:g} x the last segment, {self._after_end_words()} '
+                f'and {self.waits.result_margin:g} s); a cancel was sent')))
         elif self._accepted_at is not None and \
                 now - self._accepted_at > self.wall_limit():
             told = 'no trajectory time' if self.controller_time is None else \
