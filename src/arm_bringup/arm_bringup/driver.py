@@ -28,12 +28,12 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
-from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
 from arm_bringup.scenario import IKQuery, Move
 from arm_ik.client import IKClient
+from arm_ik.middleware import call_until_answered, GoalCourier, RESEND_AFTER
 from arm_ik.nodes.common import constant_names, LATCHED_QOS
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import ArmInfo, ExecutorStatus, MotionErrorCode, SafetyStatus, TargetStatus
@@ -46,6 +46,9 @@ STATE_NAMES = constant_names(TargetStatus)
 MOVE_TIMEOUT = 90.0      # s, plan + move; the longest scripted move takes about 12 s
 CYCLE_TIMEOUT = 180.0    # s, one pick-and-place cycle
 START_GRACE = 15.0       # s for target_input to see the action server
+GOAL_ANSWER_WAIT = 5.0   # s for the executor to accept or reject a goal, before a resend
+IK_ATTEMPTS = 5          # IK requests sent, RESEND_AFTER s apart, before giving up
+ALREADY_RUNNING = 'the cycle is already running'   # target_input's words (tasks/cycle.py)
 
 
 @dataclass
@@ -113,20 +116,18 @@ class DemoDriver(Node):
             self._safety.append(message)
 
     # ------------------------------------------------------------------ waiting
-    def wait_until(self, condition: Callable[[], bool], timeout: float) -> bool:
-        """Spin the node until ``condition()`` holds or ``timeout`` (s) passes."""
+    def wait_until(self, condition: Callable[[], bool], timeout: float,
+                   tick: Callable[[], None] | None = None) -> bool:
+        """Spin the node until ``condition()`` holds or ``timeout`` (s) passes, calling
+        ``tick`` between two spins."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if condition():
                 return True
             self._executor.spin_once(timeout_sec=0.02)
+            if tick is not None:
+                tick()
         return condition()
-
-    def wait_result(self, future: Future, timeout: float) -> object:
-        if not self.wait_until(future.done, timeout):
-            future.cancel()
-            raise TimeoutError(f'no answer within {timeout:g} s')
-        return future.result()
 
     def wait_for_pipeline(self, pick_place: bool, timeout: float, measured: bool = False
                           ) -> list[str]:
@@ -147,10 +148,17 @@ class DemoDriver(Node):
     # ------------------------------------------------------------------ steps
     def ik_query(self, query: IKQuery) -> StepResult:
         """One ~/solve_ik call; ok when it solves exactly when it should."""
-        try:
-            reply = self.wait_result(self.ik.solve_async(query.position), 15.0)
-        except TimeoutError as error:
-            return StepResult(False, f'IK {query.label} {fmt(query.position)} m: {error}')
+        reply = None
+        # A lost reply is asked for again (middleware.call_until_answered says why).
+        for _ in range(IK_ATTEMPTS):
+            future = self.ik.solve_async(query.position)
+            if self.wait_until(future.done, RESEND_AFTER):
+                reply = future.result()
+                break
+            future.cancel()
+        if reply is None:
+            return StepResult(False, f'IK {query.label} {fmt(query.position)} m: no answer '
+                              f'within {IK_ATTEMPTS} x {RESEND_AFTER:g} s')
         if reply.success:
             joints = ', '.join(f'{math.degrees(v):+.1f}' for v in reply.positions)
             text = (f'IK {query.label} {fmt(query.position)} m: {reply.solver} -> [{joints}] '
@@ -169,16 +177,26 @@ class DemoDriver(Node):
         self._safety.clear()
         self._watch_safety = True
         started = time.monotonic()
+        # GoalCourier sends a goal again when its accept/reject is lost, and asks again
+        # for a result that does not come (middleware.py says why either happens).
+        ends: list[object] = []
+        courier = GoalCourier(
+            self.action, self.get_logger(), on_accepted=lambda _: None,
+            on_rejected=lambda _: ends.append('the goal was rejected'),
+            on_result=lambda _, wrapped: ends.append(wrapped),
+            on_failed=lambda _, reason: ends.append(reason), on_feedback=lambda _, message:
+            feedback.append(message), response_timeout=GOAL_ANSWER_WAIT,
+            server=f'/{self.arm}/trajectory_executor')
+        courier.send(1, goal, 0.0, label='demo:', name=move.label)
         try:
-            handle = self.wait_result(self.action.send_goal_async(
-                goal, feedback_callback=feedback.append), 15.0)
-            if not handle.accepted:
-                return StepResult(False, f'{move.label}: the goal was rejected')
-            wrapped = self.wait_result(handle.get_result_async(), MOVE_TIMEOUT)
-        except TimeoutError as error:
-            return StepResult(False, f'{move.label}: {error}')
+            if not self.wait_until(lambda: bool(ends), MOVE_TIMEOUT, tick=courier.tick):
+                courier.drop(1, cancel=True)
+                return StepResult(False, f'{move.label}: no result within {MOVE_TIMEOUT:g} s')
         finally:
             self._watch_safety = False
+        if isinstance(ends[0], str):
+            return StepResult(False, f'{move.label}: {ends[0]}')
+        wrapped = ends[0]
         elapsed = time.monotonic() - started
         result = wrapped.result
         code = MOTION_CODES.get(result.error_code.val, str(result.error_code.val))
@@ -209,12 +227,13 @@ class DemoDriver(Node):
         # after this node did: "not up" is retried for a while, any other refusal is final.
         deadline = time.monotonic() + START_GRACE
         while True:
-            try:
-                reply = self.wait_result(self.run_cycle_client.call_async(Trigger.Request()),
-                                         15.0)
-            except TimeoutError as error:
-                return StepResult(False, f'~/run_cycle: {error}')
-            if reply.success:
+            # Sent again when its reply is lost: the first copy may have started the cycle.
+            reply = call_until_answered(self.run_cycle_client, Trigger.Request(),
+                                        lambda: self._executor.spin_once(timeout_sec=0.02),
+                                        15.0)
+            if reply is None:
+                return StepResult(False, '~/run_cycle: no answer within 15 s')
+            if reply.success or reply.message == ALREADY_RUNNING:
                 break
             if 'is not up' not in reply.message or time.monotonic() > deadline:
                 return StepResult(False, f'~/run_cycle refused: {reply.message}')

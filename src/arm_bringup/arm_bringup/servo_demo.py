@@ -65,14 +65,19 @@ def run(cycles: int) -> int:
                 # The simulated servos share the CPU with everything else here.
                 'reply_timeout': 0.03, 'silent_cycles': 25})
             client = BridgeClient(NS, timeout=60.0)
-            while cycles <= 0 or summary.cycles < cycles:
-                print(f'cycle {summary.cycles + 1}:', flush=True)
-                _cycle(client, sim, bridge, summary)
-                summary.cycles += 1
-                if not bridge.alive():
-                    summary.record(StepResult(False, f'servo_bridge died:\n'
-                                              f'{bridge.output()[-1500:]}'))
-                    break
+            try:
+                while cycles <= 0 or summary.cycles < cycles:
+                    print(f'cycle {summary.cycles + 1}:', flush=True)
+                    _cycle(client, sim, bridge, summary)
+                    summary.cycles += 1
+                    if not bridge.alive():
+                        summary.record(StepResult(False, f'servo_bridge died:\n'
+                                                  f'{bridge.output()[-1500:]}'))
+                        break
+            except TimeoutError as error:
+                state = 'running' if bridge.alive() else 'not running'
+                summary.record(StepResult(False, f'{error}\nservo_bridge is {state}; the end '
+                                          f'of its log:\n{bridge.output()[-1500:]}'))
             client.close()
             client = None
     except KeyboardInterrupt:

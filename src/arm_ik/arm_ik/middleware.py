@@ -242,8 +242,10 @@ class GoalCourier:
                  on_failed: Callable[[int, str], None], on_feedback: Callable[[int, Any], None],
                  response_timeout: float = 3.0, attempts: int = SEND_ATTEMPTS,
                  result_retry: float = RESULT_ASK_RETRY,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 server: str = 'the executor') -> None:
         self._client, self._logger, self._clock = client, logger, clock
+        self._server = server      # who failed to answer, in on_failed's words
         self._on_accepted, self._on_rejected, self._on_result = on_accepted, on_rejected, \
             on_result
         self._on_failed, self._on_feedback = on_failed, on_feedback
@@ -290,7 +292,7 @@ class GoalCourier:
             self._dispatch(token, tracked)
             return
         del self._goals[token]
-        self._on_failed(token, f'the executor did not answer the goal {tracked.attempt} '
+        self._on_failed(token, f'{self._server} did not answer the goal {tracked.attempt} '
                         f'times within {self.response_timeout:g} s each')
 
     def _live(self, token: int, attempt: int | None = None) -> _Tracked | None:
@@ -336,6 +338,33 @@ class GoalCourier:
     def _feedback(self, token: int, attempt: int, message: Any) -> None:
         if self._live(token, attempt) is not None:
             self._on_feedback(token, message.feedback)
+
+
+# ---------------------------------------------------------------------------- service resend
+# The reply of a service can be lost the same way (the server answers before it has matched
+# this client's response reader; rclpy logs "failed to send response (timeout)" on the
+# server's side and the client's future never completes). A caller whose request is
+# idempotent sends it again after RESEND_AFTER s without an answer. Seen: the servo demo's
+# first ~/enable went unanswered for 60 s in one CI run on a loaded machine.
+
+RESEND_AFTER = 3.0        # s without a reply before an idempotent request is sent again
+
+
+def call_until_answered(client: Any, request: Any, spin: Callable[[], None], timeout: float,
+                        attempt: float = RESEND_AFTER) -> Any | None:
+    """The reply to ``request`` (idempotent: it may be sent more than once), spinning with
+    ``spin`` (one short wait); None when nothing came within ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        future = client.call_async(request)
+        attempt_end = min(deadline, time.monotonic() + attempt)
+        while not future.done() and time.monotonic() < attempt_end:
+            spin()
+        if future.done():
+            return future.result()
+        client.remove_pending_request(future)
+        if time.monotonic() >= deadline:
+            return None
 
 
 # ---------------------------------------------------------------------------- executor hop

@@ -42,31 +42,58 @@ class BridgeClient:
         self.executor.add_node(self.node)
         self.prefix = f'{ns.rstrip("/")}/{node_name}'
         self.timeout = timeout
+        self._clients: dict[str, object] = {}
         self.action = ActionClient(self.node, FollowJointTrajectory,
                                    f'{self.prefix}/follow_joint_trajectory')
 
-    def _spin_until(self, done, what: str, timeout: float | None = None) -> None:
+    def _spin_until(self, done, what: str, timeout: float | None = None,
+                    tick=None) -> None:
         deadline = time.monotonic() + (timeout or self.timeout)
         while not done():
             if time.monotonic() > deadline:
-                raise TimeoutError(f'no answer from {self.prefix} ({what}) within '
-                                   f'{timeout or self.timeout:g} s: is servo_bridge running?')
+                raise TimeoutError(self._no_answer(what, timeout or self.timeout))
             self.executor.spin_once(timeout_sec=0.05)
+            if tick is not None:
+                tick()
+
+    def _no_answer(self, what: str, timeout: float) -> str:
+        return (f'no answer from {self.prefix} ({what}) within {timeout:g} s: is servo_bridge '
+                'running?')
+
+    def _request(self, kind: type, name: str, request, what: str):
+        """The reply of ``name``; each of these requests is idempotent, so one whose reply
+        was lost (middleware.call_until_answered) is sent again."""
+        from arm_ik.middleware import call_until_answered
+        client = self._clients.get(name)
+        if client is None:
+            client = self._clients[name] = self.node.create_client(kind, name)
+        started = time.monotonic()
+        self._spin_until(client.service_is_ready, what)
+        left = self.timeout - (time.monotonic() - started)
+        reply = call_until_answered(client, request,
+                                    lambda: self.executor.spin_once(timeout_sec=0.05),
+                                    max(left, 1.0))
+        if reply is None:
+            raise TimeoutError(self._no_answer(what, self.timeout))
+        return reply
 
     def call(self, service: str) -> tuple[bool, str]:
         from std_srvs.srv import Trigger
-        client = self.node.create_client(Trigger, f'{self.prefix}/{service}')
-        self._spin_until(client.service_is_ready, service)
-        future = client.call_async(Trigger.Request())
-        self._spin_until(future.done, service)
-        reply = future.result()
+        reply = self._request(Trigger, f'{self.prefix}/{service}', Trigger.Request(), service)
         return reply.success, reply.message
 
     def move(self, positions: list[float], seconds: float) -> tuple[bool, str]:
-        """One goal to ``positions`` (controller joint order) in ``seconds``; (ok, words)."""
+        """One goal to ``positions`` (controller joint order) in ``seconds``; (ok, words).
+
+        A goal whose accept/reject never comes is sent again, and its result asked for again
+        once the move is overdue (middleware.GoalCourier): a second copy of the same goal
+        only replaces the first on the bridge.
+        """
         from builtin_interfaces.msg import Duration
         from control_msgs.action import FollowJointTrajectory
         from trajectory_msgs.msg import JointTrajectoryPoint
+
+        from arm_ik.middleware import GoalCourier
         self._spin_until(self.action.server_is_ready, 'follow_joint_trajectory')
         joints = self.joints()
         if len(positions) != len(joints):
@@ -76,25 +103,33 @@ class BridgeClient:
         goal.trajectory.points = [JointTrajectoryPoint(
             positions=positions, velocities=[0.0] * len(joints),
             time_from_start=Duration(sec=int(seconds), nanosec=int(seconds % 1 * 1e9)))]
-        sent = self.action.send_goal_async(goal)
-        self._spin_until(sent.done, 'the goal')
-        handle = sent.result()
-        if not handle.accepted:
-            return False, 'goal rejected (the reason is in the servo_bridge log)'
-        result = handle.get_result_async()
-        self._spin_until(result.done, 'the result', seconds + 30.0)
-        answer = result.result().result
-        name = RESULT_NAMES.get(answer.error_code, str(answer.error_code))
-        return answer.error_code == 0, f'{name}: {answer.error_string}'
+        outcome: list[tuple[bool, str]] = []
+
+        def result_words(_: int, wrapped) -> None:
+            answer = wrapped.result
+            name = RESULT_NAMES.get(answer.error_code, str(answer.error_code))
+            outcome.append((answer.error_code == 0, f'{name}: {answer.error_string}'))
+
+        courier = GoalCourier(
+            self.action, self.node.get_logger(), on_accepted=lambda _: None,
+            on_rejected=lambda _: outcome.append(
+                (False, 'goal rejected (the reason is in the servo_bridge log)')),
+            on_result=result_words,
+            on_failed=lambda _, reason: outcome.append((False, reason)),
+            on_feedback=lambda *_: None, server=self.prefix)
+        courier.send(1, goal, seconds, label='servo_client:', name=str(positions))
+        attempts = courier.attempts * courier.response_timeout
+        self._spin_until(lambda: outcome, 'the result', attempts + seconds + 30.0,
+                         tick=courier.tick)
+        return outcome[0]
 
     def joints(self) -> list[str]:
         """The controller joints, from the bridge's joint_states (chain joints only)."""
         from rcl_interfaces.srv import GetParameters
-        client = self.node.create_client(GetParameters, f'{self.prefix}/get_parameters')
-        self._spin_until(client.service_is_ready, 'get_parameters')
-        future = client.call_async(GetParameters.Request(names=['controller_joints']))
-        self._spin_until(future.done, 'get_parameters')
-        return list(future.result().values[0].string_array_value)
+        reply = self._request(GetParameters, f'{self.prefix}/get_parameters',
+                              GetParameters.Request(names=['controller_joints']),
+                              'get_parameters')
+        return list(reply.values[0].string_array_value)
 
     def status(self) -> list[str]:
         """The bridge's next /diagnostics, one line per status."""

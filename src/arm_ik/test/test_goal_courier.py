@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 
 from arm_ik.middleware import GoalCourier
@@ -149,3 +150,55 @@ def test_rejected_failed_and_dropped_goals():
     rig.courier.drop(5)                         # not answered yet: nothing to cancel
     rig.later(5.0)
     assert rig.events[-1] == ('accepted', 4) and len(rig.client.sent) == 5
+
+
+# ---------------------------------------------------------------------- call_until_answered
+class ServiceFuture:
+    """rclpy's Future as a service client sees it: ``done()`` and ``result()``."""
+
+    def __init__(self) -> None:
+        self.value = None
+
+    def done(self) -> bool:
+        return self.value is not None
+
+    def result(self):
+        return self.value
+
+
+class ServiceClient:
+    """Requests whose replies come only for the copies numbered in ``answered``."""
+
+    def __init__(self, answered: set[int]) -> None:
+        self.answered, self.futures, self.withdrawn = answered, [], []
+
+    def call_async(self, request) -> ServiceFuture:
+        future = ServiceFuture()
+        self.futures.append(future)
+        return future
+
+    def remove_pending_request(self, future) -> None:
+        self.withdrawn.append(self.futures.index(future))
+
+    def spin(self) -> None:
+        """One spin: the newest copy is answered when its number is in ``answered``."""
+        time.sleep(0.002)
+        index = len(self.futures) - 1
+        if index in self.answered:
+            self.futures[index].value = f'reply to copy {index}'
+
+
+def test_a_request_whose_reply_is_lost_is_sent_again_and_answered():
+    from arm_ik.middleware import call_until_answered
+    client = ServiceClient(answered={1})
+    assert call_until_answered(client, 'request', client.spin, timeout=1.0,
+                               attempt=0.05) == 'reply to copy 1'
+    assert len(client.futures) == 2 and client.withdrawn == [0]
+
+
+def test_a_request_never_answered_gives_none_after_the_timeout():
+    from arm_ik.middleware import call_until_answered
+    client = ServiceClient(answered=set())
+    assert call_until_answered(client, 'request', client.spin, timeout=0.2,
+                               attempt=0.05) is None
+    assert 3 <= len(client.futures) <= 5 and client.withdrawn == list(range(len(client.futures)))

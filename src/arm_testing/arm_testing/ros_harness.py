@@ -80,19 +80,12 @@ def wait_for(condition: Callable[[], bool], timeout: float, spin: Callable[[], N
 def call_service(client, request, spin: Callable[[], None], timeout: float,
                  attempt: float = 3.0):
     """Call a service and return its reply, resending the (idempotent) request when no reply
-    comes within ``attempt`` seconds: a reply the server sends before it has matched this
-    client's response reader is lost for good, which happens on a loaded machine."""
-    deadline = time.monotonic() + timeout
-    while True:
-        future = client.call_async(request)
-        attempt_end = min(deadline, time.monotonic() + attempt)
-        while not future.done() and time.monotonic() < attempt_end:
-            spin()
-        if future.done():
-            return future.result()
-        client.remove_pending_request(future)
-        if time.monotonic() >= deadline:
-            raise AssertionError(f'no reply from {client.srv_name} within {timeout:.1f} s')
+    comes within ``attempt`` seconds (arm_ik.middleware.call_until_answered says why)."""
+    from arm_ik.middleware import call_until_answered
+    reply = call_until_answered(client, request, spin, timeout, attempt)
+    if reply is None:
+        raise AssertionError(f'no reply from {client.srv_name} within {timeout:.1f} s')
+    return reply
 
 
 @contextmanager
