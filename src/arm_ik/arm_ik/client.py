@@ -36,6 +36,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from rclpy.validate_namespace import validate_namespace
 
+from arm_ik.middleware import RESEND_AFTER
 from arm_interfaces.srv import SolveIK
 from arm_kinematics.common.urdf_tree import DescriptionError, read_tree
 from arm_kinematics.ik.result import ErrorCode, GoalType
@@ -226,7 +227,8 @@ class IKClient:
         return decoded
 
     def solve(self, target: Sequence[float], wait: float = 30.0, **kwargs: object) -> IKReply:
-        """Send a request and wait up to ``wait`` seconds for its reply.
+        """Send a request and wait up to ``wait`` seconds for its reply (sending it again
+        when no reply came within middleware.RESEND_AFTER s plus its ``timeout``).
 
         How it waits depends on who spins ``node``, looked at again every 0.1 s:
 
@@ -253,16 +255,21 @@ class IKClient:
                 reply could never be taken until that callback returns (use
                 ``solve_async``), or the node's context was shut down.
         """
-        future = self.solve_async(target, **kwargs)
         deadline = time.monotonic() + wait
-        try:
-            self._wait(future, deadline)
-        finally:
-            if not future.done():
-                future.cancel()             # withdraws the request: a late reply is dropped
-        if not future.done():
-            raise TimeoutError(f'no reply from {self.client.srv_name} within {wait} s')
-        return future.result()
+        # A reply can be lost (middleware.call_until_answered says how); a solve is
+        # idempotent, so a request unanswered this long past its own timeout is sent again.
+        attempt = RESEND_AFTER + float(kwargs.get('timeout', 0.0) or 0.0)
+        while True:
+            future = self.solve_async(target, **kwargs)
+            try:
+                self._wait(future, min(deadline, time.monotonic() + attempt))
+            finally:
+                if not future.done():
+                    future.cancel()         # withdraws the request: a late reply is dropped
+            if future.done():
+                return future.result()
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f'no reply from {self.client.srv_name} within {wait} s')
 
     def _wait(self, future: Future, deadline: float) -> None:
         """Wait for ``future`` until ``deadline`` (time.monotonic) as ``solve`` describes."""

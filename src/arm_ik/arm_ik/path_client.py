@@ -25,6 +25,7 @@ from geometry_msgs.msg import Point, Pose
 import rclpy
 
 from arm_ik.client import GOALS, run_command, SERVICE_QOS
+from arm_ik.middleware import call_until_answered, RESEND_AFTER
 from arm_ik.nodes.conversions import duration, seconds_of
 from arm_interfaces.srv import CartesianPath, SolveIKBatch
 from arm_kinematics.ik.result import ErrorCode
@@ -236,11 +237,14 @@ def _call(node, kind: type, name: str, request, wait: float):
     if not client.wait_for_service(timeout_sec=wait):
         raise TimeoutError(f'service {name} not available after {wait:g} s (is ik_server '
                            'running in that namespace, on this ROS domain?)')
-    future = client.call_async(request)
-    rclpy.spin_until_future_complete(node, future, timeout_sec=wait)
-    if not future.done():
+    # Sent again if its reply is lost (middleware.call_until_answered): these requests
+    # only compute; the attempt covers a long path's solve.
+    reply = call_until_answered(client, request,
+                                lambda: rclpy.spin_once(node, timeout_sec=0.05), wait,
+                                attempt=max(RESEND_AFTER, wait / 3.0))
+    if reply is None:
         raise TimeoutError(f'no reply from {name} within {wait:g} s')
-    return future.result()
+    return reply
 
 
 def main(argv: list[str] | None = None) -> int:
