@@ -284,9 +284,19 @@ def test_lab_state_hands_each_scene_change_to_one_render_tick():
     again = state.take_render()
     assert not again.fresh and again.updates == {}
     # One IK preview at a time; a drag meanwhile asks for one more.
-    assert state.begin_preview() and not state.begin_preview()
-    assert state.end_preview() is True and state.begin_preview()
-    assert state.end_preview() is False
+    first = state.begin_preview(10.0, 3.0)
+    assert first is not None and state.begin_preview(10.5, 3.0) is None
+    assert state.end_preview(first) is True
+    second = state.begin_preview(11.0, 3.0)
+    assert second is not None and state.end_preview(second) is False
+    # A preview whose reply never came is given up after lost_after s: the next drag starts
+    # one, and the lost one's late answer changes nothing.
+    lost = state.begin_preview(20.0, 3.0)
+    assert state.begin_preview(22.0, 3.0) is None
+    fresh = state.begin_preview(23.5, 3.0)
+    assert fresh is not None and fresh != lost
+    assert state.end_preview(lost) is False and state.begin_preview(23.6, 3.0) is None
+    assert state.end_preview(fresh) is True
     # target_status: the sequence's reports say whether the cycle runs; a started move is
     # tracked (a NaN target is not).
     state.cycle_report('**STARTED**', True, True, np.array([0.2, 0.0, 0.9]))

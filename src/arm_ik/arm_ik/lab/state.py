@@ -55,6 +55,8 @@ class LabState:
         self._tracked: np.ndarray | None = None       # target the arm is chasing, m
         self._preview_busy = False
         self._preview_again = False
+        self._preview_token = 0
+        self._preview_started = 0.0
         self._move_contacts: list[np.ndarray] = []
         self._status_contacts: list[np.ndarray] = []
         self._scene_updates: dict[str, tuple] = {}
@@ -151,18 +153,25 @@ class LabState:
             self._tracked = self._target.copy()
             return self._tracked
 
-    def begin_preview(self) -> bool:
-        """True when an IK preview may start now; else one more runs after the current."""
+    def begin_preview(self, now: float, lost_after: float) -> int | None:
+        """A token when an IK preview may start now, else None (and one more runs after the
+        current). A preview unanswered for ``lost_after`` s counts as lost (a service reply
+        can be: arm_ik.middleware.call_until_answered), so previews never stop for good."""
         with self._lock:
-            if self._preview_busy:
+            if self._preview_busy and now - self._preview_started < lost_after:
                 self._preview_again = True
-                return False
+                return None
             self._preview_busy, self._preview_again = True, False
-            return True
+            self._preview_started = now
+            self._preview_token += 1
+            return self._preview_token
 
-    def end_preview(self) -> bool:
-        """The preview is done; True when the target moved meanwhile (preview again)."""
+    def end_preview(self, token: int) -> bool:
+        """Preview ``token`` is done; True when the target moved meanwhile (preview again).
+        The late answer of a preview given up as lost changes nothing."""
         with self._lock:
+            if token != self._preview_token:
+                return False
             self._preview_busy = False
             return self._preview_again
 

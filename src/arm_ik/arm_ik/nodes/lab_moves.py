@@ -20,6 +20,7 @@ from arm_ik.lab.drawing import format_number, manipulability_along
 from arm_ik.lab.joint_map_image import grid_from_arrays, render
 from arm_ik.lab.panel import Outcome
 from arm_ik.lab.state import LabState
+from arm_ik.middleware import RESEND_AFTER
 from arm_ik.nodes.common import constant_names
 from arm_ik.nodes.conversions import seconds_of
 from arm_ik.nodes.lab_remote import call
@@ -80,11 +81,12 @@ class LabMoves:
 
     def _preview(self) -> None:
         """IK of the dragged target on the IK service (one request in flight at a time)."""
-        if not self.state.begin_preview():
+        token = self.state.begin_preview(time.monotonic(), RESEND_AFTER)
+        if token is None:
             return
         target, wxyz = self.state.target()
         if not self.pipeline.ik_client.service_is_ready():
-            self.state.end_preview()
+            self.state.end_preview(token)
             return
         fields = self._goal_fields()
         request = SolveIK.Request(goal_type=fields['goal_type'], solver=fields['solver'],
@@ -95,15 +97,15 @@ class LabMoves:
             float(v) for v in wxyz)
         request.target.header.frame_id = self.model.base_link
         future = self.pipeline.ik_client.call_async(request)
-        future.add_done_callback(self._preview_done)
+        future.add_done_callback(lambda done: self._preview_done(done, token))
 
-    def _preview_done(self, future) -> None:
+    def _preview_done(self, future, token: int) -> None:
         if future.exception() is None and future.result() is not None:
             response = future.result()
             self.state.record_ik(response.solver, response.branch, response.error_code.val,
                                  response.message, response.position_error,
                                  response.iterations)
-        if self.state.end_preview():
+        if self.state.end_preview(token):
             self._background(self._preview)
 
     def _plan_and_go(self) -> Outcome:
