@@ -33,7 +33,7 @@ from std_srvs.srv import Trigger
 
 from arm_bringup.scenario import IKQuery, Move
 from arm_ik.client import IKClient
-from arm_ik.middleware import call_until_answered, GoalCourier, RESEND_AFTER
+from arm_ik.middleware import call_until_answered, GoalCourier
 from arm_ik.nodes.common import constant_names, LATCHED_QOS
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import ArmInfo, ExecutorStatus, MotionErrorCode, SafetyStatus, TargetStatus
@@ -47,7 +47,7 @@ MOVE_TIMEOUT = 90.0      # s, plan + move; the longest scripted move takes about
 CYCLE_TIMEOUT = 180.0    # s, one pick-and-place cycle
 START_GRACE = 15.0       # s for target_input to see the action server
 GOAL_ANSWER_WAIT = 5.0   # s for the executor to accept or reject a goal, before a resend
-IK_ATTEMPTS = 5          # IK requests sent, RESEND_AFTER s apart, before giving up
+IK_WAIT = 15.0           # s for an IK answer, resends included
 ALREADY_RUNNING = 'the cycle is already running'   # target_input's words (tasks/cycle.py)
 
 
@@ -148,17 +148,12 @@ class DemoDriver(Node):
     # ------------------------------------------------------------------ steps
     def ik_query(self, query: IKQuery) -> StepResult:
         """One ~/solve_ik call; ok when it solves exactly when it should."""
-        reply = None
-        # A lost reply is asked for again (middleware.call_until_answered says why).
-        for _ in range(IK_ATTEMPTS):
-            future = self.ik.solve_async(query.position)
-            if self.wait_until(future.done, RESEND_AFTER):
-                reply = future.result()
-                break
-            future.cancel()
-        if reply is None:
-            return StepResult(False, f'IK {query.label} {fmt(query.position)} m: no answer '
-                              f'within {IK_ATTEMPTS} x {RESEND_AFTER:g} s')
+        try:
+            # IKClient.solve sends a request whose reply was lost again, and spins this
+            # node's executor while it waits (no other thread spins it).
+            reply = self.ik.solve(query.position, wait=IK_WAIT)
+        except TimeoutError as error:
+            return StepResult(False, f'IK {query.label} {fmt(query.position)} m: {error}')
         if reply.success:
             joints = ', '.join(f'{math.degrees(v):+.1f}' for v in reply.positions)
             text = (f'IK {query.label} {fmt(query.position)} m: {reply.solver} -> [{joints}] '

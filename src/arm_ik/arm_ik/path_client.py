@@ -29,6 +29,8 @@ from arm_ik.middleware import call_until_answered, RESEND_AFTER
 from arm_ik.nodes.conversions import duration, seconds_of
 from arm_interfaces.srv import CartesianPath, SolveIKBatch
 from arm_kinematics.ik.result import ErrorCode
+from arm_kinematics.ik.solvers.base import SolveOptions
+from arm_kinematics.motion.path_request import DEFAULT_TIMEOUT as DEFAULT_PATH_TIMEOUT
 from arm_kinematics.motion.path_request import PathCode
 
 
@@ -232,16 +234,17 @@ def print_batch(response: SolveIKBatch.Response, targets: list) -> None:
             print(f'       {response.messages[row]}')
 
 
-def _call(node, kind: type, name: str, request, wait: float):
+def _call(node, kind: type, name: str, request, wait: float, budget: float):
+    """The reply of service ``name``; ``budget``: s the server may spend on ``request``."""
     client = node.create_client(kind, name, qos_profile=SERVICE_QOS)
     if not client.wait_for_service(timeout_sec=wait):
         raise TimeoutError(f'service {name} not available after {wait:g} s (is ik_server '
                            'running in that namespace, on this ROS domain?)')
     # Sent again if its reply is lost (middleware.call_until_answered): these requests
-    # only compute; the attempt covers a long path's solve.
+    # only compute, and one is sent again only once the server's budget for it is spent.
     reply = call_until_answered(client, request,
                                 lambda: rclpy.spin_once(node, timeout_sec=0.05), wait,
-                                attempt=max(RESEND_AFTER, wait / 3.0))
+                                attempt=RESEND_AFTER + budget)
     if reply is None:
         raise TimeoutError(f'no reply from {name} within {wait:g} s')
     return reply
@@ -257,14 +260,18 @@ def _ask_and_print(node, args: argparse.Namespace) -> int:
     status."""
     base = f'/{args.arm}/ik_server/ik'
     if args.command in ('line', 'arc'):
-        response = _call(node, CartesianPath, f'{base}/cartesian_path', path_request(args),
-                         args.wait)
+        request = path_request(args)
+        response = _call(node, CartesianPath, f'{base}/cartesian_path', request, args.wait,
+                         seconds_of(request.timeout) or DEFAULT_PATH_TIMEOUT)
         if args.json:
             print(json.dumps(path_summary(response), indent=2))
         else:
             print_path(response)
         return 0 if response.code == PathCode.OK else 1
-    response = _call(node, SolveIKBatch, f'{base}/batch', batch_request(args), args.wait)
+    request = batch_request(args)
+    # Each target may take the server's default solver timeout.
+    response = _call(node, SolveIKBatch, f'{base}/batch', request, args.wait,
+                     len(args.targets) * SolveOptions().timeout)
     if args.json:
         print(json.dumps({'code': ErrorCode(response.error_code.val).name,
                           'message': response.message, 'joint_names': list(

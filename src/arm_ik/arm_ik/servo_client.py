@@ -118,8 +118,8 @@ class BridgeClient:
             on_failed=lambda _, reason: outcome.append((False, reason)),
             on_feedback=lambda *_: None, server=self.prefix)
         courier.send(1, goal, seconds, label='servo_client:', name=str(positions))
-        attempts = courier.attempts * courier.response_timeout
-        self._spin_until(lambda: outcome, 'the result', attempts + seconds + 30.0,
+        answer_wait = courier.attempts * courier.response_timeout    # every send unanswered
+        self._spin_until(lambda: outcome, 'the result', answer_wait + seconds + 30.0,
                          tick=courier.tick)
         return outcome[0]
 
