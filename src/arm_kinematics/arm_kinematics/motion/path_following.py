@@ -1,7 +1,8 @@
 """Following a sampled tool path in joint space: one sample after the other with the
 previous answer as seed (numeric solvers), or dynamic programming over every labelled
 solution (closed forms); the joint-jump, deviation, limit, contact and singularity checks
-between samples with the step halved where they fail (the timing is motion/path_timing.py).
+between samples with the step halved where they fail (the timing is motion/path_timing.py,
+the condition numbers motion/path_conditions.py).
 See motion/path_ik.py for the rules. No ROS.
 
 Units: m, rad (m for prismatic joints), s.
@@ -16,12 +17,9 @@ import time
 
 import numpy as np
 
-from arm_kinematics.ik import metrics
-from arm_kinematics.ik.closed_form.spherical_wrist import BRANCHES
 from arm_kinematics.ik.result import ErrorCode, GoalType, IKResult
 from arm_kinematics.ik.solvers.base import SolveOptions, Solver
 from arm_kinematics.model.arm_model import ArmModel
-from arm_kinematics.model.kernel import compiled, pose_and_jacobian
 from arm_kinematics.motion.path_request import PathCode, PathSettings
 from arm_kinematics.motion.tool_path import ToolPath
 from arm_kinematics.motion.whole_turns import whole_turn_copies
@@ -50,57 +48,12 @@ class PathSample:
     label: str = ''
 
 
-def condition_number(model: ArmModel, reach: float, q: np.ndarray, goal: GoalType) -> float:
-    """Condition number of the goal's constraint Jacobian at ``q`` (dimensionless): position
-    rows; FULL_POSE adds the rotation rows and TOOL_DOWN the two that tilt the tool axis,
-    both times ``reach`` (m) so all rows are m."""
-    return float(condition_numbers(model, reach, np.reshape(q, (1, -1)), goal)[0])
-
-
-def condition_numbers(model: ArmModel, reach: float, qs: np.ndarray, goal: GoalType
-                      ) -> np.ndarray:
-    """``condition_number`` of every row of ``qs`` (N, n), FULL_POSE and TOOL_DOWN in one
-    compiled call (a closed form's path checks branches at every sample: numpy's SVD of
-    one 6×6 cost more than the closed form)."""
-    qs = np.ascontiguousarray(qs, dtype=float).reshape(-1, model.dof)
-    if goal == GoalType.POSITION:
-        return np.array([metrics.condition_number(model.jacobian(q)[:3]) for q in qs])
-    out = np.empty(len(qs))
-    _task_conditions(qs, model.kernel.chain, goal == GoalType.TOOL_DOWN, float(reach), out)
-    return out
-
-
-@compiled
-def _task_conditions(qs, chain, tool_down, reach, out):
-    """σmax/σmin of the position rows and the rotation rows × ``reach`` of the Jacobian
-    at each row of ``qs`` (TOOL_DOWN: only the two rotation rows that tilt the tool axis,
-    tool x and y in the base); inf when there are more rows than joints or σmin is at
-    rounding level."""
-    n = qs.shape[1]
-    pose, jacobian = np.empty(12), np.empty((6, n))
-    count = 5 if tool_down else 6
-    rows = np.empty((count, n))
-    for i in range(qs.shape[0]):
-        if count > n:
-            out[i] = math.inf
-            continue
-        pose_and_jacobian(qs[i], chain, pose, jacobian)
-        rows[:3, :] = jacobian[:3, :]
-        if tool_down:
-            for c in range(2):
-                for j in range(n):
-                    rows[3 + c, j] = reach * (pose[3 + c] * jacobian[3, j] + pose[6 + c]
-                                              * jacobian[4, j] + pose[9 + c] * jacobian[5, j])
-        else:
-            rows[3:, :] = reach * jacobian[3:, :]
-        singular = np.linalg.svd(rows)[1]
-        largest, smallest = singular[0], singular[count - 1]
-        out[i] = math.inf if smallest <= largest * 1e-15 else largest / smallest
-
-
-# Samples of a closed form's unbroken prefix solved per call (PathRun._unbroken_prefix): a
-# path that stops early pays for at most this many unused solves and checks.
+# Samples of a closed form's unbroken prefix solved per call (PathRun._unbroken_prefix):
+# the first call takes PREFIX_WINDOW, each next one twice as many up to PREFIX_WINDOW_MAX,
+# so a path that stops early pays for few unused solves and checks, and a long one for few
+# calls (each call's fixed cost is several numpy calls).
 PREFIX_WINDOW = 16
+PREFIX_WINDOW_MAX = 256
 
 
 class PathRun:
@@ -124,16 +77,23 @@ class PathRun:
                       model.upper[j] - model.lower[j] > 2.0 * math.pi + 1e-9]
         self._turn_joints = np.array(self.turns, dtype=np.int64)
         self._low, self._high = model.lower - 1e-9, model.upper + 1e-9
-        # A UR/OPW closed form gives each branch once (its copy nearest the start) in one
-        # compiled call; _copies adds the copies a continuous path can use. Listing every
-        # whole-turn copy (256 on a UR5) and dropping them again cost 3–8 single solves
-        # per sample. The rotation of a POSITION or TOOL_DOWN goal is the start's.
-        self._solve_all = getattr(solver, 'solve_all', None) if self.labelled else None
+        # A closed form with an all-branches call (UR, OPW, yaw + two pitch) gives each
+        # branch once (its copy nearest the start) for many poses in one call; _copies adds
+        # the copies a continuous path can use. Listing every whole-turn copy (256 on a
+        # UR5) and dropping them again cost 3–8 single solves per sample. The rotation of a
+        # POSITION or TOOL_DOWN goal is the start's (a position-only solver takes none).
+        self._solve_poses = getattr(solver, 'solve_all_poses', None) if self.labelled \
+            else None
+        self._labels: tuple[str, ...] = getattr(solver, 'branch_labels', ()) \
+            if self._solve_poses is not None else ()
         self._rotation = None
-        if self._solve_all is not None and goal != GoalType.FULL_POSE:
-            self._rotation, _ = solver.goal_rotation(goal, None, start)
-            if self._rotation is None:
-                self._solve_all = None
+        goal_rotation = getattr(solver, 'goal_rotation', None)
+        if self._solve_poses is not None and goal != GoalType.FULL_POSE:
+            if goal_rotation is not None:
+                self._rotation, _ = goal_rotation(goal, None, start)
+            if self._rotation is None and (goal_rotation is not None or
+                                           goal != GoalType.POSITION):
+                self._solve_poses = None
 
     # ------------------------------------------------------------------ one sample
     def _solve(self, u: float, seed: np.ndarray) -> IKResult:
@@ -144,7 +104,7 @@ class PathRun:
         options = self.options.with_changes(timeout=max(min(self.options.timeout, remaining),
                                                         1e-3),
                                             return_all=self.options.return_all and
-                                            self._solve_all is None)
+                                            self._solve_poses is None)
         return self.solver.solve(position, rotation, self.goal, seed, options)
 
     def _timed_out(self) -> PathStop | None:
@@ -187,9 +147,14 @@ class PathRun:
             verdicts = checks.verdict
         # The singularity check of every candidate the others pass, in one call.
         judged = inside if verdicts is None else inside & (verdicts == Verdict.SAFE)
-        conditions = np.full(len(candidates), math.nan)
-        if judged.any():
-            conditions[judged] = self.condition(candidates[judged], self.goal)
+        if judged.all():
+            conditions = self.condition(candidates, self.goal)
+            if (conditions <= settings.max_condition).all():
+                return judged, stops                    # the usual case: no words to make
+        else:
+            conditions = np.full(len(candidates), math.nan)
+            if judged.any():
+                conditions[judged] = self.condition(candidates[judged], self.goal)
         refused = ~judged | (conditions > settings.max_condition)
         for i in np.flatnonzero(refused).tolist():      # the words only where one is refused
             q = candidates[i]
@@ -288,14 +253,23 @@ class PathRun:
 
     def _branches(self, position: np.ndarray, rotation: np.ndarray | None
                   ) -> list[tuple[str, np.ndarray]]:
-        """(label, q) of every branch of a UR/OPW closed form inside the limits at one
-        pose, each once (``solve_all``); [] when the solver has no such call or no branch
-        fits (the solver's own answer then says why)."""
-        if self._solve_all is None:
+        """(label, q) of every branch of a closed form with an all-branches call inside
+        the limits at one pose, each once (``solve_all_poses``); [] when the solver has no
+        such call or no branch fits (the solver's own answer then says why)."""
+        if self._solve_poses is None:
             return []
-        q, valid, _ = self._solve_all(position, rotation if rotation is not None
-                                      else self._rotation, self.start)
-        return [(BRANCHES[i], q[i]) for i in np.flatnonzero(valid)]
+        q, valid = self._solve_poses(position[None], self._rotations(rotation, 1),
+                                     self.start)
+        return [(self._labels[i], q[0, i]) for i in np.flatnonzero(valid[0])]
+
+    def _rotations(self, rotation: np.ndarray | None, count: int) -> np.ndarray | None:
+        """(count, 3, 3): ``rotation``, else the goal's fixed one; None for a position-only
+        solver."""
+        if rotation is None:
+            if self._rotation is None:
+                return None
+            rotation = np.reshape(self._rotation, (3, 3))
+        return rotation[None] if count == 1 else np.broadcast_to(rotation, (count, 3, 3))
 
     def _attempt(self, u: float, previous: PathSample, labels: Sequence[str]
                  ) -> tuple[PathSample | None, PathStop | None]:
@@ -304,6 +278,9 @@ class PathRun:
         if stop is not None:
             return None, stop
         if self.labelled:
+            sample = self._branch_attempt(u, previous, labels)
+            if sample is not None:
+                return sample, None
             states, stop = self._states(u, previous.q.reshape(1, -1), labels)
             if stop is not None:
                 return None, stop
@@ -319,6 +296,31 @@ class PathRun:
         if not ok[0]:
             return None, stops[0]
         return PathSample(u, np.asarray(result.q, dtype=float)), None
+
+    def _branch_attempt(self, u: float, previous: PathSample, labels: Sequence[str]
+                        ) -> PathSample | None:
+        """``_attempt``'s sample where it is plain, else None (``_states`` then finds it or
+        words why not): one allowed label, solved by the all-branches call, with a copy
+        within reach of ``previous`` that passes the pose checks. Only that label's
+        copies are made and checked, which is all ``_states`` would choose from there."""
+        if self._solve_poses is None or len(labels) != 1 or labels[0] not in self._labels:
+            return None
+        position, rotation = self.path.pose(u)
+        q, valid = self._solve_poses(position[None], self._rotations(rotation, 1), self.start)
+        branch = self._labels.index(labels[0])
+        if not valid[0, branch]:
+            return None
+        copies, _ = self._copies(q[0, branch][None], previous.q[None])
+        near = np.abs(copies - previous.q).max(axis=1) <= math.pi + self.settings.max_joint_step
+        if not near.any():
+            return None
+        candidates = copies[near]
+        ok, _ = self._pose_checks(candidates)
+        if not ok.any():
+            return None
+        kept = candidates[ok]
+        best = int(np.argmin(np.abs(kept - previous.q).sum(axis=1)))
+        return PathSample(u, kept[best], labels[0])
 
     def _vanished(self, labels: Sequence[str], states: list) -> PathStop:
         others = sorted({label for label, _ in states})
@@ -368,8 +370,15 @@ class PathRun:
 
     def _advance(self, samples: list[PathSample], u_target: float, labels: Sequence[str],
                  guess: PathSample | None = None) -> PathStop | None:
-        """Extend ``samples`` to ``u_target``, halving the step where a check fails."""
+        """Extend ``samples`` to ``u_target``, halving the step where a check fails.
+
+        The halving tries the far target again after each new sample before it. Where the
+        target itself has no allowed state (a closed form's sample refused for its own
+        sake: unreachable, singular, in contact, its branch gone) that answer is kept for
+        the retries: the closed form's states there do not depend on the sample before,
+        and solving it again was half of the time spent localising a stop."""
         targets = [u_target]
+        refused: dict[tuple[float, tuple[str, ...]], PathStop] = {}
         while targets:
             current = samples[-1]
             u = targets[-1]
@@ -377,7 +386,12 @@ class PathRun:
                 candidate, stop = guess, None
             else:
                 allowed = tuple(sorted({label for label in (current.label, *labels) if label}))
-                candidate, stop = self._attempt(u, current, allowed)
+                stop = refused.get((u, allowed)) if self.labelled else None
+                candidate = None
+                if stop is None or self._timed_out() is not None:
+                    candidate, stop = self._attempt(u, current, allowed)
+                    if candidate is None and stop.code != PathCode.TIMEOUT:
+                        refused[(u, allowed)] = stop
             if candidate is not None:
                 stop = self._transition(current, candidate)
             if stop is None:
@@ -434,16 +448,23 @@ class PathRun:
             total = motion.sum(axis=2) + costs[-1][None, :]
             same = np.array([[label == other or not other for other in prev_labels]
                              for label, _ in states])
+            largest = motion.max(axis=2)
             if self.allow_change:
                 # A change of label only where both branches meet (a continuous step).
-                same |= motion.max(axis=2) <= max_step
-            total[~same] = np.inf
+                same |= largest <= max_step
+            # A state farther from one before it than every halving of the step can cover
+            # is no transition: the refinement would refuse it (a whole-turn copy across a
+            # joint limit), and searching on from it only cost time.
+            linked = same & (largest <= self._reachable_motion(float(k - 1)))
+            total[~linked] = np.inf
             parent = np.argmin(total, axis=1)
             cost = total[np.arange(len(states)), parent]
             alive = np.isfinite(cost)
             if not alive.any():
-                labels = sorted({label for label in prev_labels})
-                stop = self._vanished(labels, states)
+                if same.any():
+                    stop = self._beyond_reach(motion, same)
+                else:
+                    stop = self._vanished(sorted(set(prev_labels)), states)
                 break
             layers.append([s for s, a in zip(states, alive, strict=True) if a])
             costs.append(cost[alive])
@@ -467,13 +488,36 @@ class PathRun:
             stop = self._localise(samples, stop)
         return samples, stop
 
+    def _reachable_motion(self, u: float) -> float:
+        """The most any joint can move from sample ``u`` to ``u + 1`` through ``_advance``:
+        the step is halved until it is ``min_step`` long, so it holds at most 2^levels
+        sub-steps, each at most ``max_joint_step``."""
+        settings = self.settings
+        size = self.path.size(u, u + 1.0)
+        levels = math.ceil(math.log2(size / settings.min_step)) if size > settings.min_step \
+            else 0
+        return (2.0 ** levels) * settings.max_joint_step + 1e-9
+
+    def _beyond_reach(self, motion: np.ndarray, same: np.ndarray) -> PathStop:
+        """The jump of the nearest allowed pair of states (S, P) of two layers, none of
+        which any halving of the step reaches."""
+        largest = np.where(same, motion.max(axis=2), np.inf)
+        state, before = np.unravel_index(int(np.argmin(largest)), largest.shape)
+        joint = int(np.argmax(motion[state, before]))
+        name, step = self.model.joint_names[joint], float(motion[state, before, joint])
+        return PathStop(PathCode.JOINT_JUMP, f'{name} would move {step:.4f} between two '
+                        'samples, more than halving the step to min_step allows '
+                        f'(max_joint_step {self.settings.max_joint_step:g})', joint=name,
+                        joint_step=step)
+
     def _unbroken_prefix(self, first: PathSample
                          ) -> tuple[list[PathSample], PathStop | None, bool]:
         """(samples, stop, finished): ``first`` and the samples after it that the search
         would choose without a choice, and whether nothing is left to search.
 
-        The start's branch of a UR/OPW closed form, solved a window of samples per call,
-        each joint of more than one turn unwrapped (the copy nearest the sample before): up
+        The start's branch of a closed form with an all-branches call, solved a window of
+        samples per call, each joint of more than one turn unwrapped (the copy nearest the
+        sample before): up
         to a sample where that branch is missing, leaves the limits or fails a pose check,
         every layer of the search holds that one state (no branch change is allowed, and a
         step below half a turn less ``max_joint_step`` leaves one copy within reach), so
@@ -482,21 +526,20 @@ class PathRun:
         search spent a layer, a pose check and a refinement per sample on this."""
         path, label, settings = self.path, first.label, self.settings
         samples = [first]
-        solve_all_poses = getattr(self.solver, 'solve_all_poses', None)
-        if self._solve_all is None or solve_all_poses is None or self.allow_change or \
-                label not in BRANCHES:
+        if self._solve_poses is None or self.allow_change or label not in self._labels:
             return samples, None, False
-        branch = BRANCHES.index(label)
+        branch = self._labels.index(label)
         last = len(path) - 1
         one_copy = math.pi - settings.max_joint_step
+        window = PREFIX_WINDOW
         while int(samples[-1].u) < last:
             if self._timed_out():
                 return samples, None, False     # the search says so, in its words
-            ks = np.arange(int(samples[-1].u) + 1, min(int(samples[-1].u) + PREFIX_WINDOW,
-                                                          last) + 1)
+            ks = np.arange(int(samples[-1].u) + 1, min(int(samples[-1].u) + window, last) + 1)
+            window = min(2 * window, PREFIX_WINDOW_MAX)
             rotations = path.rotations[ks] if path.rotations is not None else \
-                np.broadcast_to(np.reshape(self._rotation, (3, 3)), (len(ks), 3, 3))
-            q, valid = solve_all_poses(path.positions[ks], rotations, self.start)
+                self._rotations(None, len(ks))
+            q, valid = self._solve_poses(path.positions[ks], rotations, self.start)
             chain = np.vstack([samples[-1].q, q[:, branch, :]])
             if self.turns:
                 chain[:, self.turns] = np.unwrap(chain[:, self.turns], axis=0)
@@ -511,9 +554,9 @@ class PathRun:
             if not reached:
                 return samples, None, False
             steps = np.abs(np.diff(chain[:reached + 1], axis=0)).max(axis=1)
-            middles = self.model.fk_batch(0.5 * (chain[:reached] + states[:reached]))
+            middles = self.model.kernel.fk_batch(0.5 * (chain[:reached] + states[:reached]))
             plain = (steps <= settings.max_joint_step) & \
-                (path.sample_deviations(middles[:, :3, 3], int(ks[0]) - 1) <=
+                (path.sample_deviations(middles[:, :3], int(ks[0]) - 1) <=
                  settings.max_deviation)
             for i in range(reached):
                 sample = PathSample(float(ks[i]), states[i], label)

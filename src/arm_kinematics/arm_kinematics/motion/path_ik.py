@@ -57,13 +57,8 @@ from arm_kinematics.ik.solvers.base import SolveOptions
 
 # The request, the result and the batch are in their own modules; importable from here too.
 from arm_kinematics.motion.batch_ik import BatchIK, BatchTooLargeError, MAX_BATCH  # noqa: F401
-from arm_kinematics.motion.path_following import (
-    condition_number,
-    condition_numbers,
-    PathRun,
-    PathSample,
-    PathStop,
-)
+from arm_kinematics.motion.path_conditions import condition_number, condition_numbers
+from arm_kinematics.motion.path_following import PathRun, PathSample, PathStop
 from arm_kinematics.motion.path_request import (  # noqa: F401
     DEFAULT_MAX_CARTESIAN_STEP,
     DEFAULT_MAX_CONDITION,
@@ -85,7 +80,12 @@ from arm_kinematics.motion.path_request import (  # noqa: F401
     ToolPose,
 )
 from arm_kinematics.motion.path_timing import time_joint_path
-from arm_kinematics.motion.tool_path import arc_points, build_tool_path, slerp_quaternion  # noqa: F401
+from arm_kinematics.motion.tool_path import (  # noqa: F401
+    arc_points,
+    build_tool_path,
+    slerp_quaternion,
+    ToolPath,
+)
 from arm_kinematics.scene.geometry import SafetyGeometry
 
 
@@ -195,8 +195,7 @@ class PathIK:
             len(path), waypoints, frame[:3, 3].copy(),
             np.array(matrix_to_quaternion(frame[:3, :3])), solver=run.solver.name,
             branches=[s.label for s in samples],
-            progress=np.array([path.length_at(s.u) / path.length if path.length > 0.0 else 1.0
-                               for s in samples]),
+            progress=self._progress(path, np.array([s.u for s in samples])),
             largest_step=float(steps.max()) if steps.size else 0.0, samples=len(path),
             condition_number=self.condition(last.q, run.goal))
         complete = stop is None
@@ -210,7 +209,7 @@ class PathIK:
             result.stop_sample = 0 if failed <= 0.0 else \
                 min(int(math.floor(last.u)) + 1, len(path) - 1)
             result.stop_waypoint = int(path.waypoint_of_sample[result.stop_sample])
-            result.failed_position = path.pose(failed)[0].copy()
+            result.failed_position = path.position(failed).copy()
             result.joint, result.joint_step, result.ik_code = stop.joint, stop.joint_step, \
                 stop.ik_code
             if math.isfinite(stop.condition):
@@ -223,6 +222,16 @@ class PathIK:
         if complete or request.partial:
             result.trajectory = time_joint_path(model, q, run.settings, [s.u for s in samples])
         return result
+
+    @staticmethod
+    def _progress(path: ToolPath, u: np.ndarray) -> np.ndarray:
+        """``path.length_at(u) / path.length`` at every ``u`` at once (1 on a path of no
+        length)."""
+        if path.length <= 0.0:
+            return np.ones(len(u))
+        k = np.minimum(np.floor(u).astype(int), len(path) - 2)
+        cumulative = path.cumulative
+        return (cumulative[k] + (u - k) * (cumulative[k + 1] - cumulative[k])) / path.length
 
     # ------------------------------------------------------------------ batch IK
     def batch(self, requests: Sequence[IKRequest], defaults: SolveOptions,

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from arm_kinematics.model.kernel import compiled
 from arm_kinematics.motion.laws import MIN_JERK_PEAK_SPEED
 from arm_kinematics.motion.path_request import LINEAR_TIMING, PathSettings
 from arm_kinematics.motion.trajectory import Interpolation, Trajectory
@@ -31,20 +32,44 @@ def time_joint_path(model: object, q: np.ndarray, settings: PathSettings,
     else:
         total = float(linear_times[-1])
         duration = MIN_JERK_PEAK_SPEED * total
-        s = linear_times / total
-        # Invert s(τ) (monotonic) by bisection, all samples at once.
-        low, high = np.zeros_like(s), np.ones_like(s)
+        times = _invert_min_jerk(linear_times / total) * duration
+        times[0], times[-1] = 0.0, duration
+        # Strictly increasing even where two samples round to one time.
+        times = np.maximum.accumulate(times + np.arange(len(times)) * 1e-12)
+    velocities = _velocities(q, times)
+    return Trajectory(names, times, q.copy(), velocities, Interpolation.LINEAR,
+                      settings.timing)
+
+
+def _velocities(q: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """Joint velocities at the samples: np.gradient's second-order central differences
+    on uneven spacing inside (its formula, term for term), zero at both ends. Written out:
+    np.gradient's generality cost more than the differences on a short path."""
+    velocities = np.zeros_like(q)
+    dx = np.diff(times)
+    dx1, dx2 = dx[:-1, None], dx[1:, None]
+    a = -(dx2) / (dx1 * (dx1 + dx2))
+    b = (dx2 - dx1) / (dx1 * dx2)
+    c = dx1 / (dx2 * (dx1 + dx2))
+    velocities[1:-1] = a * q[:-2] + b * q[1:-1] + c * q[2:]
+    return velocities
+
+
+@compiled
+def _invert_min_jerk(s):
+    """τ in [0, 1] with min_jerk's s(τ) = ``s`` for each entry, by bisection (s is
+    monotonic; 60 halvings reach the last bit). Compiled: in numpy the 60 passes over the
+    samples cost more than the path's solves."""
+    out = np.empty_like(s)
+    for i in range(s.shape[0]):
+        low, high = 0.0, 1.0
         for _ in range(60):
             middle = 0.5 * (low + high)
             # min_jerk's s(τ) alone (its derivatives are not needed here).
             square = middle * middle
-            below = square * middle * (10.0 - 15.0 * middle + 6.0 * square) < s
-            low, high = np.where(below, middle, low), np.where(below, high, middle)
-        times = 0.5 * (low + high) * duration
-        times[0], times[-1] = 0.0, duration
-        # Strictly increasing even where two samples round to one time.
-        times = np.maximum.accumulate(times + np.arange(len(times)) * 1e-12)
-    velocities = np.gradient(q, times, axis=0)
-    velocities[[0, -1]] = 0.0
-    return Trajectory(names, times, q.copy(), velocities, Interpolation.LINEAR,
-                      settings.timing)
+            if square * middle * (10.0 - 15.0 * middle + 6.0 * square) < s[i]:
+                low = middle
+            else:
+                high = middle
+        out[i] = 0.5 * (low + high)
+    return out

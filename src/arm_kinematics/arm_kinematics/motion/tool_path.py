@@ -94,17 +94,19 @@ class ToolPath:
         self.positions = positions                  # (M, 3)
         self.rotations = rotations                  # (M, 3, 3) or None
         self.waypoint_of_sample = waypoint_of_sample  # (M,) request waypoint each heads to
+        self._quaternions: dict[int, tuple[float, float, float, float]] = {}
         # pieces[k]: the arc interval k (samples k to k + 1) lies on; None: straight.
         self.pieces = list(pieces) or [None] * max(len(positions) - 1, 0)
         steps = np.linalg.norm(np.diff(positions, axis=0), axis=1)
-        for k, piece in enumerate(self.pieces):
-            if piece is not None:
-                steps[k] = piece.circle.radius * (piece.high - piece.low)
+        if pieces:
+            for k, piece in enumerate(self.pieces):
+                if piece is not None:
+                    steps[k] = piece.circle.radius * (piece.high - piece.low)
         angles = np.zeros(len(steps))
         if rotations is not None:
-            relative = np.einsum('kji,kjl->kil', rotations[:-1], rotations[1:])
-            cosine = np.clip((np.trace(relative, axis1=1, axis2=2) - 1.0) / 2.0, -1.0, 1.0)
-            angles = np.arccos(cosine)
+            # trace(Aᵀ·B) of consecutive rotations, without forming Aᵀ·B.
+            trace = np.einsum('kij,kij->k', rotations[:-1], rotations[1:])
+            angles = np.arccos(np.clip((trace - 1.0) / 2.0, -1.0, 1.0))
         self.angles = angles
         # Size of each segment for the min_step rule: a rotation in metres at the step ratio.
         self.sizes = np.maximum(steps, angles * rotation_weight)
@@ -117,16 +119,31 @@ class ToolPath:
     def pose(self, u: float) -> tuple[np.ndarray, np.ndarray | None]:
         k = min(int(math.floor(u)), len(self) - 2) if len(self) > 1 else 0
         t = u - k
+        position = self.position(u)
+        if self.rotations is None or t <= 0.0 or len(self) == 1:
+            return position, None if self.rotations is None else self.rotations[k]
+        # slerp_rotation in plain floats, with each sample's quaternion converted once: the
+        # halving of a step asks for many poses between the same two samples, and numpy's
+        # per-call cost on 4-vectors was most of a closed form's solve.
+        return position, quaternion_to_matrix(*_slerp_floats(self._quaternion(k),
+                                                             self._quaternion(k + 1), t))
+
+    def _quaternion(self, k: int) -> tuple[float, float, float, float]:
+        quaternion = self._quaternions.get(k)
+        if quaternion is None:
+            quaternion = self._quaternions[k] = matrix_to_quaternion(self.rotations[k])
+        return quaternion
+
+    def position(self, u: float) -> np.ndarray:
+        """The tool position at ``u`` alone (no slerp of the rotation)."""
+        k = min(int(math.floor(u)), len(self) - 2) if len(self) > 1 else 0
+        t = u - k
         if t <= 0.0 or len(self) == 1:
-            return self.positions[k], None if self.rotations is None else self.rotations[k]
+            return self.positions[k]
         piece = self.pieces[k]
         if piece is None:
-            position = self.positions[k] + t * (self.positions[k + 1] - self.positions[k])
-        else:
-            position = piece.circle.point(piece.low + t * (piece.high - piece.low))
-        if self.rotations is None:
-            return position, None
-        return position, slerp_rotation(self.rotations[k], self.rotations[k + 1], t)
+            return self.positions[k] + t * (self.positions[k + 1] - self.positions[k])
+        return piece.circle.point(piece.low + t * (piece.high - piece.low))
 
     def deviation(self, point: np.ndarray, u_a: float, u_b: float) -> float:
         """Distance (m) of ``point`` from the tool path between two parameters of one
@@ -134,7 +151,7 @@ class ToolPath:
         k = min(int(math.floor(u_a)), len(self) - 2) if len(self) > 1 else 0
         piece = self.pieces[k] if self.pieces else None
         if piece is None:
-            return segment_distance(point, self.pose(u_a)[0], self.pose(u_b)[0])
+            return segment_distance(point, self.position(u_a), self.position(u_b))
         span = piece.high - piece.low
         return piece.circle.distance(point, piece.low + (u_a - k) * span,
                                      piece.low + (u_b - k) * span)
@@ -184,6 +201,25 @@ def slerp_quaternion(qa: np.ndarray, qb: np.ndarray, t: float) -> np.ndarray:
     return q / np.linalg.norm(q)
 
 
+def _slerp_floats(qa: Sequence[float], qb: Sequence[float], t: float
+                  ) -> tuple[float, float, float, float]:
+    """``slerp_quaternion`` on plain floats (x, y, z, w)."""
+    ax, ay, az, aw = qa
+    bx, by, bz, bw = qb
+    dot = ax * bx + ay * by + az * bz + aw * bw
+    if dot < 0.0:
+        bx, by, bz, bw, dot = -bx, -by, -bz, -bw, -dot
+    angle = math.acos(min(dot, 1.0))
+    if angle < 1e-9:
+        ka, kb = 1.0 - t, t
+    else:
+        ka, kb = math.sin((1.0 - t) * angle) / math.sin(angle), \
+            math.sin(t * angle) / math.sin(angle)
+    x, y, z, w = ka * ax + kb * bx, ka * ay + kb * by, ka * az + kb * bz, ka * aw + kb * bw
+    norm = math.sqrt(x * x + y * y + z * z + w * w)
+    return x / norm, y / norm, z / norm, w / norm
+
+
 def slerp_rotation(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
     q = slerp_quaternion(np.array(matrix_to_quaternion(a)), np.array(matrix_to_quaternion(b)), t)
     return quaternion_to_matrix(*q)
@@ -203,20 +239,27 @@ def slerp_rotations(a: np.ndarray, b: np.ndarray, fractions: np.ndarray) -> np.n
     else:
         q = (np.sin((1.0 - t) * angle) * qa + np.sin(t * angle) * qb) / math.sin(angle)
     x, y, z, w = (q / np.linalg.norm(q, axis=1, keepdims=True)).T
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], axis=1),
-        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], axis=1),
-        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], axis=1),
-    ], axis=1)
+    out = np.empty((len(q), 3, 3))
+    out[:, 0, 0], out[:, 0, 1], out[:, 0, 2] = \
+        1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)
+    out[:, 1, 0], out[:, 1, 1], out[:, 1, 2] = \
+        2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)
+    out[:, 2, 0], out[:, 2, 1], out[:, 2, 2] = \
+        2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)
+    return out
 
 
-def segment_distance(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
-    """Distance (m) of ``point`` from the segment a–b."""
-    ab = b - a
-    denominator = float(ab @ ab)
-    t = 0.0 if denominator <= 0.0 else min(max(float((point - a) @ ab) / denominator, 0.0),
-                                           1.0)
-    return float(np.linalg.norm(point - (a + t * ab)))
+def segment_distance(point: Sequence[float], a: Sequence[float], b: Sequence[float]
+                     ) -> float:
+    """Distance (m) of ``point`` from the segment a–b (in plain floats: it runs on every
+    step of a path, where numpy's per-call cost on 3-vectors was most of the time)."""
+    px, py, pz = float(point[0]), float(point[1]), float(point[2])
+    ax, ay, az = float(a[0]), float(a[1]), float(a[2])
+    ux, uy, uz = float(b[0]) - ax, float(b[1]) - ay, float(b[2]) - az
+    denominator = ux * ux + uy * uy + uz * uz
+    t = 0.0 if denominator <= 0.0 else \
+        min(max(((px - ax) * ux + (py - ay) * uy + (pz - az) * uz) / denominator, 0.0), 1.0)
+    return math.hypot(px - (ax + t * ux), py - (ay + t * uy), pz - (az + t * uz))
 
 
 def arc_points(points: Sequence[Sequence[float] | None], waypoints: int
@@ -274,10 +317,12 @@ def build_tool_path(start_frame: np.ndarray, positions: Sequence[np.ndarray],
         del vertices[1], owners[0], arcs[1]
         if full:
             del turns[1]
-    positions = [vertices[0]]
-    rotations = [turns[0]] if full else None
+    # Each segment's samples as one array (a row per sample), joined once at the end.
+    positions = [vertices[0][None]]
+    rotations = [turns[0][None]] if full else None
     heading = [owners[0]]
     pieces: list[ArcPiece | None] = []
+    total = 1
     for k in range(1, len(vertices)):
         a, b = vertices[k - 1], vertices[k]
         circle = None
@@ -290,26 +335,26 @@ def build_tool_path(start_frame: np.ndarray, positions: Sequence[np.ndarray],
         angle = rotation_angle(turns[k - 1], turns[k]) if full else 0.0
         count = max(1, math.ceil(length / settings.max_cartesian_step - 1e-9),
                     math.ceil(angle / settings.max_rotation_step - 1e-9))
-        if len(positions) + count > MAX_PATH_SAMPLES:
+        total += count
+        if total > MAX_PATH_SAMPLES:
             return None, (f'the path needs more than {MAX_PATH_SAMPLES} samples at '
                           f'{settings.max_cartesian_step:g} m / '
                           f'{settings.max_rotation_step:g} rad; give larger steps')
+        fractions = np.arange(1, count + 1) / count
         if full:
             # Every sample's rotation of the segment at once: a slerp per sample in numpy
             # calls was 12 % of the time of a closed-form (UR5) path.
-            rotations.extend(slerp_rotations(turns[k - 1], turns[k],
-                                             np.arange(1, count + 1) / count))
-        for i in range(1, count + 1):
-            t = i / count
-            if circle is None:
-                positions.append(a + t * (b - a))
-                pieces.append(None)
-            else:
-                # The last sample is the waypoint itself, not the circle's rounding of it.
-                positions.append(b if i == count else circle.point(t * circle.angle))
-                pieces.append(ArcPiece(circle, (i - 1) / count * circle.angle,
-                                     t * circle.angle))
-            heading.append(owners[k])
+            rotations.append(slerp_rotations(turns[k - 1], turns[k], fractions))
+        heading.extend([owners[k]] * count)
+        if circle is None:
+            positions.append(a + fractions[:, None] * (b - a))
+            pieces.extend([None] * count)
+            continue
+        # The last sample is the waypoint itself, not the circle's rounding of it.
+        positions.append(np.array([circle.point(t * circle.angle) for t in fractions[:-1]]
+                                  + [b]).reshape(count, 3))
+        pieces.extend(ArcPiece(circle, (i - 1) / count * circle.angle, i / count * circle.angle)
+                      for i in range(1, count + 1))
     weight = settings.max_cartesian_step / settings.max_rotation_step
-    return ToolPath(np.array(positions), None if not full else np.array(rotations),
-                     np.array(heading), weight, pieces), ''
+    return ToolPath(np.concatenate(positions), None if not full else np.concatenate(rotations),
+                    np.array(heading), weight, pieces), ''

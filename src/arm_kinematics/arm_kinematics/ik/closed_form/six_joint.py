@@ -318,6 +318,7 @@ class FamilySolver(ClosedFormBase):
 
     name = 'closed_form'
     labelled = True
+    branch_labels = BRANCHES
 
     def __init__(self, model: ArmModel, workspace: Workspace, family: Family,
                  home: Sequence[float] | None = None) -> None:

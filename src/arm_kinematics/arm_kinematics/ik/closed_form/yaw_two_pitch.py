@@ -23,15 +23,16 @@ import numpy as np
 from arm_kinematics.ik.closed_form.common import (
     check_batch_arguments,
     GEOMETRY_TOLERANCE,
+    LIMIT_TOLERANCE,
     PI,
     prepared_limits,
     target_and_seed,
     TWO_PI,
-    wrap_into_array,
 )
 from arm_kinematics.ik.result import ErrorCode, GoalType, IKResult, Solution
 from arm_kinematics.ik.solvers.base import ClosedFormBase, NEAREST, SolveOptions, Workspace
 from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.model.kernel import compiled
 
 FAMILY_NAME = 'yaw_two_pitch'
 # Below this horizontal distance (m) from the yaw axis the bearing is meaningless and
@@ -214,6 +215,7 @@ class AnalyticSolver(ClosedFormBase):
 
     name = 'analytic'
     labelled = True
+    branch_labels = BRANCHES
 
     def __init__(self, model: ArmModel, workspace: Workspace,
                  home: Sequence[float] | None = None) -> None:
@@ -235,6 +237,8 @@ class AnalyticSolver(ClosedFormBase):
         self.geometry = geometry
         g = geometry
         self._elbow_offset = g.phi2 - g.phi1
+        # Load the compiled batch now (from numba's disk cache), not inside a request.
+        self._branches_of(np.zeros((1, 3)), self.home, BRANCHES)
 
     @classmethod
     def applicability(cls, model: ArmModel) -> str:
@@ -381,60 +385,63 @@ class AnalyticSolver(ClosedFormBase):
             raise ValueError(self._not_applicable)
         points = check_batch_arguments(targets, branch, BRANCHES)
         reference = self.home if seed is None else tuple(float(v) for v in seed)
-        g = self.geometry
-        gate = self.gate
-        with np.errstate(all='ignore'):
-            codes = self._precheck_batch(points, *gate.shoulder, gate.min_z, gate.max_r,
-                                         gate.min_r)
-            gs = g.shoulder
-            dx, dy, dz = points[:, 0] - gs[0], points[:, 1] - gs[1], points[:, 2] - gs[2]
-            rho = np.hypot(dx, dy)
-            heading = np.arctan2(dy, dx) - (g.plane + (PI if g.facing < 0.0 else 0.0))
-            yaw = g.yaw_sign * heading
-            u = g.facing * rho
-            on_axis = np.flatnonzero(rho <= ON_AXIS)
-            if on_axis.size:
-                yaw[on_axis] = reference[0]
-                bearing = g.plane + g.yaw_sign * reference[0]
-                u[on_axis] = dx[on_axis] * math.cos(bearing) + dy[on_axis] * math.sin(bearing)
-            c = ((dx * dx + dy * dy + dz * dz) - (g.l1 * g.l1 + g.l2 * g.l2)) / \
-                (2.0 * g.l1 * g.l2)
-            c = np.clip(c, -1.0, 1.0)
-            beta = np.arccos(c)
-            up_beta = -beta if g.facing > 0.0 else beta
-            gamma = np.arctan2(dz, u)
-            sin_b = g.l2 * np.sin(up_beta)
-            cos_b = g.l1 + g.l2 * np.cos(up_beta)
-            wanted = BRANCHES if branch in NEAREST else (branch,)
-            solutions = []
-            for label in wanted:
-                down = 'down' in label
-                alpha = gamma - np.arctan2(-sin_b if down else sin_b, cos_b)
-                b = -up_beta if down else up_beta
-                if label.startswith('flipped'):
-                    q1, alpha, b = yaw + PI, PI - alpha, -b
-                else:
-                    q1 = yaw
-                q = np.empty((len(points), 3))
-                lower, upper = self.ranges.lower, self.ranges.upper
-                q[:, 0], ok1 = wrap_into_array(q1, lower[0], upper[0])
-                q[:, 1], ok2 = wrap_into_array(alpha - g.phi1, lower[1], upper[1])
-                q[:, 2], ok3 = wrap_into_array(g.elbow_sign * (b - self._elbow_offset),
-                                               lower[2], upper[2])
-                solutions.append((self.ranges.toward_array(q, reference), ok1 & ok2 & ok3))
-            if len(solutions) == 1:
-                q, ok = solutions[0]
-            else:
-                stacked = np.stack([s[0] for s in solutions])              # (4, N, 3)
-                steps = np.abs(stacked - np.asarray(reference)).max(axis=2)
-                steps[~np.stack([s[1] for s in solutions])] = np.inf
-                pick = np.argmin(steps, axis=0)
-                q = stacked[pick, np.arange(len(points))]
-                ok = np.isfinite(steps[pick, np.arange(len(points))])
+        wanted = BRANCHES if branch in NEAREST else (branch,)
+        codes, stacked, inside = self._branches_of(points, reference, wanted)
+        if len(wanted) == 1:
+            q, ok = stacked[0], inside[0]
+        else:
+            steps = np.abs(stacked - np.asarray(reference)).max(axis=2)
+            steps[~inside] = np.inf
+            pick = np.argmin(steps, axis=0)
+            q = stacked[pick, np.arange(len(points))]
+            ok = np.isfinite(steps[pick, np.arange(len(points))])
         pending = codes == ErrorCode.OK
         codes[pending & ~ok] = ErrorCode.JOINT_LIMITS
         q[codes != ErrorCode.OK] = np.nan
         return q, codes
+
+    def solve_all_poses(self, positions: np.ndarray, rotations: object,
+                        seed: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+        """Every branch of N position targets in one compiled call, for path IK.
+
+        Args:
+            positions: (N, 3) finite tip positions, m, base frame.
+            rotations: ignored (position goals only), as ``solve``'s orientation.
+            seed: reference joints, rad: the whole turn of a multi-turn joint and the yaw
+                of a target on the yaw axis, as ``solve``'s seed.
+
+        Returns:
+            (q (N, 4, 3) rad in BRANCHES order, valid (N, 4)): valid means past the reach
+            pre-check and inside the limits, exactly the solutions ``solve`` lists with
+            ``return_all``; invalid entries hold clamped angles, never to be commanded.
+        """
+        points = np.asarray(positions, dtype=float).reshape(-1, 3)
+        codes, stacked, inside = self._branches_of(points, tuple(float(v) for v in seed),
+                                                   BRANCHES)
+        valid = inside & (codes == ErrorCode.OK)[None, :]
+        return stacked.transpose(1, 0, 2), valid.T
+
+    def _branches_of(self, points: np.ndarray, reference: Sequence[float],
+                     wanted: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(pre-check codes (N,), q (B, N, 3) wrapped into the limits and turned toward
+        ``reference``, inside (B, N)) of the ``wanted`` branches of N targets."""
+        g, gate, ranges = self.geometry, self.gate, self.ranges
+        count = len(points)
+        q = np.empty((len(BRANCHES), count, 3))
+        inside = np.empty((len(BRANCHES), count), dtype=np.bool_)
+        codes = np.empty(count, dtype=np.int64)
+        multi = np.array([j in ranges.multi_turn for j in range(3)], dtype=np.bool_)
+        _all_branches(np.ascontiguousarray(points, dtype=float),
+                      np.array([*g.shoulder, g.plane, g.facing, g.yaw_sign, g.l1, g.l2,
+                                g.phi1, g.elbow_sign, self._elbow_offset]),
+                      np.array([*gate.shoulder, gate.min_z, gate.max_r, gate.min_r]),
+                      np.array(ranges.lower), np.array(ranges.upper), multi,
+                      np.array(reference[:3], dtype=float), _CODES, q, inside, codes)
+        if tuple(wanted) != BRANCHES:
+            rows = [BRANCHES.index(label) for label in wanted]
+            q, inside = q[rows], inside[rows]
+        return codes, q, inside
+
 
     @staticmethod
     def _precheck_batch(points: np.ndarray, sx: float, sy: float, sz: float, min_z: float,
@@ -448,3 +455,78 @@ class AnalyticSolver(ClosedFormBase):
         codes[rz < min_z] = ErrorCode.BELOW_MIN_HEIGHT
         codes[~np.isfinite(points).all(axis=1)] = ErrorCode.INVALID_INPUT
         return codes
+
+# The pre-check's codes, in the order _all_branches writes them.
+_CODES = np.array([ErrorCode.OK, ErrorCode.INSIDE_INNER_HOLE, ErrorCode.OUT_OF_REACH,
+                   ErrorCode.BELOW_MIN_HEIGHT, ErrorCode.INVALID_INPUT], dtype=np.int64)
+
+
+@compiled
+def _all_branches(points, geometry, gate, lower, upper, multi, reference, codes_of, q,
+                  inside, codes):
+    """Every branch of N position targets, compiled (path IK solves a branch per sample,
+    and numpy's per-call cost was most of a batch's time): the arithmetic of
+    ``arm_triangle`` and ``candidates``, the position gate of ``Workspace.check_position``
+    and the wrapping of ``wrap_into_array`` / ``JointRanges.toward_array``.
+
+    Args:
+        points (N, 3); geometry: shoulder xyz, plane, facing, yaw_sign, l1, l2, phi1,
+        elbow_sign, elbow offset; gate: shoulder xyz, min_z, max_r, min_r; lower, upper,
+        multi (3,): the limits and the joints of more than a turn; reference (3,): the
+        seed; codes_of: OK, INSIDE_INNER_HOLE, OUT_OF_REACH, BELOW_MIN_HEIGHT,
+        INVALID_INPUT. Written: q (4, N, 3) in BRANCHES order, inside (4, N), codes (N,).
+    """
+    sx, sy, sz, plane, facing, yaw_sign, l1, l2, phi1, elbow_sign, elbow_offset = \
+        geometry[0], geometry[1], geometry[2], geometry[3], geometry[4], geometry[5], \
+        geometry[6], geometry[7], geometry[8], geometry[9], geometry[10]
+    values = np.empty(3)
+    for i in range(points.shape[0]):
+        px, py, pz = points[i, 0], points[i, 1], points[i, 2]
+        rx, ry, rz = px - gate[0], py - gate[1], pz - gate[2]
+        distance = math.hypot(math.hypot(rx, ry), rz)
+        code = codes_of[0]
+        if distance < gate[5]:
+            code = codes_of[1]
+        if distance > gate[4]:
+            code = codes_of[2]
+        if rz < gate[3]:
+            code = codes_of[3]
+        if not (math.isfinite(px) and math.isfinite(py) and math.isfinite(pz)):
+            code = codes_of[4]
+        codes[i] = code
+        dx, dy, dz = px - sx, py - sy, pz - sz
+        rho = math.hypot(dx, dy)
+        yaw = yaw_sign * (math.atan2(dy, dx) - (plane + (PI if facing < 0.0 else 0.0)))
+        u = facing * rho
+        if rho <= ON_AXIS:
+            yaw = reference[0]
+            bearing = plane + yaw_sign * reference[0]
+            u = dx * math.cos(bearing) + dy * math.sin(bearing)
+        c = ((dx * dx + dy * dy + dz * dz) - (l1 * l1 + l2 * l2)) / (2.0 * l1 * l2)
+        c = min(max(c, -1.0), 1.0)
+        beta = math.acos(c)
+        up_beta = -beta if facing > 0.0 else beta
+        gamma = math.atan2(dz, u)
+        sin_b = l2 * math.sin(up_beta)
+        cos_b = l1 + l2 * math.cos(up_beta)
+        for branch in range(4):
+            down = branch % 2 == 1
+            alpha = gamma - math.atan2(-sin_b if down else sin_b, cos_b)
+            b = -up_beta if down else up_beta
+            q1 = yaw
+            if branch >= 2:                     # flipped: the base half a turn round
+                q1, alpha, b = yaw + PI, PI - alpha, -b
+            values[0], values[1] = q1, alpha - phi1
+            values[2] = elbow_sign * (b - elbow_offset)
+            ok = True
+            for j in range(3):
+                wrapped = (values[j] + (LIMIT_TOLERANCE - lower[j])) % TWO_PI + \
+                    (lower[j] - LIMIT_TOLERANCE)
+                ok = ok and wrapped <= upper[j] + LIMIT_TOLERANCE
+                angle = min(max(wrapped, lower[j]), upper[j])
+                if multi[j]:
+                    room = math.floor((upper[j] - angle) / TWO_PI)
+                    angle += min(max(float(round((reference[j] - angle) / TWO_PI)), 0.0),
+                                 room) * TWO_PI
+                q[branch, i, j] = angle
+            inside[branch, i] = ok

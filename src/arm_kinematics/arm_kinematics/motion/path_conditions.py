@@ -1,0 +1,77 @@
+"""The condition numbers path IK checks every sample against: of the Jacobian rows a goal
+constrains (position rows; TOOL_DOWN adds the two rows that tilt the tool axis, FULL_POSE
+the three rotation rows, each times a reach so all rows are m). No ROS.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from arm_kinematics.ik.result import GoalType
+from arm_kinematics.model.arm_model import ArmModel
+from arm_kinematics.model.kernel import compiled, pose_and_jacobian
+
+
+def condition_number(model: ArmModel, reach: float, q: np.ndarray, goal: GoalType) -> float:
+    """Condition number of the goal's constraint Jacobian at ``q`` (dimensionless): position
+    rows; FULL_POSE adds the rotation rows and TOOL_DOWN the two that tilt the tool axis,
+    both times ``reach`` (m) so all rows are m."""
+    return float(condition_numbers(model, reach, np.reshape(q, (1, -1)), goal)[0])
+
+
+def condition_numbers(model: ArmModel, reach: float, qs: np.ndarray, goal: GoalType
+                      ) -> np.ndarray:
+    """``condition_number`` of every row of ``qs`` (N, n), every goal in one compiled call
+    (a closed form's path checks branches at every sample: numpy's SVD of one 6×6, or a
+    Python loop of ``metrics.condition_number``, cost more than the closed form)."""
+    qs = np.ascontiguousarray(qs, dtype=float).reshape(-1, model.dof)
+    out = np.empty(len(qs))
+    rows = 3 if goal == GoalType.POSITION else 5 if goal == GoalType.TOOL_DOWN else 6
+    _task_conditions(qs, model.kernel.chain, rows, float(reach), out)
+    return out
+
+
+# As metrics.condition_number: an eigenvalue of the Gram matrix below this fraction of the
+# largest is rounding noise (eigvalsh is accurate to about n·eps·λmax): condition ∞.
+_SINGULAR_EIGENVALUE_RATIO = 64.0 * np.finfo(float).eps
+
+
+@compiled
+def _task_conditions(qs, chain, count, reach, out):
+    """σmax/σmin of the constraint rows of the Jacobian at each row of ``qs``: the
+    ``count`` = 3 position rows; 5 adds the two rotation rows that tilt the tool axis
+    (tool x and y in the base, TOOL_DOWN), 6 all three (FULL_POSE), each × ``reach``.
+    From the eigenvalues of the rows' Gram matrix (a third of an SVD's time); inf when
+    there are more rows than joints or λmin is at rounding level."""
+    n = qs.shape[1]
+    pose, jacobian = np.empty(12), np.empty((6, n))
+    rows = np.empty((count, n))
+    gram = np.empty((count, count))
+    for i in range(qs.shape[0]):
+        if count > n:
+            out[i] = math.inf
+            continue
+        pose_and_jacobian(qs[i], chain, pose, jacobian)
+        rows[:3, :] = jacobian[:3, :]
+        if count == 5:
+            for c in range(2):
+                for j in range(n):
+                    rows[3 + c, j] = reach * (pose[3 + c] * jacobian[3, j] + pose[6 + c]
+                                              * jacobian[4, j] + pose[9 + c] * jacobian[5, j])
+        elif count == 6:
+            rows[3:, :] = reach * jacobian[3:, :]
+        for a in range(count):
+            for b in range(a + 1):
+                total = 0.0
+                for j in range(n):
+                    total += rows[a, j] * rows[b, j]
+                gram[a, b] = total
+                gram[b, a] = total
+        eigenvalues = np.linalg.eigvalsh(gram)              # ascending
+        largest, smallest = eigenvalues[count - 1], eigenvalues[0]
+        if largest <= 0.0 or smallest <= _SINGULAR_EIGENVALUE_RATIO * largest:
+            out[i] = math.inf
+        else:
+            out[i] = math.sqrt(largest / smallest)
