@@ -27,7 +27,7 @@ def main() -> int:
     from arm_kinematics.ik.solvers.dls import compile_step, DLSSolver
     from arm_kinematics.model.arm_model import ArmModel
     from arm_kinematics.motion.path_conditions import condition_numbers
-    from arm_kinematics.motion.path_timing import _invert_min_jerk
+    from arm_kinematics.motion.path_timing import _time_path
     from arm_kinematics.motion.whole_turns import whole_turn_copies
 
     # Any chain serves: the kernel and DLS are one compiled code for every arm.
@@ -52,7 +52,8 @@ def main() -> int:
     whole_turn_copies(np.array([q]), np.array([q]), np.arange(model.dof), model.lower,
                       model.upper, 3.2)
     condition_numbers(model, 1.0, np.array([q]), GoalType.FULL_POSE)
-    _invert_min_jerk(np.array([0.0, 0.5, 1.0]))
+    _time_path(np.array([q, q + 0.1, q + 0.2]), np.ones(model.dof), True, 1.875, np.empty(3),
+               np.zeros((3, model.dof)))
     print(f'warm_compiled: the compiled kernel and solvers are ready '
           f'({time.perf_counter() - start:.1f} s)')
     return 0

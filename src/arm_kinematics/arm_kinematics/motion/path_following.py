@@ -278,9 +278,9 @@ class PathRun:
         if stop is not None:
             return None, stop
         if self.labelled:
-            sample = self._branch_attempt(u, previous, labels)
-            if sample is not None:
-                return sample, None
+            decided = self._branch_attempt(u, previous, labels)
+            if decided is not None:
+                return decided
             states, stop = self._states(u, previous.q.reshape(1, -1), labels)
             if stop is not None:
                 return None, stop
@@ -298,11 +298,12 @@ class PathRun:
         return PathSample(u, np.asarray(result.q, dtype=float)), None
 
     def _branch_attempt(self, u: float, previous: PathSample, labels: Sequence[str]
-                        ) -> PathSample | None:
-        """``_attempt``'s sample where it is plain, else None (``_states`` then finds it or
-        words why not): one allowed label, solved by the all-branches call, with a copy
-        within reach of ``previous`` that passes the pose checks. Only that label's
-        copies are made and checked, which is all ``_states`` would choose from there."""
+                        ) -> tuple[PathSample | None, PathStop | None] | None:
+        """``_attempt``'s answer where it is plain, else None (``_states`` then finds it or
+        words why not): one allowed label, solved by the all-branches call, with copies
+        within reach of ``previous``; the nearest that passes the pose checks, or the first
+        one's refusal when none does. Only that label's copies are made and checked, which
+        is all ``_states`` would choose from there."""
         if self._solve_poses is None or len(labels) != 1 or labels[0] not in self._labels:
             return None
         position, rotation = self.path.pose(u)
@@ -315,12 +316,12 @@ class PathRun:
         if not near.any():
             return None
         candidates = copies[near]
-        ok, _ = self._pose_checks(candidates)
+        ok, stops = self._pose_checks(candidates)
         if not ok.any():
-            return None
+            return None, next(stop for stop in stops if stop is not None)
         kept = candidates[ok]
         best = int(np.argmin(np.abs(kept - previous.q).sum(axis=1)))
-        return PathSample(u, kept[best], labels[0])
+        return PathSample(u, kept[best], labels[0]), None
 
     def _vanished(self, labels: Sequence[str], states: list) -> PathStop:
         others = sorted({label for label, _ in states})

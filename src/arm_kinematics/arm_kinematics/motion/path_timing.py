@@ -23,36 +23,47 @@ def time_joint_path(model: object, q: np.ndarray, settings: PathSettings,
     if len(q) == 1:
         return Trajectory.hold(names, q[0], settings.timing)
     limits = np.asarray(model.velocity_limits, dtype=float) * settings.velocity_scale
-    durations = (np.abs(np.diff(q, axis=0)) / limits).max(axis=1)
-    # A step with no joint motion (a pure re-sample) still takes a little time.
-    durations = np.maximum(durations, 1e-6)
-    linear_times = np.concatenate([[0.0], np.cumsum(durations)])
-    if settings.timing == LINEAR_TIMING:
-        times = linear_times
-    else:
-        total = float(linear_times[-1])
-        duration = MIN_JERK_PEAK_SPEED * total
-        times = _invert_min_jerk(linear_times / total) * duration
-        times[0], times[-1] = 0.0, duration
-        # Strictly increasing even where two samples round to one time.
-        times = np.maximum.accumulate(times + np.arange(len(times)) * 1e-12)
-    velocities = _velocities(q, times)
+    q = np.ascontiguousarray(q, dtype=float)
+    times, velocities = np.empty(len(q)), np.zeros_like(q)
+    _time_path(q, limits, settings.timing != LINEAR_TIMING, MIN_JERK_PEAK_SPEED, times,
+               velocities)
     return Trajectory(names, times, q.copy(), velocities, Interpolation.LINEAR,
                       settings.timing)
 
 
-def _velocities(q: np.ndarray, times: np.ndarray) -> np.ndarray:
-    """Joint velocities at the samples: np.gradient's second-order central differences
-    on uneven spacing inside (its formula, term for term), zero at both ends. Written out:
-    np.gradient's generality cost more than the differences on a short path."""
-    velocities = np.zeros_like(q)
-    dx = np.diff(times)
-    dx1, dx2 = dx[:-1, None], dx[1:, None]
-    a = -(dx2) / (dx1 * (dx1 + dx2))
-    b = (dx2 - dx1) / (dx1 * dx2)
-    c = dx1 / (dx2 * (dx1 + dx2))
-    velocities[1:-1] = a * q[:-2] + b * q[1:-1] + c * q[2:]
-    return velocities
+@compiled
+def _time_path(q, limits, min_jerk, peak, times, velocities):
+    """The times and velocities of ``time_joint_path``, compiled (in numpy, a few dozen
+    calls cost more than a short path's solves; the arithmetic is numpy's, term for term).
+
+    Each step takes its slowest joint's time at ``limits`` (at least 1e-6 s: a pure
+    re-sample still takes a little); min-jerk maps those linear times through s(τ) of
+    ``laws.min_jerk`` over ``peak`` × the linear duration. Velocities: np.gradient's
+    second-order central differences on uneven spacing inside, zero at both ends."""
+    count, n = q.shape
+    times[0] = 0.0
+    for i in range(1, count):
+        slowest = 0.0
+        for j in range(n):
+            slowest = max(slowest, abs(q[i, j] - q[i - 1, j]) / limits[j])
+        times[i] = times[i - 1] + max(slowest, 1e-6)
+    if min_jerk:
+        total = times[count - 1]
+        duration = peak * total
+        times[:] = _invert_min_jerk(times / total) * duration
+        times[0], times[count - 1] = 0.0, duration
+        # Strictly increasing even where two samples round to one time.
+        for i in range(count):
+            times[i] += i * 1e-12
+            if i and times[i] < times[i - 1]:
+                times[i] = times[i - 1]
+    for i in range(1, count - 1):
+        dx1, dx2 = times[i] - times[i - 1], times[i + 1] - times[i]
+        a = -(dx2) / (dx1 * (dx1 + dx2))
+        b = (dx2 - dx1) / (dx1 * dx2)
+        c = dx1 / (dx2 * (dx1 + dx2))
+        for j in range(n):
+            velocities[i, j] = a * q[i - 1, j] + b * q[i, j] + c * q[i + 1, j]
 
 
 @compiled
