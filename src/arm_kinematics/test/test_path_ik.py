@@ -209,7 +209,7 @@ def test_a_ur5_path_from_each_branch_once_equals_the_one_from_every_copy(ur5, go
 
     def every_copy(self, *args, **kwargs) -> None:
         original(self, *args, **kwargs)
-        self._solve_all = None
+        self._solve_poses = None
 
     monkeypatch.setattr(PathRun, '__init__', every_copy)
     for request, quick in zip(requests, fast):
