@@ -370,16 +370,19 @@ class PathRun:
         return samples, None
 
     def _advance(self, samples: list[PathSample], u_target: float, labels: Sequence[str],
-                 guess: PathSample | None = None) -> PathStop | None:
+                 guess: PathSample | None = None,
+                 refused: dict[tuple[float, tuple[str, ...]], PathStop] | None = None
+                 ) -> PathStop | None:
         """Extend ``samples`` to ``u_target``, halving the step where a check fails.
 
         The halving tries the far target again after each new sample before it. Where the
         target itself has no allowed state (a closed form's sample refused for its own
         sake: unreachable, singular, in contact, its branch gone) that answer is kept for
         the retries: the closed form's states there do not depend on the sample before,
-        and solving it again was half of the time spent localising a stop."""
+        and solving it again was half of the time spent localising a stop. ``refused``:
+        such answers known before, by (parameter, allowed labels)."""
         targets = [u_target]
-        refused: dict[tuple[float, tuple[str, ...]], PathStop] = {}
+        refused = dict(refused or {})
         while targets:
             current = samples[-1]
             u = targets[-1]
@@ -426,6 +429,9 @@ class PathRun:
         origin = samples[-1]
         base = int(origin.u)
         layers: list[list[tuple[str, np.ndarray]]] = [[(origin.label, origin.q)]]
+        # The first layer's refusal is what an attempt from ``origin`` there answers: the
+        # localisation starts from it instead of solving that sample again.
+        first_refusal: PathStop | None = None
         costs = [np.zeros(1)]
         parents: list[np.ndarray] = [np.zeros(1, dtype=int)]
         for k in range(base + 1, len(self.path)):
@@ -440,6 +446,7 @@ class PathRun:
             states, stop = (None, timeout) if timeout else \
                 self._states(float(k), reference, alive_labels)
             if stop is not None:
+                first_refusal = stop if len(layers) == 1 and not timeout else None
                 break
             previous = layers[-1]
             prev_q = np.array([q for _, q in previous])
@@ -466,6 +473,7 @@ class PathRun:
                     stop = self._beyond_reach(motion, same)
                 else:
                     stop = self._vanished(sorted(set(prev_labels)), states)
+                    first_refusal = stop if len(layers) == 1 else None
                 break
             layers.append([s for s, a in zip(states, alive, strict=True) if a])
             costs.append(cost[alive])
@@ -486,7 +494,7 @@ class PathRun:
             samples[-1].label = label
         if stop is not None:
             # Localise the stop between the last sample and the refused one.
-            stop = self._localise(samples, stop)
+            stop = self._localise(samples, stop, first_refusal if origin.label else None)
         return samples, stop
 
     def _reachable_motion(self, u: float) -> float:
@@ -543,7 +551,10 @@ class PathRun:
             q, valid = self._solve_poses(path.positions[ks], rotations, self.start)
             chain = np.vstack([samples[-1].q, q[:, branch, :]])
             if self.turns:
-                chain[:, self.turns] = np.unwrap(chain[:, self.turns], axis=0)
+                # Whole turns toward the sample before, as np.unwrap, but by exact multiples
+                # of 2π: the copies the search makes (whole_turn_copies: value ± 2πk).
+                turns = np.round(np.diff(chain[:, self.turns], axis=0) / (2.0 * math.pi))
+                chain[1:, self.turns] -= (2.0 * math.pi) * np.cumsum(turns, axis=0)
             states = chain[1:]
             # The pose checks (limits included: an unwrapped copy may leave them) up to
             # the first sample the branch does not reach.
@@ -574,11 +585,14 @@ class PathRun:
                 return samples, None, False
         return samples, None, True
 
-    def _localise(self, samples: list[PathSample], stop: PathStop) -> PathStop:
-        """The stop found by halving the step from the last sample toward the refused one."""
+    def _localise(self, samples: list[PathSample], stop: PathStop,
+                  refusal: PathStop | None = None) -> PathStop:
+        """The stop found by halving the step from the last sample toward the refused one
+        (``refusal``: that sample's, when the search worded it from the last sample)."""
         u_fail = math.floor(samples[-1].u) + 1.0
         labels = (samples[-1].label,) if samples[-1].label else ()
-        probe = self._advance(samples, u_fail, labels)
+        known = {} if refusal is None else {(u_fail, labels): refusal}
+        probe = self._advance(samples, u_fail, labels, refused=known)
         if probe is None:
             self.failed_u = u_fail
             return stop
