@@ -51,7 +51,7 @@ def main() -> int:
     closed_form.solve_all_poses(target[None, :3, 3], target[None, :3, :3], q)   # path IK
     whole_turn_copies(np.array([q]), np.array([q]), np.arange(model.dof), model.lower,
                       model.upper, 3.2)
-    condition_numbers(model, 1.0, np.array([q]), GoalType.FULL_POSE)
+    condition_numbers(model, 1.0, np.array([q]), GoalType.FULL_POSE, 100.0)
     _time_path(np.array([q, q + 0.1, q + 0.2]), np.ones(model.dof), True, 1.875, np.empty(3),
                np.zeros((3, model.dof)))
     print(f'warm_compiled: the compiled kernel and solvers are ready '

@@ -157,6 +157,19 @@ def test_the_compiled_condition_numbers_are_the_svd_ones(ur5, goal):
         assert value == pytest.approx(expected, rel=1e-6)
 
 
+@pytest.mark.parametrize('goal', [GoalType.POSITION, GoalType.TOOL_DOWN, GoalType.FULL_POSE])
+def test_a_condition_number_proven_below_the_bound_is_zero_and_no_other(ur5, goal):
+    model = ur5.model
+    qs = model.random_configurations(300, np.random.default_rng(4))
+    exact = condition_numbers(model, 0.9, qs, goal)
+    bound = float(np.median(exact))
+    screened = condition_numbers(model, 0.9, qs, goal, bound)
+    proven = screened == 0.0
+    assert np.all(exact[proven] < bound)
+    np.testing.assert_array_equal(screened[~proven], exact[~proven])
+    assert proven.sum() > 30 and (~proven).sum() >= 150
+
+
 def test_a_stretched_arm_is_singular(ur5):
     stretched = np.array([0.0, -math.pi / 2.0, 0.0, -math.pi / 2.0, 0.0, 0.0])
     for goal in (GoalType.POSITION, GoalType.FULL_POSE):

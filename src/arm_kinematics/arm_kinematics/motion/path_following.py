@@ -60,7 +60,7 @@ class PathRun:
     """One path being followed: the sample solver, the checks and the subdivision."""
 
     def __init__(self, model: ArmModel,
-                 condition: Callable[[np.ndarray, GoalType], np.ndarray],
+                 condition: Callable[[np.ndarray, GoalType, float], np.ndarray],
                  safety: SafetyGeometry | None, solver: Solver, goal: GoalType,
                  options: SolveOptions, settings: PathSettings, path: ToolPath,
                  start: np.ndarray, deadline: float, allow_branch_change: bool) -> None:
@@ -148,13 +148,14 @@ class PathRun:
         # The singularity check of every candidate the others pass, in one call.
         judged = inside if verdicts is None else inside & (verdicts == Verdict.SAFE)
         if judged.all():
-            conditions = self.condition(candidates, self.goal)
+            conditions = self.condition(candidates, self.goal, settings.max_condition)
             if (conditions <= settings.max_condition).all():
                 return judged, stops                    # the usual case: no words to make
         else:
             conditions = np.full(len(candidates), math.nan)
             if judged.any():
-                conditions[judged] = self.condition(candidates[judged], self.goal)
+                conditions[judged] = self.condition(candidates[judged], self.goal,
+                                                    settings.max_condition)
         refused = ~judged | (conditions > settings.max_condition)
         for i in np.flatnonzero(refused).tolist():      # the words only where one is refused
             q = candidates[i]
@@ -337,13 +338,13 @@ class PathRun:
         """The jump and deviation checks between two consecutive samples."""
         model, settings = self.model, self.settings
         step = np.abs(b.q - a.q)
-        worst = int(np.argmax(step))
+        worst = int(step.argmax())
         if step[worst] > settings.max_joint_step:
             return PathStop(PathCode.JOINT_JUMP, f'{model.joint_names[worst]} would move '
                          f'{step[worst]:.4f} between two samples (max_joint_step '
                          f'{settings.max_joint_step:g})', joint=model.joint_names[worst],
                          joint_step=float(step[worst]))
-        middle = model.fk(0.5 * (a.q + b.q))[:3, 3]
+        middle = model.kernel.fk(0.5 * (a.q + b.q))[:3, 3]
         deviation = self.path.deviation(middle, a.u, b.u)
         if deviation > settings.max_deviation:
             return PathStop(PathCode.DEVIATION, f'the tool would leave the path by '

@@ -114,9 +114,11 @@ class PathIK:
         """Condition number of the goal's constraint Jacobian at ``q`` (dimensionless)."""
         return condition_number(self.model, self.reach, q, goal)
 
-    def conditions(self, qs: np.ndarray, goal: GoalType) -> np.ndarray:
-        """``condition`` of every row of ``qs`` (N, n), in one call."""
-        return condition_numbers(self.model, self.reach, qs, goal)
+    def conditions(self, qs: np.ndarray, goal: GoalType, below: float = math.inf
+                   ) -> np.ndarray:
+        """``condition`` of every row of ``qs`` (N, n), in one call (0.0 where it is proven
+        below ``below``: see ``path_conditions.condition_numbers``)."""
+        return condition_numbers(self.model, self.reach, qs, goal, below)
 
     # ------------------------------------------------------------------ path IK
     def follow(self, request: PathRequest, defaults: SolveOptions) -> PathResult:
