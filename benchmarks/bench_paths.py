@@ -438,13 +438,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # is printed too.
         met = max(row['per_sample_over_single'], row['warm_per_sample_over_warm_single']) \
             <= 1.0
+        strict = row['per_sample_over_warm_single'] <= 1.0
         print(f'goal {row["arm"]}: path IK per sample no slower than a single solve: '
               f'{"met" if met else "NOT met"} (between other work {row["time_per_sample_ms"]:.3f}'
               f' ms against {row["single_solve_ms"]["mean"]:.3f} ms; back to back '
               f'{row["time_per_sample_warm_loop_ms"]:.3f} ms against '
-              f'{row["single_solve_ms"]["warm_loop"]:.3f} ms; between other work against back '
-              f'to back {row["per_sample_over_warm_single"]:.2f}x; '
-              f'{row["time_per_sample_followed_ms"]:.3f} ms on followed lines)')
+              f'{row["single_solve_ms"]["warm_loop"]:.3f} ms; '
+              f'{row["time_per_sample_followed_ms"]:.3f} ms on followed lines); strictest '
+              f'pairing, between other work against back to back: '
+              f'{row["per_sample_over_warm_single"]:.2f}x, {"met" if strict else "NOT met"}')
     for row in batch_rows:
         print(f'batch {row["arm"]} ({row["solver"]}): {row["targets"]} targets in '
               f'{row["batch_round_trip_ms"]:.1f} ms = {row["batch_targets_per_s"]:.0f} '

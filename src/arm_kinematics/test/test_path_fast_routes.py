@@ -5,6 +5,7 @@ states no halving of a step can reach. Each must give what the plain route gives
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -73,10 +74,19 @@ def _same_paths(fast: list, slow: list, words: bool = True) -> None:
                                        rtol=0.0, atol=1e-9)
 
 
+def _wide_yaw_pointer3() -> Arm:
+    """pointer3 with a yaw of more than a turn (±6 rad): its branches' whole turns toward
+    the seed."""
+    urdf = expand_xacro('pointer3').replace(
+        'lower="-3.141592653589793" upper="3.141592653589793"', 'lower="-6.0" upper="6.0"', 1)
+    assert 'lower="-6.0"' in urdf
+    return load_arm(urdf, load_arm_config('pointer3'))
+
+
 # ---------------------------------------------------------------------- closed form
-@pytest.mark.parametrize('name', POSITION_ARMS)
+@pytest.mark.parametrize('name', [*POSITION_ARMS, 'pointer3_wide_yaw'])
 def test_every_branch_of_many_targets_is_what_the_scalar_solve_lists(name):
-    arm = _bundled(name)
+    arm = _wide_yaw_pointer3() if name == 'pointer3_wide_yaw' else _bundled(name)
     solver = arm.dispatcher().solvers['analytic']
     rng = np.random.default_rng(5)
     seed = arm.model.random_configurations(1, rng)[0]
@@ -99,6 +109,17 @@ def test_every_branch_of_many_targets_is_what_the_scalar_solve_lists(name):
             np.testing.assert_allclose(row, expected[label], rtol=0.0, atol=1e-12)
         listed += len(got)
     assert listed > 150 and not valid[-2:].any()
+
+
+def test_a_batch_refuses_bad_rows_and_a_bad_seed():
+    solver = _wide_yaw_pointer3().dispatcher().solvers['analytic']
+    targets = np.array([[0.6, 0.2, 0.9], [math.nan, 0.0, 0.9], [math.inf, 0.0, 0.9]])
+    q, codes = solver.solve_batch(targets, 'nearest', (5.5, 0.3, -0.4))
+    assert codes[0] == 0 and np.isfinite(q[0]).all() and q[0, 0] > math.pi   # turned
+    assert (codes[1:] != 0).all() and np.isnan(q[1:]).all()
+    for seed in ((math.nan, 0.0, 0.0), (0.0, 0.0)):
+        with pytest.raises(ValueError, match='seed'):
+            solver.solve_batch(targets, 'nearest', seed)
 
 
 @pytest.mark.parametrize('name', POSITION_ARMS)
@@ -133,6 +154,36 @@ def test_pruning_states_no_halving_reaches_changes_no_path(ur5, monkeypatch):
     # The same samples and stop; the words may name the cause from the other side.
     _same_paths(fast, slow, words=False)
     assert pruned
+
+
+@pytest.mark.parametrize('allow_change', [False, True])
+def test_keeping_a_refused_sample_through_the_halving_changes_no_path(ur5, allow_change,
+                                                                      monkeypatch):
+    # _advance keeps a sample's own refusal (PathStop.lasting) while it halves the step
+    # toward it; solving it again each time must give the same paths, stops and words.
+    requests = [dataclasses.replace(r, allow_branch_change=allow_change)
+                for r in _lines(ur5, 30, 9)]
+    kept = []
+    original = PathRun._attempt
+
+    def counted(self, u, previous, labels):
+        candidate, stop = original(self, u, previous, labels)
+        kept.append(candidate is None and stop.lasting)
+        return candidate, stop
+
+    monkeypatch.setattr(PathRun, '_attempt', counted)
+    fast = [PathIK(ur5.dispatcher(), ur5.safety).follow(r, OPTIONS) for r in requests]
+
+    def forgotten(self, u, previous, labels):
+        candidate, stop = original(self, u, previous, labels)
+        if stop is not None:
+            stop.lasting = False
+        return candidate, stop
+
+    monkeypatch.setattr(PathRun, '_attempt', forgotten)
+    slow = [PathIK(ur5.dispatcher(), ur5.safety).follow(r, OPTIONS) for r in requests]
+    _same_paths(fast, slow)
+    assert any(kept)
 
 
 # ---------------------------------------------------------------------- conditions
@@ -170,6 +221,17 @@ def test_a_condition_number_proven_below_the_bound_is_zero_and_no_other(ur5, goa
     assert proven.sum() > 30 and (~proven).sum() >= 150
 
 
+def test_a_nearly_stretched_arm_has_a_finite_number_as_the_svd_gives(ur5):
+    # Past about 8e6 the Gram matrix's eigenvalues have lost λmin; the SVD answers.
+    for bend in (1e-6, 1e-7):
+        q = np.array([0.3, -math.pi / 2.0, bend, -1.0, 0.7, 0.2])
+        jacobian = ur5.model.jacobian(q)
+        expected = _svd_condition(np.vstack([jacobian[:3], 0.9 * jacobian[3:]]))
+        got = condition_numbers(ur5.model, 0.9, q[None], GoalType.FULL_POSE)[0]
+        assert expected > 1e7 and math.isfinite(got)
+        assert got == pytest.approx(expected, rel=1e-3)
+
+
 def test_a_stretched_arm_is_singular(ur5):
     stretched = np.array([0.0, -math.pi / 2.0, 0.0, -math.pi / 2.0, 0.0, 0.0])
     for goal in (GoalType.POSITION, GoalType.FULL_POSE):
@@ -200,6 +262,21 @@ def test_the_compiled_timing_is_numpys(ur5):
     np.testing.assert_allclose(trajectory.velocities, expected, rtol=1e-12, atol=1e-12)
 
 
+def test_the_linear_timing_is_each_step_at_its_slowest_joint(ur5):
+    model = ur5.model
+    q = np.cumsum(np.random.default_rng(6).uniform(-0.05, 0.05, (12, model.dof)), axis=0)
+    settings, _ = path_settings(PathRequest(q[0], [ToolPose([0.3, 0.0, 0.3])],
+                                            timing='linear'))
+    trajectory = time_joint_path(model, q, settings, list(range(len(q))))
+    limits = np.asarray(model.velocity_limits) * settings.velocity_scale
+    expected = np.concatenate([[0.0], np.cumsum(np.maximum(
+        (np.abs(np.diff(q, axis=0)) / limits).max(axis=1), 1e-6))])
+    np.testing.assert_array_equal(trajectory.times, expected)
+    gradient = np.gradient(q, expected, axis=0)
+    gradient[[0, -1]] = 0.0
+    np.testing.assert_array_equal(trajectory.velocities, gradient)
+
+
 # ---------------------------------------------------------------------- tool path
 def test_a_tool_pose_between_samples_is_the_slerp_and_the_segment_distance_numpys():
     rng = np.random.default_rng(1)
@@ -217,7 +294,8 @@ def test_a_tool_pose_between_samples_is_the_slerp_and_the_segment_distance_numpy
         position, rotation = path.pose(u)
         np.testing.assert_allclose(rotation, slerp_rotation(rotations[k], rotations[k + 1],
                                                             u - k), rtol=0.0, atol=1e-12)
-        np.testing.assert_array_equal(position, path.position(u))
+        np.testing.assert_allclose(position, path.positions[k] + (u - k) * (
+            path.positions[k + 1] - path.positions[k]), rtol=0.0, atol=1e-15)
     for _ in range(50):
         point, a, b = rng.normal(size=(3, 3))
         ab = b - a

@@ -48,8 +48,9 @@ def _task_conditions(qs, chain, count, reach, below, out):
     """σmax/σmin of the constraint rows of the Jacobian at each row of ``qs``: the
     ``count`` = 3 position rows; 5 adds the two rotation rows that tilt the tool axis
     (tool x and y in the base, TOOL_DOWN), 6 all three (FULL_POSE), each × ``reach``.
-    From the eigenvalues of the rows' Gram matrix (a third of an SVD's time); inf when
-    there are more rows than joints or λmin is at rounding level; 0.0 where the Gram
+    From the eigenvalues of the rows' Gram matrix (a third of an SVD's time), or the
+    SVD where those have lost λmin; inf when there are more rows than joints or σmin is at
+    rounding level (position rows: metrics' rule on λmin); 0.0 where the Gram
     matrix less trace/below² on its diagonal is positive definite (λmin > trace/below² ≥
     λmax/below², so the number is below ``below``)."""
     n = qs.shape[1]
@@ -83,10 +84,16 @@ def _task_conditions(qs, chain, count, reach, below, out):
             continue
         eigenvalues = np.linalg.eigvalsh(gram)              # ascending
         largest, smallest = eigenvalues[count - 1], eigenvalues[0]
-        if largest <= 0.0 or smallest <= _SINGULAR_EIGENVALUE_RATIO * largest:
-            out[i] = math.inf
-        else:
+        if largest > 0.0 and smallest > _SINGULAR_EIGENVALUE_RATIO * largest:
             out[i] = math.sqrt(largest / smallest)
+        elif count == 3:
+            out[i] = math.inf               # metrics.condition_number's rule
+        else:
+            # Past about 8e6 the eigenvalues of G have lost λmin: the SVD of the rows
+            # resolves condition numbers up to 1e15, as this check always did.
+            singular = np.linalg.svd(rows)[1]
+            out[i] = math.inf if singular[count - 1] <= singular[0] * 1e-15 else \
+                singular[0] / singular[count - 1]
 
 
 @compiled

@@ -39,6 +39,9 @@ class PathStop:
     joint: str = ''
     joint_step: float = 0.0
     condition: float = math.nan
+    # The sample's own refusal, the same from any sample before it (no solution at all, or
+    # the branch's pose refused: its whole-turn copies share it): the halving keeps it.
+    lasting: bool = False
 
 
 @dataclass
@@ -88,12 +91,14 @@ class PathRun:
             if self._solve_poses is not None else ()
         self._rotation = None
         goal_rotation = getattr(solver, 'goal_rotation', None)
-        if self._solve_poses is not None and goal != GoalType.FULL_POSE:
-            if goal_rotation is not None:
+        if self._solve_poses is not None:
+            if goal_rotation is None:
+                if goal != GoalType.POSITION:       # a position-only solver
+                    self._solve_poses = None
+            elif goal != GoalType.FULL_POSE:
                 self._rotation, _ = goal_rotation(goal, None, start)
-            if self._rotation is None and (goal_rotation is not None or
-                                           goal != GoalType.POSITION):
-                self._solve_poses = None
+                if self._rotation is None:
+                    self._solve_poses = None
 
     # ------------------------------------------------------------------ one sample
     def _solve(self, u: float, seed: np.ndarray) -> IKResult:
@@ -212,7 +217,9 @@ class PathRun:
         else:
             result = self._solve(u, self.start)
             if not result.success:
-                return [], self._failure(result, None)
+                stop = self._failure(result, None)
+                stop.lasting = stop.code != PathCode.TIMEOUT
+                return [], stop
             solutions = [(s.label, s.q) for s in result.solutions] or \
                 [(result.branch, result.q)]
             labels, values, rows = self._distinct(solutions)
@@ -319,7 +326,9 @@ class PathRun:
         candidates = copies[near]
         ok, stops = self._pose_checks(candidates)
         if not ok.any():
-            return None, next(stop for stop in stops if stop is not None)
+            stop = next(stop for stop in stops if stop is not None)
+            stop.lasting = True
+            return None, stop
         kept = candidates[ok]
         best = int(np.argmin(np.abs(kept - previous.q).sum(axis=1)))
         return PathSample(u, kept[best], labels[0]), None
@@ -371,19 +380,16 @@ class PathRun:
         return samples, None
 
     def _advance(self, samples: list[PathSample], u_target: float, labels: Sequence[str],
-                 guess: PathSample | None = None,
-                 refused: dict[tuple[float, tuple[str, ...]], PathStop] | None = None
-                 ) -> PathStop | None:
+                 guess: PathSample | None = None) -> PathStop | None:
         """Extend ``samples`` to ``u_target``, halving the step where a check fails.
 
-        The halving tries the far target again after each new sample before it. Where the
-        target itself has no allowed state (a closed form's sample refused for its own
-        sake: unreachable, singular, in contact, its branch gone) that answer is kept for
-        the retries: the closed form's states there do not depend on the sample before,
-        and solving it again was half of the time spent localising a stop. ``refused``:
-        such answers known before, by (parameter, allowed labels)."""
+        The halving tries the far target again after each new sample before it. Where a
+        closed form's target is refused for its own sake (``PathStop.lasting``: no solution
+        there, or its branch's pose singular or in contact, which no sample before changes)
+        that answer is kept for the retries: solving it again was half of the time spent
+        localising a stop."""
         targets = [u_target]
-        refused = dict(refused or {})
+        refused: dict[tuple[float, tuple[str, ...]], PathStop] = {}
         while targets:
             current = samples[-1]
             u = targets[-1]
@@ -395,7 +401,7 @@ class PathRun:
                 candidate = None
                 if stop is None or self._timed_out() is not None:
                     candidate, stop = self._attempt(u, current, allowed)
-                    if candidate is None and stop.code != PathCode.TIMEOUT:
+                    if candidate is None and stop.lasting:
                         refused[(u, allowed)] = stop
             if candidate is not None:
                 stop = self._transition(current, candidate)
@@ -430,9 +436,6 @@ class PathRun:
         origin = samples[-1]
         base = int(origin.u)
         layers: list[list[tuple[str, np.ndarray]]] = [[(origin.label, origin.q)]]
-        # The first layer's refusal is what an attempt from ``origin`` there answers: the
-        # localisation starts from it instead of solving that sample again.
-        first_refusal: PathStop | None = None
         costs = [np.zeros(1)]
         parents: list[np.ndarray] = [np.zeros(1, dtype=int)]
         for k in range(base + 1, len(self.path)):
@@ -447,7 +450,6 @@ class PathRun:
             states, stop = (None, timeout) if timeout else \
                 self._states(float(k), reference, alive_labels)
             if stop is not None:
-                first_refusal = stop if len(layers) == 1 and not timeout else None
                 break
             previous = layers[-1]
             prev_q = np.array([q for _, q in previous])
@@ -474,7 +476,6 @@ class PathRun:
                     stop = self._beyond_reach(motion, same)
                 else:
                     stop = self._vanished(sorted(set(prev_labels)), states)
-                    first_refusal = stop if len(layers) == 1 else None
                 break
             layers.append([s for s, a in zip(states, alive, strict=True) if a])
             costs.append(cost[alive])
@@ -495,17 +496,18 @@ class PathRun:
             samples[-1].label = label
         if stop is not None:
             # Localise the stop between the last sample and the refused one.
-            stop = self._localise(samples, stop, first_refusal if origin.label else None)
+            stop = self._localise(samples, stop)
         return samples, stop
 
     def _reachable_motion(self, u: float) -> float:
         """The most any joint can move from sample ``u`` to ``u + 1`` through ``_advance``:
         the step is halved until it is ``min_step`` long, so it holds at most 2^levels
-        sub-steps, each at most ``max_joint_step``."""
+        sub-steps, each at most ``max_joint_step`` (inf past 2^60: no bound worth having)."""
         settings = self.settings
-        size = self.path.size(u, u + 1.0)
-        levels = math.ceil(math.log2(size / settings.min_step)) if size > settings.min_step \
-            else 0
+        ratio = self.path.size(u, u + 1.0) / settings.min_step
+        if not ratio < 2.0 ** 60:
+            return math.inf
+        levels = math.ceil(math.log2(ratio)) if ratio > 1.0 else 0
         return (2.0 ** levels) * settings.max_joint_step + 1e-9
 
     def _beyond_reach(self, motion: np.ndarray, same: np.ndarray) -> PathStop:
@@ -586,14 +588,11 @@ class PathRun:
                 return samples, None, False
         return samples, None, True
 
-    def _localise(self, samples: list[PathSample], stop: PathStop,
-                  refusal: PathStop | None = None) -> PathStop:
-        """The stop found by halving the step from the last sample toward the refused one
-        (``refusal``: that sample's, when the search worded it from the last sample)."""
+    def _localise(self, samples: list[PathSample], stop: PathStop) -> PathStop:
+        """The stop found by halving the step from the last sample toward the refused one."""
         u_fail = math.floor(samples[-1].u) + 1.0
         labels = (samples[-1].label,) if samples[-1].label else ()
-        known = {} if refusal is None else {(u_fail, labels): refusal}
-        probe = self._advance(samples, u_fail, labels, refused=known)
+        probe = self._advance(samples, u_fail, labels)
         if probe is None:
             self.failed_u = u_fail
             return stop

@@ -7,6 +7,7 @@ Units: m, rad (m for prismatic joints), s.
 from __future__ import annotations
 
 from collections.abc import Sequence
+import math
 
 import numpy as np
 
@@ -45,7 +46,13 @@ def _time_path(q, limits, min_jerk, peak, times, velocities):
     for i in range(1, count):
         slowest = 0.0
         for j in range(n):
-            slowest = max(slowest, abs(q[i, j] - q[i - 1, j]) / limits[j])
+            motion = abs(q[i, j] - q[i - 1, j])
+            # numpy's x / 0 (inf; 0 / 0 is nan, which max passes over), without the
+            # compiled division's ZeroDivisionError.
+            if limits[j] > 0.0:
+                slowest = max(slowest, motion / limits[j])
+            elif motion > 0.0:
+                slowest = math.inf
         times[i] = times[i - 1] + max(slowest, 1e-6)
     if min_jerk:
         total = times[count - 1]

@@ -378,13 +378,14 @@ class AnalyticSolver(ClosedFormBase):
             be commanded by mistake.
 
         Raises:
-            ValueError: targets is not (N, 3), the branch is unknown, or the solver does
-                not apply to the model (a programming error, not a per-row failure).
+            ValueError: targets is not (N, 3), the branch is unknown, the seed is not 3
+                finite values, or the solver does not apply to the model (a programming
+                error, not a per-row failure).
         """
         if self._not_applicable:
             raise ValueError(self._not_applicable)
         points = check_batch_arguments(targets, branch, BRANCHES)
-        reference = self.home if seed is None else tuple(float(v) for v in seed)
+        reference = self.home if seed is None else _seed(seed)
         wanted = BRANCHES if branch in NEAREST else (branch,)
         codes, stacked, inside = self._branches_of(points, reference, wanted)
         if len(wanted) == 1:
@@ -412,11 +413,15 @@ class AnalyticSolver(ClosedFormBase):
 
         Returns:
             (q (N, 4, 3) rad in BRANCHES order, valid (N, 4)): valid means past the reach
-            pre-check and inside the limits, exactly the solutions ``solve`` lists with
-            ``return_all``; invalid entries hold clamped angles, never to be commanded.
+            pre-check and inside the limits: the solutions ``solve`` lists with
+            ``return_all`` (to rounding: libm's and numpy's functions may differ in the
+            last bit); invalid entries hold clamped angles, never to be commanded.
+
+        Raises:
+            ValueError: a seed that is not 3 finite values.
         """
         points = np.asarray(positions, dtype=float).reshape(-1, 3)
-        codes, stacked, inside = self._branches_of(points, tuple(float(v) for v in seed),
+        codes, stacked, inside = self._branches_of(points, _seed(seed),
                                                    BRANCHES)
         valid = inside & (codes == ErrorCode.OK)[None, :]
         return stacked.transpose(1, 0, 2), valid.T
@@ -436,7 +441,8 @@ class AnalyticSolver(ClosedFormBase):
                                 g.phi1, g.elbow_sign, self._elbow_offset]),
                       np.array([*gate.shoulder, gate.min_z, gate.max_r, gate.min_r]),
                       np.array(ranges.lower), np.array(ranges.upper), multi,
-                      np.array(reference[:3], dtype=float), _CODES, q, inside, codes)
+                      np.array(reference, dtype=float), LIMIT_TOLERANCE, _CODES, q, inside,
+                      codes)
         if tuple(wanted) != BRANCHES:
             rows = [BRANCHES.index(label) for label in wanted]
             q, inside = q[rows], inside[rows]
@@ -456,14 +462,22 @@ class AnalyticSolver(ClosedFormBase):
         codes[~np.isfinite(points).all(axis=1)] = ErrorCode.INVALID_INPUT
         return codes
 
+def _seed(seed: Sequence[float]) -> tuple[float, float, float]:
+    """A batch's seed as 3 finite floats, or ValueError (the compiled call reads 3)."""
+    values = np.asarray(seed, dtype=float).reshape(-1)
+    if values.shape != (3,) or not np.isfinite(values).all():
+        raise ValueError(f'the seed must be 3 finite joint values, got {values.tolist()}')
+    return tuple(values.tolist())
+
+
 # The pre-check's codes, in the order _all_branches writes them.
 _CODES = np.array([ErrorCode.OK, ErrorCode.INSIDE_INNER_HOLE, ErrorCode.OUT_OF_REACH,
                    ErrorCode.BELOW_MIN_HEIGHT, ErrorCode.INVALID_INPUT], dtype=np.int64)
 
 
 @compiled
-def _all_branches(points, geometry, gate, lower, upper, multi, reference, codes_of, q,
-                  inside, codes):
+def _all_branches(points, geometry, gate, lower, upper, multi, reference, tolerance,
+                  codes_of, q, inside, codes):
     """Every branch of N position targets, compiled (path IK solves a branch per sample,
     and numpy's per-call cost was most of a batch's time): the arithmetic of
     ``arm_triangle`` and ``candidates``, the position gate of ``Workspace.check_position``
@@ -473,8 +487,10 @@ def _all_branches(points, geometry, gate, lower, upper, multi, reference, codes_
         points (N, 3); geometry: shoulder xyz, plane, facing, yaw_sign, l1, l2, phi1,
         elbow_sign, elbow offset; gate: shoulder xyz, min_z, max_r, min_r; lower, upper,
         multi (3,): the limits and the joints of more than a turn; reference (3,): the
-        seed; codes_of: OK, INSIDE_INNER_HOLE, OUT_OF_REACH, BELOW_MIN_HEIGHT,
-        INVALID_INPUT. Written: q (4, N, 3) in BRANCHES order, inside (4, N), codes (N,).
+        seed; tolerance: closed_form.common.LIMIT_TOLERANCE (an argument, so a change of
+        it reaches the compiled cache); codes_of: OK, INSIDE_INNER_HOLE, OUT_OF_REACH,
+        BELOW_MIN_HEIGHT, INVALID_INPUT. Written: q (4, N, 3) in BRANCHES order, inside
+        (4, N), codes (N,).
     """
     sx, sy, sz, plane, facing, yaw_sign, l1, l2, phi1, elbow_sign, elbow_offset = \
         geometry[0], geometry[1], geometry[2], geometry[3], geometry[4], geometry[5], \
@@ -520,9 +536,9 @@ def _all_branches(points, geometry, gate, lower, upper, multi, reference, codes_
             values[2] = elbow_sign * (b - elbow_offset)
             ok = True
             for j in range(3):
-                wrapped = (values[j] + (LIMIT_TOLERANCE - lower[j])) % TWO_PI + \
-                    (lower[j] - LIMIT_TOLERANCE)
-                ok = ok and wrapped <= upper[j] + LIMIT_TOLERANCE
+                wrapped = (values[j] + (tolerance - lower[j])) % TWO_PI + \
+                    (lower[j] - tolerance)
+                ok = ok and wrapped <= upper[j] + tolerance
                 angle = min(max(wrapped, lower[j]), upper[j])
                 if multi[j]:
                     room = math.floor((upper[j] - angle) / TWO_PI)
