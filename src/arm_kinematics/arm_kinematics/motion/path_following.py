@@ -72,6 +72,8 @@ class PathRun:
         self.settings, self.path, self.start = settings, path, start
         self.deadline, self.allow_change = deadline, allow_branch_change
         self.labelled = solver.labelled
+        self._last_solved: tuple[float, np.ndarray | None, np.ndarray | None] = \
+            (math.nan, None, None)
         self.failed_u: float | None = None
         self.refused: dict[str, PathStop] = {}
         model = self.model
@@ -209,7 +211,10 @@ class PathRun:
         colliding pose), so a branch that vanishes is reported for its own reason.
         """
         self.refused: dict[str, PathStop] = {}
-        solutions = self._branches(*self.path.pose(u))
+        solutions = []
+        if self._solve_poses is not None:
+            q, valid = self._solved_at(u)
+            solutions = [(self._labels[i], q[i]) for i in np.flatnonzero(valid)]
         if solutions:
             labels = [label for label, _ in solutions]
             rows = list(range(len(solutions)))        # each branch once already
@@ -259,16 +264,16 @@ class PathRun:
                       reversed(list(enumerate(zip(labels, keys, strict=True))))}.values())
         return labels, values, sorted(first)
 
-    def _branches(self, position: np.ndarray, rotation: np.ndarray | None
-                  ) -> list[tuple[str, np.ndarray]]:
-        """(label, q) of every branch of a closed form with an all-branches call inside
-        the limits at one pose, each once (``solve_all_poses``); [] when the solver has no
-        such call or no branch fits (the solver's own answer then says why)."""
-        if self._solve_poses is None:
-            return []
-        q, valid = self._solve_poses(position[None], self._rotations(rotation, 1),
-                                     self.start)
-        return [(self._labels[i], q[0, i]) for i in np.flatnonzero(valid[0])]
+    def _solved_at(self, u: float) -> tuple[np.ndarray, np.ndarray]:
+        """The all-branches call at ``u``: (q (B, n) rad, valid (B,)), each branch's copy
+        nearest the start. The last one is kept: ``_states`` often follows
+        ``_branch_attempt`` at the same sample."""
+        if self._last_solved[0] != u:
+            position, rotation = self.path.pose(u)
+            q, valid = self._solve_poses(position[None], self._rotations(rotation, 1),
+                                         self.start)
+            self._last_solved = (u, q[0], valid[0])
+        return self._last_solved[1], self._last_solved[2]
 
     def _rotations(self, rotation: np.ndarray | None, count: int) -> np.ndarray | None:
         """(count, 3, 3): ``rotation``, else the goal's fixed one; None for a position-only
@@ -314,12 +319,11 @@ class PathRun:
         is all ``_states`` would choose from there."""
         if self._solve_poses is None or len(labels) != 1 or labels[0] not in self._labels:
             return None
-        position, rotation = self.path.pose(u)
-        q, valid = self._solve_poses(position[None], self._rotations(rotation, 1), self.start)
+        q, valid = self._solved_at(u)
         branch = self._labels.index(labels[0])
-        if not valid[0, branch]:
+        if not valid[branch]:
             return None
-        copies, _ = self._copies(q[0, branch][None], previous.q[None])
+        copies, _ = self._copies(q[branch][None], previous.q[None])
         near = np.abs(copies - previous.q).max(axis=1) <= math.pi + self.settings.max_joint_step
         if not near.any():
             return None
@@ -602,7 +606,11 @@ class PathRun:
         """The branch label of the start pose, '' when no solution matches it."""
         frame = self.model.fk(self.start)
         turn = frame[:3, :3] if self.goal == GoalType.FULL_POSE else None
-        solutions = self._branches(frame[:3, 3], turn)
+        solutions = []
+        if self._solve_poses is not None:
+            # Sample 0 of the tool path is the start's tool pose.
+            q, valid = self._solved_at(0.0)
+            solutions = [(self._labels[i], q[i]) for i in np.flatnonzero(valid)]
         if not solutions:
             result = self.solver.solve(frame[:3, 3], turn, self.goal, self.start,
                                        self.options.with_changes(return_all=True))
