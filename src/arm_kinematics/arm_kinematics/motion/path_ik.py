@@ -80,12 +80,7 @@ from arm_kinematics.motion.path_request import (  # noqa: F401
     ToolPose,
 )
 from arm_kinematics.motion.path_timing import time_joint_path
-from arm_kinematics.motion.tool_path import (  # noqa: F401
-    arc_points,
-    build_tool_path,
-    slerp_quaternion,
-    ToolPath,
-)
+from arm_kinematics.motion.tool_path import arc_points, build_tool_path, slerp_quaternion  # noqa: F401
 from arm_kinematics.scene.geometry import SafetyGeometry
 
 
@@ -197,7 +192,8 @@ class PathIK:
             len(path), waypoints, frame[:3, 3].copy(),
             np.array(matrix_to_quaternion(frame[:3, :3])), solver=run.solver.name,
             branches=[s.label for s in samples],
-            progress=self._progress(path, np.array([s.u for s in samples])),
+            progress=path.lengths_at([s.u for s in samples]) / path.length
+            if path.length > 0.0 else np.ones(len(samples)),
             largest_step=float(steps.max()) if steps.size else 0.0, samples=len(path),
             condition_number=self.condition(last.q, run.goal))
         complete = stop is None
@@ -224,16 +220,6 @@ class PathIK:
         if complete or request.partial:
             result.trajectory = time_joint_path(model, q, run.settings, [s.u for s in samples])
         return result
-
-    @staticmethod
-    def _progress(path: ToolPath, u: np.ndarray) -> np.ndarray:
-        """``path.length_at(u) / path.length`` at every ``u`` at once (1 on a path of no
-        length)."""
-        if path.length <= 0.0:
-            return np.ones(len(u))
-        k = np.minimum(np.floor(u).astype(int), len(path) - 2)
-        cumulative = path.cumulative
-        return (cumulative[k] + (u - k) * (cumulative[k + 1] - cumulative[k])) / path.length
 
     # ------------------------------------------------------------------ batch IK
     def batch(self, requests: Sequence[IKRequest], defaults: SolveOptions,

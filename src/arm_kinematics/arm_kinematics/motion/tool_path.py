@@ -183,6 +183,14 @@ class ToolPath:
         return float(self.cumulative[k] + (u - k) * (self.cumulative[k + 1] -
                                                        self.cumulative[k]))
 
+    def lengths_at(self, us: np.ndarray) -> np.ndarray:
+        """``length_at`` of every parameter in ``us`` at once (the same arithmetic)."""
+        us = np.asarray(us, dtype=float)
+        if len(self) == 1:
+            return np.zeros(len(us))
+        k = np.minimum(np.floor(us).astype(int), len(self) - 2)
+        return self.cumulative[k] + (us - k) * (self.cumulative[k + 1] - self.cumulative[k])
+
     @property
     def length(self) -> float:
         return float(self.cumulative[-1])

@@ -237,6 +237,14 @@ class AnalyticSolver(ClosedFormBase):
         self.geometry = geometry
         g = geometry
         self._elbow_offset = g.phi2 - g.phi1
+        # The compiled batch's constant arguments, built once: path IK calls it per sample.
+        gate, ranges = self.gate, self.ranges
+        self._kernel_constants = (
+            np.array([*g.shoulder, g.plane, g.facing, g.yaw_sign, g.l1, g.l2, g.phi1,
+                      g.elbow_sign, self._elbow_offset]),
+            np.array([*gate.shoulder, gate.min_z, gate.max_r, gate.min_r]),
+            np.array(ranges.lower), np.array(ranges.upper),
+            np.array([j in ranges.multi_turn for j in range(3)], dtype=np.bool_))
         # Load the compiled batch now (from numba's disk cache), not inside a request.
         self._branches_of(np.zeros((1, 3)), self.home, BRANCHES)
 
@@ -430,17 +438,11 @@ class AnalyticSolver(ClosedFormBase):
                      wanted: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(pre-check codes (N,), q (B, N, 3) wrapped into the limits and turned toward
         ``reference``, inside (B, N)) of the ``wanted`` branches of N targets."""
-        g, gate, ranges = self.geometry, self.gate, self.ranges
         count = len(points)
         q = np.empty((len(BRANCHES), count, 3))
         inside = np.empty((len(BRANCHES), count), dtype=np.bool_)
         codes = np.empty(count, dtype=np.int64)
-        multi = np.array([j in ranges.multi_turn for j in range(3)], dtype=np.bool_)
-        _all_branches(np.ascontiguousarray(points, dtype=float),
-                      np.array([*g.shoulder, g.plane, g.facing, g.yaw_sign, g.l1, g.l2,
-                                g.phi1, g.elbow_sign, self._elbow_offset]),
-                      np.array([*gate.shoulder, gate.min_z, gate.max_r, gate.min_r]),
-                      np.array(ranges.lower), np.array(ranges.upper), multi,
+        _all_branches(np.ascontiguousarray(points, dtype=float), *self._kernel_constants,
                       np.array(reference, dtype=float), LIMIT_TOLERANCE, _CODES, q, inside,
                       codes)
         if tuple(wanted) != BRANCHES:
