@@ -1,10 +1,23 @@
-"""Where a URDF's mesh files are: ``package://``, ``file://`` and plain paths resolved."""
+"""Where a URDF's mesh files are: ``package://``, ``file://`` and plain paths resolved.
+
+``package://<name>/<rest>`` is looked for in every search path as ``<root>/<name>/<rest>``,
+``<root>/share/<name>/<rest>`` (an install prefix, as ament lays packages out) and
+``<root>/<rest>``; then, where ament_index_python is importable, in the share folder the
+ament index gives for ``<name>``. The default search paths add the prefixes where pip puts
+description packages: the environment's own prefix (``data_files`` under ``share/``) and
+every ``cmeel.prefix`` of its site-packages (example-robot-data and the other cmeel wheels
+install ``share/<name>/`` there, with an ament index entry).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+import functools
 import os
 from pathlib import Path
+import site
+import sys
+import sysconfig
 
 
 def resolve_mesh(filename: str, search_paths: Sequence[str | Path]) -> Path | None:
@@ -20,6 +33,9 @@ def resolve_mesh(filename: str, search_paths: Sequence[str | Path]) -> Path | No
                               root / rest):
                 if candidate.is_file():
                     return candidate
+        share = _ament_share(package)
+        if share is not None and (share / rest).is_file():
+            return share / rest
         return None
     path = Path(filename)
     if path.is_absolute():
@@ -30,13 +46,45 @@ def resolve_mesh(filename: str, search_paths: Sequence[str | Path]) -> Path | No
     return None
 
 
+def _ament_share(package: str) -> Path | None:
+    """The share folder of ``package`` by the ament index, when ament_index_python is there
+    (a ROS install) and knows it; else None."""
+    try:
+        from ament_index_python.packages import get_package_share_directory
+    except ImportError:
+        return None
+    try:
+        return Path(get_package_share_directory(package))
+    except (LookupError, ValueError, OSError):
+        return None
+
+
 def default_search_paths(urdf_path: str | Path | None = None) -> list[Path]:
-    """Where package:// meshes are looked for: the URDF's folder and its ancestors, then
-    every prefix of AMENT_PREFIX_PATH and every folder of ROS_PACKAGE_PATH."""
+    """Where package:// meshes are looked for: the URDF's folder and its ancestors, every
+    prefix of AMENT_PREFIX_PATH and every folder of ROS_PACKAGE_PATH, then the prefixes of
+    pip-installed description packages (``pip_prefixes``)."""
     paths: list[Path] = []
     if urdf_path is not None:
         folder = Path(urdf_path).resolve().parent
         paths += [folder, *folder.parents]
     for variable in ('AMENT_PREFIX_PATH', 'ROS_PACKAGE_PATH'):
         paths += [Path(p) for p in os.environ.get(variable, '').split(os.pathsep) if p]
-    return paths
+    return paths + [p for p in pip_prefixes() if p not in paths]
+
+
+@functools.lru_cache(maxsize=1)
+def pip_prefixes() -> tuple[Path, ...]:
+    """Install prefixes of packages pip put in this environment: ``sys.prefix`` (a package's
+    ``data_files`` land in its ``share/``) and the ``cmeel.prefix`` folder of each
+    site-packages (cmeel wheels such as example-robot-data), those that exist."""
+    sites = [sysconfig.get_paths()['purelib'], sysconfig.get_paths()['platlib']]
+    try:
+        sites += [*site.getsitepackages(), site.getusersitepackages()]
+    except AttributeError:      # an embedded or virtualenv-patched site module
+        pass
+    sites += [p for p in sys.path if p.endswith('site-packages')]
+    found: list[Path] = []
+    for candidate in [Path(sys.prefix), *(Path(s) / 'cmeel.prefix' for s in sites)]:
+        if candidate.is_dir() and candidate not in found:
+            found.append(candidate)
+    return tuple(found)
