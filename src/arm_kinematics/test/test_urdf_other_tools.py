@@ -270,16 +270,10 @@ def test_package_uris_of_ament_prefixes_ros_package_path_and_the_ament_index(tmp
     monkeypatch.setenv('ROS_PACKAGE_PATH', str(prefix / 'share'))
     assert resolve_mesh(uri, default_search_paths()) == mesh
     monkeypatch.delenv('ROS_PACKAGE_PATH')
-    # A ROS install's ament index (ament_index_python), stood in for here.
-    index = types.ModuleType('ament_index_python.packages')
-
-    def share_of(package: str) -> str:
-        if package != 'my_description':
-            raise LookupError(package)
-        return str(prefix / 'share' / package)
-
-    index.get_package_share_directory = share_of
-    monkeypatch.setitem(sys.modules, 'ament_index_python', types.ModuleType('ament_index_python'))
-    monkeypatch.setitem(sys.modules, 'ament_index_python.packages', index)
-    assert resolve_mesh(uri, []) == mesh
-    assert resolve_mesh('package://other/meshes/part.STL', []) is None
+    # A ROS install's ament index (ament_index_python), stood in for here: its prefixes.
+    index = types.ModuleType('ament_index_python')
+    index.get_search_paths = lambda: [str(prefix)]
+    monkeypatch.setitem(sys.modules, 'ament_index_python', index)
+    assert resolve_mesh(uri, default_search_paths()) == mesh
+    # An explicit list of folders is all that is searched.
+    assert resolve_mesh(uri, []) is None

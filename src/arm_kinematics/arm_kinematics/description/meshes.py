@@ -1,12 +1,14 @@
 """Where a URDF's mesh files are: ``package://``, ``file://`` and plain paths resolved.
 
 ``package://<name>/<rest>`` is looked for in every search path as ``<root>/<name>/<rest>``,
-``<root>/share/<name>/<rest>`` (an install prefix, as ament lays packages out) and
-``<root>/<rest>``; then, where ament_index_python is importable, in the share folder the
-ament index gives for ``<name>``. The default search paths add the prefixes where pip puts
-description packages: the environment's own prefix (``data_files`` under ``share/``) and
-every ``cmeel.prefix`` of its site-packages (example-robot-data and the other cmeel wheels
-install ``share/<name>/`` there, with an ament index entry).
+``<root>/share/<name>/<rest>`` (an install prefix, where the ament index puts a package's
+share folder) and ``<root>/<rest>``, in the order of the paths given (an explicit list is
+all that is searched). The default search paths are the URDF's folders, the prefixes of the
+ament index (``ament_index_python``'s search paths where it is importable, else
+AMENT_PREFIX_PATH), ROS_PACKAGE_PATH, then the prefixes where pip puts description packages:
+the environment's own prefix (``data_files`` under ``share/``) and every ``cmeel.prefix`` of
+its site-packages (example-robot-data and the other cmeel wheels install ``share/<name>/``
+there, with an ament index entry).
 """
 
 from __future__ import annotations
@@ -33,9 +35,6 @@ def resolve_mesh(filename: str, search_paths: Sequence[str | Path]) -> Path | No
                               root / rest):
                 if candidate.is_file():
                     return candidate
-        share = _ament_share(package)
-        if share is not None and (share / rest).is_file():
-            return share / rest
         return None
     path = Path(filename)
     if path.is_absolute():
@@ -46,29 +45,29 @@ def resolve_mesh(filename: str, search_paths: Sequence[str | Path]) -> Path | No
     return None
 
 
-def _ament_share(package: str) -> Path | None:
-    """The share folder of ``package`` by the ament index, when ament_index_python is there
-    (a ROS install) and knows it; else None."""
+def ament_prefixes() -> list[Path]:
+    """The prefixes the ament index searches: ``ament_index_python.get_search_paths()``
+    where it is importable (a ROS install), else AMENT_PREFIX_PATH's."""
     try:
-        from ament_index_python.packages import get_package_share_directory
+        from ament_index_python import get_search_paths
     except ImportError:
-        return None
+        return [Path(p) for p in os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep) if p]
     try:
-        return Path(get_package_share_directory(package))
-    except (LookupError, ValueError, OSError):
-        return None
+        return [Path(p) for p in get_search_paths()]
+    except (LookupError, OSError, ValueError):     # AMENT_PREFIX_PATH unset
+        return []
 
 
 def default_search_paths(urdf_path: str | Path | None = None) -> list[Path]:
-    """Where package:// meshes are looked for: the URDF's folder and its ancestors, every
-    prefix of AMENT_PREFIX_PATH and every folder of ROS_PACKAGE_PATH, then the prefixes of
-    pip-installed description packages (``pip_prefixes``)."""
+    """Where package:// meshes are looked for: the URDF's folder and its ancestors, the
+    ament index's prefixes (AMENT_PREFIX_PATH), every folder of ROS_PACKAGE_PATH, then the
+    prefixes of pip-installed description packages (``pip_prefixes``)."""
     paths: list[Path] = []
     if urdf_path is not None:
         folder = Path(urdf_path).resolve().parent
         paths += [folder, *folder.parents]
-    for variable in ('AMENT_PREFIX_PATH', 'ROS_PACKAGE_PATH'):
-        paths += [Path(p) for p in os.environ.get(variable, '').split(os.pathsep) if p]
+    paths += ament_prefixes()
+    paths += [Path(p) for p in os.environ.get('ROS_PACKAGE_PATH', '').split(os.pathsep) if p]
     return paths + [p for p in pip_prefixes() if p not in paths]
 
 
