@@ -45,13 +45,14 @@ def test_the_readme_examples_run_as_written(tmp_path):
     blocks = _readme_blocks()
     assert blocks and blocks[0].startswith('from arm_kinematics import Arm\n')
     assert len([line for line in blocks[0].splitlines() if line.strip()]) <= 11
+    outputs = []
     for block in blocks:
         run = subprocess.run([sys.executable, '-c', block], cwd=tmp_path, capture_output=True,
                              text=True, timeout=600)
         assert run.returncode == 0, run.stderr[-3000:]
         assert 'Traceback' not in run.stderr
-    lines = subprocess.run([sys.executable, '-c', blocks[0]], cwd=tmp_path, capture_output=True,
-                           text=True, timeout=600).stdout.splitlines()
+        outputs.append(run.stdout)
+    lines = outputs[0].splitlines()
     assert lines[0].startswith('OK [') and 'clear' in lines[2], lines
     assert lines[-1].startswith('OK SUCCESS min_jerk'), lines
 
@@ -164,6 +165,16 @@ def test_plan_goes_round_a_box_in_the_scene_and_path_follows_a_line(ur5):
         assert ur5.checker().check_path(trajectory.positions, 0.01).free
         refused = ur5.plan(INSIDE_BOX, start=START)
         assert refused.code == MotionCode.NO_PATH and refused.trajectory is None
+        # IK that keeps clear of the box: the branch nearest the seed is in it, another not.
+        target = ur5.fk(INSIDE_BOX)
+        plain = ur5.ik(target, seed=INSIDE_BOX)
+        assert plain.ok and ur5.check(plain.q).code == ErrorCode.COLLISION
+        clear = ur5.ik(target, seed=INSIDE_BOX, avoid_collisions=True)
+        assert clear.code in (ErrorCode.OK, ErrorCode.COLLISION), clear
+        if clear.ok:
+            assert ur5.check(clear.q).ok and 'this one is clear' in clear.message
+        else:
+            assert 'collide (avoid_collisions)' in clear.message
     finally:
         ur5.scene.remove(UR5_BLOCKING_BOX['id'])
     pose = ur5.fk(START)
