@@ -441,10 +441,14 @@ def test_a_failing_block_is_caught(terminals):
     for line in ('Traceback (most recent call last):', '[FATAL] [1.0] [x]: y', 'Error: z',
                  'bash: ik_clinet: command not found'):
         assert problems(block, 0, f'collision: a\n{line}\n') == [f'error lines {[line]}']
-    # bash -e stops at the first failing command; variables reach the next block; what a
-    # block writes stays in the scratch root.
+    # bash -e stops at the first failing command; variables reach the next block of the
+    # same document, never another document's (nor do its files); what a block writes stays
+    # in the scratch root.
     assert terminal.run_shell('false\necho after')[0] == 1
     assert terminal.run_shell('README_PROBE=$PWD/probe.txt\necho 1 > probe.txt')[0] == 0
+    other = terminals('(another probe)')
+    code, output = other.run_shell('echo "[$README_PROBE]"; ls probe.txt')
+    assert code != 0 and output.startswith('[]'), output
     code, output = terminal.run_shell('cat "$README_PROBE"; rm "$README_PROBE"')
     assert (code, output.strip()) == (0, '1'), output
     assert not (REPO / 'probe.txt').exists()
