@@ -10,7 +10,8 @@ joint_trajectory_controller; UPSTREAM_HASHES checks that hash itself.
 
 How the hashes were obtained: upstream's control_msgs (the jazzy branch with .venv, master with
 .venv-kilted, this project's pinned wheels) was built with colcon in a scratch workspace outside
-this repository, and each RIHS01 hash read from the built share/control_msgs/<msg|action>/
+this repository, its target control_msgs__rosidl_generator_type_description (the step of a full
+build that writes share/control_msgs/<msg|action>/<Name>.json), and each RIHS01 hash read from
 <Name>.json, the entry whose type_name is the type itself (an action's covers its goal, result,
 feedback and service types). Nothing of that build is kept here.
 """

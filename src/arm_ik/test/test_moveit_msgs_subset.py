@@ -11,16 +11,18 @@ packages. Either way every type a move_group client uses must be upstream's, fie
   the same fields in the same order, the same types, constants and default values.
 - UPSTREAM_HASHES holds the RIHS01 type hash of each, which rosidl writes into
   share/<package>/<msg|srv|action>/<Name>.json: a hash of the whole type description (field names
-  and types, every nested type down to builtin_interfaces), which is what a subscriber, a service
-  or an action server on another machine checks a peer against. Constants, comments and default
-  values are not part of it (hence the checks above).
+  and types, every nested type down to builtin_interfaces), which ROS 2 announces with every
+  publisher, subscription, service and action in discovery to tell apart same-named types that
+  differ. Constants, comments and default values are not part of it (hence the checks above).
 
 How the hashes were obtained: upstream's sources (moveit_msgs at 2.6.0, octomap_msgs and
 object_recognition_msgs at their ros2 branches) were built with colcon in a scratch workspace
-outside this repository, with this project's pinned wheels (.venv and .venv-kilted: the same
-hashes on Jazzy and Kilted), and each hash read from the built package's <Name>.json, the entry
-whose type_name is the type itself (a service's or an action's covers its request, response,
-goal, result and feedback types). Nothing of that build is kept here.
+outside this repository with this project's pinned wheels, once with .venv and once with
+.venv-kilted (the same hashes on Jazzy and Kilted): octomap_msgs and object_recognition_msgs in
+full, moveit_msgs its target moveit_msgs__rosidl_generator_type_description (the step of a full
+build that writes the .json files). Each hash is the entry of <Name>.json whose type_name is the
+type itself (a service's or an action's covers its request, response, goal, result and feedback
+types). Nothing of that build is kept here.
 """
 
 from __future__ import annotations
