@@ -7,7 +7,8 @@
     servo_client --ns /so101 reset_estop
 
 ``move`` sends one FollowJointTrajectory goal (one point, controller joint order) and prints
-the result in words; ``status`` prints the bridge's /diagnostics once. Exit status 0 when the
+the result in words (a rejected goal with the bridge's own reason, from its ~/goal_rejections);
+``status`` prints the bridge's /diagnostics once. Exit status 0 when the
 bridge did what was asked, 1 when it refused or aborted (its reason printed), 2 on bad input
 or when the bridge does not answer.
 """
@@ -30,13 +31,13 @@ class BridgeClient:
     """A client node of one servo_bridge (namespace ``ns``, node name ``servo_bridge``)."""
 
     def __init__(self, ns: str, node_name: str = 'servo_bridge', timeout: float = 30.0,
-                 client_name: str = 'servo_client') -> None:
+                 client_name: str = 'servo_client', domain_id: int | None = None) -> None:
         from control_msgs.action import FollowJointTrajectory
         import rclpy
         from rclpy.action import ActionClient
         from rclpy.executors import SingleThreadedExecutor
         self.context = rclpy.Context()
-        rclpy.init(context=self.context)
+        rclpy.init(context=self.context, domain_id=domain_id)
         self.node = rclpy.create_node(client_name, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
@@ -45,6 +46,8 @@ class BridgeClient:
         self._clients: dict[str, object] = {}
         self.action = ActionClient(self.node, FollowJointTrajectory,
                                    f'{self.prefix}/follow_joint_trajectory')
+        self._rejections: list = []
+        self._rejection_subscription = None
 
     def _spin_until(self, done, what: str, timeout: float | None = None,
                     tick=None) -> None:
@@ -104,6 +107,8 @@ class BridgeClient:
             positions=positions, velocities=[0.0] * len(joints),
             time_from_start=Duration(sec=int(seconds), nanosec=int(seconds % 1 * 1e9)))]
         outcome: list[tuple[bool, str]] = []
+        self._listen_for_rejections()
+        sent = self._stamp_now()
 
         def result_words(_: int, wrapped) -> None:
             answer = wrapped.result
@@ -112,8 +117,7 @@ class BridgeClient:
 
         courier = GoalCourier(
             self.action, self.node.get_logger(), on_accepted=lambda _: None,
-            on_rejected=lambda _: outcome.append(
-                (False, 'goal rejected (the reason is in the servo_bridge log)')),
+            on_rejected=lambda _: outcome.append((False, '')),   # words: below, not in a spin
             on_result=result_words,
             on_failed=lambda _, reason: outcome.append((False, reason)),
             on_feedback=lambda *_: None, server=self.prefix)
@@ -121,7 +125,39 @@ class BridgeClient:
         answer_wait = courier.attempts * courier.response_timeout    # every send unanswered
         self._spin_until(lambda: outcome, 'the result', answer_wait + seconds + 30.0,
                          tick=courier.tick)
-        return outcome[0]
+        ok, words = outcome[0]
+        return (ok, words) if ok or words else (False, self._rejection_words(sent))
+
+    def _stamp_now(self) -> float:
+        return self.node.get_clock().now().nanoseconds * 1e-9
+
+    def _listen_for_rejections(self) -> None:
+        """Subscribe (once, before the first goal) to the bridge's ~/goal_rejections, where it
+        publishes the reason of each goal it rejects (the action protocol carries none)."""
+        if self._rejection_subscription is not None:
+            return
+        from rcl_interfaces.msg import Log
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self._rejection_subscription = self.node.create_subscription(
+            Log, f'{self.prefix}/goal_rejections', self._rejections.append, qos)
+
+    def _rejection_words(self, sent: float, wait: float = 2.0) -> str:
+        """The bridge's reason for rejecting the goal sent at ``sent`` (its clock, s): the
+        first rejection it published after that (same host, one clock); after ``wait`` s
+        without one, a pointer to its log."""
+        def reason() -> str:
+            for message in self._rejections:
+                if message.stamp.sec + message.stamp.nanosec * 1e-9 >= sent - 0.05:
+                    return message.msg
+            return ''
+        deadline = time.monotonic() + wait
+        while not reason() and time.monotonic() < deadline:
+            self.executor.spin_once(timeout_sec=0.05)
+        words = reason()
+        return f'goal rejected: {words}' if words else \
+            'goal rejected (the reason is in the servo_bridge log)'
 
     def joints(self) -> list[str]:
         """The controller joints, from the bridge's joint_states (chain joints only)."""

@@ -8,6 +8,9 @@ with the controller stand-in).
 Publishes: joint_states (sensor_msgs/JointState, measured, every bus cycle in which every servo
 answered), /diagnostics (diagnostic_msgs/DiagnosticArray: per servo voltage, temperature, load,
 error bits in words; the bus's counters).
+Publishes too: ~/goal_rejections (rcl_interfaces/Log, reliable + transient local, depth 10):
+each rejected goal's reason, as the bridge logs it; servo_client prints it (the action
+protocol carries no reason for a rejection).
 Serves: ~/follow_joint_trajectory (control_msgs/action/FollowJointTrajectory, the rules of
 joint_trajectory_controller), ~/enable, ~/disable, ~/estop, ~/reset_estop (std_srvs/Trigger).
 Subscribes: ~/commands (std_msgs/Float64MultiArray, one position per controller joint, as
@@ -25,10 +28,10 @@ import sys
 
 from control_msgs.action import FollowJointTrajectory
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import Log, ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
-from rclpy.qos import QoSProfile
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray
 from std_srvs.srv import Trigger
@@ -103,6 +106,10 @@ PARAMETERS = ParameterTable(
     Param('diagnostics_rate', 1.0, 'Hz, /diagnostics', read_only=True, low=0.1, high=100.0),
 )
 
+# The last few rejections for a client that subscribes just before sending its goal.
+REJECTIONS_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
+                            durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
 
 class ServoBridge(Node):
     def __init__(self) -> None:
@@ -155,6 +162,7 @@ class ServoBridge(Node):
         self.state_pub = self.create_publisher(JointState, 'joint_states', QoSProfile(depth=10))
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics',
                                                      QoSProfile(depth=10))
+        self.rejections_pub = self.create_publisher(Log, '~/goal_rejections', REJECTIONS_QOS)
         self.server = ActionServer(
             self, FollowJointTrajectory, '~/follow_joint_trajectory',
             execute_callback=self._execute, goal_callback=self._on_goal,
@@ -206,6 +214,9 @@ class ServoBridge(Node):
         reason = self.runner.goal_reason(goal_from_message(request))
         if reason:
             self.get_logger().error(f'goal rejected: {reason}')
+            self.rejections_pub.publish(Log(
+                stamp=self.get_clock().now().to_msg(), level=Log.ERROR,
+                name=self.get_fully_qualified_name(), msg=reason))
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 
