@@ -75,6 +75,8 @@ class BridgeRunner:
         self.clock = clock
         self.apply_wait = apply_wait
         self.leader = leader
+        # False: a command waits for the next cycle's write (the old loop; the benchmark's peer).
+        self.write_on_command = True
         self.lock = threading.Lock()
         # Signalled after each bus write: a torque request answers once its change is on the
         # bus; a command signals it too, to wake the loop for a write of its own.
@@ -290,8 +292,9 @@ class BridgeRunner:
             outcome = self.core.safety.command(dict(zip(self.joints, values)), time.monotonic())
             if not outcome.ok:
                 return outcome.message, ''
-            self._urgent = True
-            self.written.notify_all()
+            if self.write_on_command:
+                self._urgent = True
+                self.written.notify_all()
         return '', outcome.message
 
     def diagnostics(self, prefix: str) -> tuple[list[Diagnostic], float]:

@@ -310,6 +310,9 @@ class ServoBridge(Node):
         super().destroy_node()
 
 def main(args: list[str] | None = None) -> int:
+    # The bus thread wakes for each reply and each command; by default it may then wait up
+    # to 5 ms for the GIL while the executor thread runs Python (rclpy): ask for it sooner.
+    sys.setswitchinterval(0.0005)
     return run(ServoBridge, args)
 
 

@@ -51,7 +51,8 @@ class SimBus:
     """Servos on one pty; ``link`` is a stable path (a symlink to the pty's device)."""
 
     def __init__(self, protocol: str, servos: Sequence[SimServo], link: str | Path,
-                 baudrate: int = 1_000_000, return_delay: float = 20e-6) -> None:
+                 baudrate: int = 1_000_000, return_delay: float = 20e-6,
+                 coalesce: bool = True) -> None:
         if protocol not in CODECS:
             raise ValueError(f'unknown protocol {protocol!r}; choose from {sorted(CODECS)}')
         self.protocol = protocol
@@ -60,6 +61,13 @@ class SimBus:
         self.link = Path(link)
         self.baudrate = baudrate
         self.return_delay = return_delay
+        # The replies of one sync read written in one go when the last one is due, as a USB
+        # adapter hands them over in one transfer, rather than each when due: one wake-up of
+        # this process and of the bridge per cycle instead of one per servo (a busy machine
+        # delays every wake-up). The bridge's cycle ends at the last reply either way; a
+        # slowed servo (``slow``) still answers on its own, late.
+        self.coalesce = coalesce
+        self._batch: list[tuple[float, bytes]] | None = None
         self.bad_instructions = 0
         self.instructions = 0
         self.goal_writes: list[tuple[float, dict[int, int]]] = []  # (time, goals), for tests
@@ -205,10 +213,12 @@ class SimBus:
             return
         if ins.instruction == SYNC_READ:
             address, size, ids = codec.sync_header(ins.params)
+            self._batch = [] if self.coalesce else None
             for servo_id in ids:
                 servo = self.servos.get(servo_id)
                 if servo is not None:
                     clock = self._reply(servo, clock, servo.read(address, size, clock))
+            self._push_batch()
             return
         servo = self.servos.get(ins.servo_id)
         if servo is None:
@@ -242,9 +252,25 @@ class SimBus:
             faults.corrupt_replies -= 1
             packet = packet[:-1] + bytes([packet[-1] ^ 0x5A])
         due = clock + self.return_delay + faults.extra_delay + self._byte_time(len(packet))
+        if self._batch is not None:
+            if faults.extra_delay > 0:
+                self._push_batch()
+                self._batch = []
+            self._batch.append((due, packet))
+            if faults.extra_delay > 0:
+                self._push_batch()
+                self._batch = []
+            return due
         self._sequence += 1
         heapq.heappush(self._outbox, (due, self._sequence, packet))
         return due
+
+    def _push_batch(self) -> None:
+        batch, self._batch = self._batch, None
+        if batch:
+            self._sequence += 1
+            heapq.heappush(self._outbox, (batch[-1][0], self._sequence,
+                                          b''.join(p for _, p in batch)))
 
     # ------------------------------------------------------------------ faults
     def command(self, line: str) -> str:
@@ -330,6 +356,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument('--position', default='2048', help='start ticks, one or per id')
     parser.add_argument('--goal', default='', help='stale goal ticks left in the servos')
     parser.add_argument('--tau', type=float, default=0.05, help='motor time constant, s')
+    parser.add_argument('--per-reply', action='store_true', help='write each reply of a sync '
+                        'read when it is due (default: all of them when the last one is)')
     parser.add_argument('--control', default='', help='also take commands from this named '
                         'pipe (created; e.g. echo "error 3 overload" > PATH)')
     args = parser.parse_args(argv)
@@ -339,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     voltage = 7.4 if args.protocol == 'feetech' else 12.0
     servos = [SimServo(i, args.protocol, position=p, goal=g, tau=args.tau, voltage=voltage)
               for i, p, g in zip(ids, positions, goals)]
-    bus = SimBus(args.protocol, servos, args.link, args.baud)
+    bus = SimBus(args.protocol, servos, args.link, args.baud, coalesce=not args.per_reply)
     print(f'servo_sim: {args.protocol} bus, ids {ids}, {args.baud} baud on {bus.link} '
           f'-> {bus.device}', flush=True)
     fifo = Path(args.control) if args.control else None
