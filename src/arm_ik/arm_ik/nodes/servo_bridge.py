@@ -17,6 +17,7 @@ Subscribes: ~/commands (std_msgs/Float64MultiArray, one position per controller 
 forward_position_controller), emergency_stop (std_msgs/Bool, reliable + transient local: true
 switches torque off and latches until ~/reset_estop).
 
+With role leader (teleoperation) the bus is only read: torque is never written.
 Torque is never switched on at start-up: call ~/enable, which first writes the measured
 position as the goal. A servo fault aborts the active goal with PATH_TOLERANCE_VIOLATED (the arm
 stops, so it leaves its path) and the servo and error in words.
@@ -104,6 +105,9 @@ PARAMETERS = ParameterTable(
     Param('action_monitor_rate', 20.0, 'Hz, feedback and results of the active goal',
           read_only=True, low=1.0, high=1000.0),
     Param('diagnostics_rate', 1.0, 'Hz, /diagnostics', read_only=True, low=0.1, high=100.0),
+    Param('role', 'follower', 'leader: a teleoperation leader arm, read only (torque never '
+          'written; enable, commands and goals refused)', read_only=True,
+          choices=('follower', 'leader')),
 )
 
 # The last few rejections for a client that subscribes just before sending its goal.
@@ -155,7 +159,8 @@ class ServoBridge(Node):
         self.runner = BridgeRunner(
             core, TrajectoryGoalRules(ControllerSettings(self.joints, tolerance)), self.joints,
             values['rate'], self._now,
-            apply_wait=0.5 + 10.0 * period + (values['retries'] + 1) * values['reply_timeout'])
+            apply_wait=0.5 + 10.0 * period + (values['retries'] + 1) * values['reply_timeout'],
+            leader=values['role'] == 'leader')
         self.core = core
         self.results = GoalResults()
         self.futures: dict[int, object] = {}
@@ -182,7 +187,8 @@ class ServoBridge(Node):
         self.get_logger().info(
             f'{calibration.protocol} bus on {values["port"]} at {calibration.baudrate} baud, '
             f'servos {list(calibration.ids)} for {", ".join(calibration.names)}; '
-            f'{values["rate"]:g} Hz; torque off until ~/enable')
+            f'{values["rate"]:g} Hz; ' + ('leader: reads only, torque never written'
+                                          if self.runner.leader else 'torque off until ~/enable'))
 
     def _open(self, port: str) -> None:
         try:

@@ -9,7 +9,9 @@ Faults are injected on command, from the process's standard input (one per line,
 :data:`HELP`) or :meth:`SimBus.command` when the bus runs in a thread of a test::
 
     lose ID N | corrupt ID N | remove ID | restore ID | error ID WORD | slow ID SECONDS
-    push ID TICKS (move a joint by hand, torque off) | vanish | replug | status
+    push ID TICKS (move a joint by hand, torque off) | hand ID:TICKS ... (several at once)
+    | vanish | replug | status | writes | changed ID SINCE (when a new goal for ID reached the
+    bus after SINCE, a time.monotonic() value: for latency benchmarks)
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from arm_servos.sim.servo import SimServo
 
 HELP = ('commands: lose ID N | corrupt ID N | remove ID | restore ID | '
         'error ID overload|overheating|voltage|clear | slow ID SECONDS | push ID TICKS | '
-        'vanish | replug | status | writes')
+        'hand ID:TICKS ... | vanish | replug | status | writes | changed ID SINCE')
 # Error words → the bits each protocol uses for them (Feetech status byte, Dynamixel reg 70).
 ERROR_BITS = {'feetech': {'voltage': 1, 'overheating': 4, 'overload': 32, 'clear': 0},
               'dynamixel': {'voltage': 1, 'overheating': 4, 'overload': 32, 'clear': 0}}
@@ -71,6 +73,7 @@ class SimBus:
         self.bad_instructions = 0
         self.instructions = 0
         self.goal_writes: list[tuple[float, dict[int, int]]] = []  # (time, goals), for tests
+        self.goal_write_count = 0     # goal_writes keeps the last 20000 (a long demo)
         self.torque_writes = 0
         self._lock = threading.Lock()
         self._master = -1
@@ -210,6 +213,9 @@ class SimBus:
                 self.torque_writes += 1
             if goals:
                 self.goal_writes.append((clock, goals))
+                self.goal_write_count += 1
+                if len(self.goal_writes) > 40000:
+                    del self.goal_writes[:20000]
             return
         if ins.instruction == SYNC_READ:
             address, size, ids = codec.sync_header(ins.params)
@@ -301,7 +307,17 @@ class SimBus:
                 os.write(self._wake_w, b'x')
             return f'adapter plugged in: {self.link} -> {self.device}'
         if verb == 'writes':
-            return f'goal writes {len(self.goal_writes)}, torque writes {self.torque_writes}'
+            return f'goal writes {self.goal_write_count}, torque writes {self.torque_writes}'
+        if verb == 'hand':     # a hand moving several joints of a leader arm at once
+            moves = [(self._servo(a.split(':')[0]), float(a.split(':')[1])) for a in args]
+            for servo, _ in moves:
+                if servo.torque_on:
+                    raise ValueError(f'servo {servo.servo_id} has torque on and does not move')
+            for servo, ticks in moves:
+                servo.position = ticks
+            return f'hand: {len(moves)} servos moved'
+        if verb == 'changed':
+            return self._changed(int(args[0]), float(args[1]))
         if verb == 'status':
             return '; '.join(
                 f'id {s.servo_id}: pos {s.position:.0f} goal {s.goal_ticks()} '
@@ -333,6 +349,20 @@ class SimBus:
         else:
             raise ValueError(f'unknown command {verb!r}')
         return f'servo {servo.servo_id}: {verb} {" ".join(args[1:])}'.rstrip()
+
+
+    def _changed(self, servo_id: int, since: float) -> str:
+        """'TIME TICKS' of the first goal write for ``servo_id`` at or after ``since`` whose
+        goal differs from the last one before it ('none' if there is none yet)."""
+        before = None
+        for clock, goals in self.goal_writes:
+            if servo_id not in goals:
+                continue
+            if clock < since:
+                before = goals[servo_id]
+            elif goals[servo_id] != before:
+                return f'{clock:.6f} {goals[servo_id]}'
+        return 'none'
 
 
 def parse_ticks(text: str, count: int, what: str) -> list[float]:
