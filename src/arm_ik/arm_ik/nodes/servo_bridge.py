@@ -175,8 +175,10 @@ class ServoBridge(Node):
         for name, handler in (('~/enable', self._enable), ('~/disable', self._disable),
                               ('~/estop', self._estop), ('~/reset_estop', self._reset)):
             self.create_service(Trigger, name, handler)
+        # Keep last 1: a stream's newest command is the one to write (a queue of stale ones
+        # is latency: 10 deep at 250 Hz is 40 ms behind once the executor falls behind).
         self.create_subscription(Float64MultiArray, '~/commands', self._on_commands,
-                                 QoSProfile(depth=10))
+                                 QoSProfile(depth=1))
         self.create_subscription(Bool, 'emergency_stop', self._on_emergency_stop, LATCHED_QOS)
         self.create_timer(1.0 / values['action_monitor_rate'], self._monitor_goal)
         self.create_timer(1.0 / values['diagnostics_rate'], self._publish_diagnostics)

@@ -97,10 +97,12 @@ class TeleopNode(Node):
         self.command_pub = self.create_publisher(
             Float64MultiArray, f'{follower_ns}/servo_bridge/commands', QoSProfile(depth=10))
         self.state_pub = self.create_publisher(String, '~/state', LATCHED_QOS)
+        # Keep last 1: the newest reading is the one to act on; a queue is latency (the
+        # jump check uses the readings' stamps, so a reading dropped here only widens dt).
         self.create_subscription(JointState, f'{leader_ns}/joint_states', self._on_leader,
-                                 QoSProfile(depth=10))
+                                 QoSProfile(depth=1))
         self.create_subscription(JointState, f'{follower_ns}/joint_states', self._on_follower,
-                                 QoSProfile(depth=10))
+                                 QoSProfile(depth=1))
         self.create_subscription(Bool, 'emergency_stop', self._on_emergency_stop, LATCHED_QOS)
         self.create_service(Trigger, '~/resume', self._resume)
         self.create_service(Trigger, '~/hold', self._hold)
