@@ -209,6 +209,17 @@ def _step(summary: Summary, ok: bool, text: str) -> None:
     summary.record(StepResult(ok, text))
 
 
+def _resume(watcher: Watcher) -> tuple[bool, str]:
+    """~/resume, again while refused for want of a fresh leader reading (at start-up teleop
+    may not have discovered the leader yet; a busy machine may hold a process a while)."""
+    deadline = time.monotonic() + 20.0
+    while True:
+        ok, message = watcher.call('/follower/teleop/resume')
+        if ok or time.monotonic() > deadline:
+            return ok, message
+        watcher.spin_for(0.3)
+
+
 def _error(watcher: Watcher, angles) -> float:
     follower = watcher.last.get('follower', {})
     return max(abs(follower.get(j, math.inf) - e)
@@ -222,7 +233,7 @@ def _cycle(watcher: Watcher, leader_sim, summary: Summary) -> None:
     _step(summary, ok, f'enable the follower: {message}')
     watcher.wait(lambda: watcher.counts['leader'] > 10, 10.0)
     watcher.spin_for(0.3)
-    ok, message = watcher.call('/follower/teleop/resume')
+    ok, message = _resume(watcher)
     _step(summary, ok, f'resume teleop: {message}')
     # The scripted hand, 50 updates a second for 6 s; the follower's error at the end of each
     # second (it lags by its rate limit and the buses' cycles).
@@ -257,7 +268,7 @@ def _cycle(watcher: Watcher, leader_sim, summary: Summary) -> None:
     _step(summary, held and still < 0.02 and watcher.state.startswith('held'),
           f'leader unplugged: {watcher.state}; the follower held (moved {still:.3f} rad) and '
           'stays held once the leader is back')
-    ok, message = watcher.call('/follower/teleop/resume')
+    ok, message = _resume(watcher)
     back = watcher.wait(lambda: _error(watcher, hand_angles(0.0)) < 0.03, 10.0)
     _step(summary, ok and back, f'resume on request: {message}; the follower back with the '
           'leader')
@@ -272,5 +283,5 @@ def _cycle(watcher: Watcher, leader_sim, summary: Summary) -> None:
     leader_sim.command('hand ' + ' '.join(f'{i}:{v}' for i, v in
                                            hand_ticks(hand_angles(0.0)).items()))
     watcher.spin_for(0.3)
-    ok, message = watcher.call('/follower/teleop/resume')
+    ok, message = _resume(watcher)
     _step(summary, ok, f'resume: {message}')

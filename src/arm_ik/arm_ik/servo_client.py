@@ -5,6 +5,7 @@
     servo_client --ns /so101 status
     servo_client --ns /so101 estop
     servo_client --ns /so101 reset_estop
+    servo_client --ns /follower --node teleop resume      # teleoperation: follow the leader
 
 ``move`` sends one FollowJointTrajectory goal (one point, controller joint order) and prints
 the result in words (a rejected goal with the bridge's own reason, from its ~/goal_rejections);
@@ -22,6 +23,7 @@ import time
 
 EXIT_OK, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
 SERVICES = ('enable', 'disable', 'estop', 'reset_estop')
+TELEOP_SERVICES = ('resume', 'hold')     # the teleop node's (--node teleop)
 RESULT_NAMES = {0: 'SUCCESSFUL', -1: 'INVALID_GOAL', -2: 'INVALID_JOINTS',
                 -3: 'OLD_HEADER_TIMESTAMP', -4: 'PATH_TOLERANCE_VIOLATED',
                 -5: 'GOAL_TOLERANCE_VIOLATED'}
@@ -199,9 +201,12 @@ def main(argv: list[str] | None = None) -> int:
                                      'servo_bridge: enable, move, status, estop.')
     parser.add_argument('--ns', default='', help='namespace of the servo_bridge (e.g. /so101)')
     parser.add_argument('--timeout', type=float, default=30.0, help='s to wait for the bridge')
+    parser.add_argument('--node', default='servo_bridge', help='node name in the namespace '
+                        '(teleop for resume and hold)')
     commands = parser.add_subparsers(dest='command', required=True)
-    for service in SERVICES:
-        commands.add_parser(service, help=f'call ~/{service}')
+    for service in SERVICES + TELEOP_SERVICES:
+        commands.add_parser(service, help=f'call ~/{service}' + (
+            ' of the teleop node (with --node teleop)' if service in TELEOP_SERVICES else ''))
     move = commands.add_parser('move', help='one FollowJointTrajectory goal')
     move.add_argument('positions', type=float, nargs='+', help='rad, controller joint order')
     move.add_argument('--time', type=float, default=2.0, help='s to reach them (default 2)')
@@ -211,9 +216,9 @@ def main(argv: list[str] | None = None) -> int:
                                    not all(math.isfinite(p) for p in args.positions)):
         print('servo_client: positions must be finite and --time > 0', file=sys.stderr)
         return EXIT_BAD_INPUT
-    client = BridgeClient(args.ns, timeout=args.timeout)
+    client = BridgeClient(args.ns, node_name=args.node, timeout=args.timeout)
     try:
-        if args.command in SERVICES:
+        if args.command in SERVICES + TELEOP_SERVICES:
             ok, message = client.call(args.command)
         elif args.command == 'move':
             ok, message = client.move(args.positions, args.time)
