@@ -9,8 +9,9 @@ through the SDKs' PortHandler exactly as to a USB adapter.
    theoretical limit of the wire from the packet sizes (baud / 10 bits / bytes per cycle);
 2. the node's own bus loop (``arm_servos.runner.BridgeRunner``) at 100 Hz with a command
    stream: command-to-bus latency (from ``BridgeRunner.command`` to the end of the sync write
-   that carries it, plus the write's own wire time; a command wakes the loop for a write of
-   its own), p50 / p99, and loop jitter (each cycle's interval minus the period);
+   that carries it, plus the write's own wire time; a command is written at once, between
+   two cycles, not at the next), p50 / p99, and loop jitter (each cycle's interval minus the
+   period); beside it the peer in the same run: each command waiting for the next cycle;
 3. both again with faults injected all along: one lost reply and one corrupt reply every
    0.1 s (each retried within its cycle);
 4. where a free-running cycle's time goes: the wire, the bridge's CPU (SDK + pyserial, and
@@ -129,7 +130,7 @@ def _runner(core):
 def paced(core, seconds: float, write_on_command: bool = True) -> dict:
     """The node's loop (BridgeRunner, PACED_RATE) with a command at a random moment of every
     cycle from another thread, as ~/commands arrive: command-to-bus latency from the call to
-    the end of the first sync write that started after the command was taken, plus that
+    the end of the first sync write that started after the rules took the command, plus that
     write's wire time; jitter: each cycle's interval minus the period."""
     _enabled(core)
     runner = _runner(core)
@@ -152,7 +153,15 @@ def paced(core, seconds: float, write_on_command: bool = True) -> dict:
         starts.append(now)
         return cycle(now)
 
+    accepted: list[float] = []
+    safety_command = core.safety.command
+
+    def timed_command(*args, **kwargs):     # when the rules took it (under the lock)
+        accepted.append(time.monotonic())
+        return safety_command(*args, **kwargs)
+
     core.bus.write_goals, runner.cycle = timed_write, timed_cycle
+    core.safety.command = timed_command
     stop = threading.Event()
 
     def commander() -> None:      # the ROS side: commands arrive at any moment
@@ -162,7 +171,7 @@ def paced(core, seconds: float, write_on_command: bool = True) -> dict:
             sent = time.monotonic()
             refusal, _ = runner.command([target] * len(IDS))
             if not refusal:
-                commands.append((sent, time.monotonic()))
+                commands.append((sent, accepted[-1]))
 
     thread = threading.Thread(target=commander, daemon=True)
     runner.start()
@@ -172,6 +181,7 @@ def paced(core, seconds: float, write_on_command: bool = True) -> dict:
     thread.join()
     runner.stop()
     core.bus.write_goals = write_goals
+    del core.safety.command        # the instance attribute: the class's method again
     write_starts = [w[0] for w in writes]
     latencies = []
     for sent, taken in commands:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import sys
 
 from control_msgs.action import FollowJointTrajectory
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import Log, ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
@@ -52,63 +52,18 @@ from arm_ik.nodes.control_messages import (
     GoalResults,
 )
 from arm_ik.nodes.conversions import seconds_of
-from arm_ik.nodes.parameters import Param, ParameterTable
+from arm_ik.nodes.servo_messages import diagnostics_message, joint_state_message
+from arm_ik.nodes.servo_parameters import PARAMETERS
 from arm_ik.servo_description import ServoArm
 from arm_kinematics.control.goal_rules import ControllerSettings, TrajectoryGoalRules
 from arm_kinematics.control.tolerances import JointTolerance, SegmentTolerances
 from arm_kinematics.model.arm_model import DescriptionError
-from arm_servos.bridge import BridgeCore
+from arm_servos.bridge import BridgeCore, JointReading
 from arm_servos.bus import BusUnavailableError
 from arm_servos.calibration import CalibrationError
 from arm_servos.drivers import DRIVERS
 from arm_servos.runner import BridgeRunner, Finished
-from arm_servos.safety import FAULT_POLICIES, SafetyConfig, ServoSafety
-
-PARAMETERS = ParameterTable(
-    Param('robot_description', '', 'URDF text (empty: urdf_file, else the robot_description '
-          'topic)', read_only=True),
-    Param('urdf_file', '', 'URDF file, read when robot_description is empty', read_only=True),
-    Param('base_frame', '', "root link of the controlled chain (empty: the URDF's root)",
-          read_only=True),
-    Param('tip_frame', '', 'tip link of the controlled chain (empty: tool0 or the deepest '
-          'leaf); calibrated joints off the chain (a gripper) are published and held',
-          read_only=True),
-    Param('calibration_file', '', 'calibration YAML written by servo_calibrate (required)',
-          read_only=True),
-    Param('port', '', 'serial device, e.g. /dev/ttyACM0 or the simulated bus link (required)',
-          read_only=True),
-    Param('rate', 100.0, 'Hz, bus cycles (one sync read + one sync write each) and '
-          'joint_states', read_only=True, low=1.0, high=1000.0),
-    Param('reply_timeout', 0.0, 's to wait for the replies of one sync read (0: their bytes '
-          'on the wire + 3 ms; raise it for an adapter with a 16 ms latency timer)',
-          read_only=True, low=0.0, high=1.0),
-    Param('retries', 2, 'extra sync reads of silent servos within one cycle',
-          read_only=True, low=0, high=10),
-    Param('silent_cycles', 5, 'cycles a servo may stay silent before the arm stops',
-          read_only=True, low=1, high=1000),
-    Param('on_fault', 'hold', 'what a servo fault does to the arm', read_only=True,
-          choices=FAULT_POLICIES),
-    Param('command_timeout', 0.5, 's without a ~/commands message before holding the measured '
-          'position', read_only=True, low=0.0, high=60.0, low_open=True),
-    Param('approach_velocity', 0.3, 'rad/s of the first motion after enable or a fault',
-          read_only=True, low=0.0, high=100.0, low_open=True),
-    Param('velocity_cap', 0.0, 'rad/s below the URDF velocity limits (0: the URDF limits)',
-          read_only=True, low=0.0, high=100.0),
-    Param('clip_commands', False, 'clip commands outside the calibrated range instead of '
-          'refusing them', read_only=True),
-    Param('path_tolerance', 0.0, 'rad, default path tolerance per joint (0: none, as JTC)',
-          read_only=True, low=0.0, high=10.0),
-    Param('goal_tolerance', 0.02, 'rad, default goal tolerance per joint', read_only=True,
-          low=0.0, high=10.0),
-    Param('goal_time', 1.0, 's after the end to reach the goal tolerance (0: wait forever)',
-          read_only=True, low=0.0, high=3600.0),
-    Param('action_monitor_rate', 20.0, 'Hz, feedback and results of the active goal',
-          read_only=True, low=1.0, high=1000.0),
-    Param('diagnostics_rate', 1.0, 'Hz, /diagnostics', read_only=True, low=0.1, high=100.0),
-    Param('role', 'follower', 'leader: a teleoperation leader arm, read only (torque never '
-          'written; enable, commands and goals refused)', read_only=True,
-          choices=('follower', 'leader')),
-)
+from arm_servos.safety import SafetyConfig, ServoSafety
 
 # The last few rejections for a client that subscribes just before sending its goal.
 REJECTIONS_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
@@ -208,14 +163,10 @@ class ServoBridge(Node):
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
-    def _publish_state(self, reading) -> None:
+    def _publish_state(self, reading: JointReading) -> None:
         """Called by the bus thread after each cycle (outside its lock)."""
-        if not reading.complete:
-            return
-        message = JointState(name=list(reading.names), position=list(reading.positions),
-                             velocity=list(reading.velocities), effort=list(reading.efforts))
-        message.header.stamp = self.get_clock().now().to_msg()
-        self.state_pub.publish(message)
+        if reading.complete:
+            self.state_pub.publish(joint_state_message(reading, self.get_clock().now().to_msg()))
 
     # ------------------------------------------------------------------ the action
     def _on_goal(self, request: FollowJointTrajectory.Goal) -> GoalResponse:
@@ -303,13 +254,8 @@ class ServoBridge(Node):
 
     def _publish_diagnostics(self) -> None:
         statuses, rate = self.runner.diagnostics(self.get_name())
-        message = DiagnosticArray(status=[DiagnosticStatus(
-            level=bytes([s.level]), name=s.name, message=s.message, hardware_id=s.hardware_id,
-            values=[KeyValue(key=k, value=v) for k, v in s.values] + (
-                [KeyValue(key='bus cycles (Hz)', value=f'{rate:.1f}')]
-                if s.name.endswith(': bus') else [])) for s in statuses])
-        message.header.stamp = self.get_clock().now().to_msg()
-        self.diagnostics_pub.publish(message)
+        self.diagnostics_pub.publish(diagnostics_message(statuses, rate,
+                                                         self.get_clock().now().to_msg()))
 
     def destroy_node(self) -> None:
         if getattr(self, 'runner', None) is not None:
