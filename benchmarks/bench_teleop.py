@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 CALIBRATION = REPO / 'src' / 'arm_servos' / 'calibration'
 LEADER_HOME = '2011,2093,1987,2070,2048,2100'
 TIP = 'moving_jaw_so101_v1_link'
+TICKS_PER_RAD = 651.898647
 
 
 def measure(samples: int, rate_seconds: float) -> dict:
@@ -57,8 +58,14 @@ def measure(samples: int, rate_seconds: float) -> dict:
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     stamps: list[float] = []
-    node.create_subscription(JointState, '/leader/joint_states',
-                             lambda _: stamps.append(time.monotonic()), 1000)
+    readings: list[tuple[float, float]] = []     # (the leader's read, monotonic; its pan)
+    wall_minus_monotonic = time.time() - time.monotonic()   # joint_states stamps: wall time
+
+    def leader_state(message) -> None:
+        stamps.append(time.monotonic())
+        stamp = message.header.stamp.sec + message.header.stamp.nanosec * 1e-9
+        readings.append((stamp - wall_minus_monotonic, message.position[0]))
+    node.create_subscription(JointState, '/leader/joint_states', leader_state, 1000)
     state: list[str] = ['']
     node.create_subscription(String, '/follower/teleop/state',
                              lambda m: state.__setitem__(0, m.data),
@@ -78,6 +85,8 @@ def measure(samples: int, rate_seconds: float) -> dict:
               'silent_cycles': 25}
     leader_cal, follower_cal = CALIBRATION / 'so101_leader.yaml', CALIBRATION / 'so101.yaml'
     latencies: list[float] = []
+    leader_part: list[float] = []
+    follower_part: list[float] = []
     missed = holds = 0
     try:
         with SimProcess(folder / 'leader', 'feetech', position=LEADER_HOME) as leader_sim, \
@@ -117,23 +126,37 @@ def measure(samples: int, rate_seconds: float) -> dict:
                 while answer == 'none' and time.monotonic() < deadline:
                     time.sleep(0.001)
                     answer = follower_sim.command(f'changed 1 {sent:.6f}')
-                if answer == 'none':
-                    missed += 1
-                else:
-                    latencies.append(float(answer.split()[0]) - sent)
                 end = time.monotonic() + 0.06       # the follower reaches it; DDS settles
                 while time.monotonic() < end:
                     spin()
+                if answer == 'none':
+                    missed += 1
+                    continue
+                on_bus = float(answer.split()[0])
+                latencies.append(on_bus - sent)
+                # The split: the leader's read that first saw the move (its stamp).
+                angle = (position - 2011) / TICKS_PER_RAD
+                read = next((t for t, pan in readings if t >= sent - 0.001 and
+                             abs(pan - angle) < 1e-6), None)
+                if read is not None:
+                    leader_part.append(read - sent)
+                    follower_part.append(on_bus - read)
+                readings.clear()
     finally:
         node.destroy_node()
         executor.shutdown()
         rclpy.shutdown(context=context)
         domain.release()
-    latency = np.array(latencies or [np.nan]) * 1e3
-    return {'leader_joint_states_hz': leader_rate,
-            'latency_ms': {'p50': float(np.percentile(latency, 50)),
-                           'p99': float(np.percentile(latency, 99)),
-                           'max': float(np.max(latency))},
+    def percentiles(values: list[float]) -> dict:
+        array = np.array(values or [np.nan]) * 1e3
+        return {'p50': float(np.percentile(array, 50)), 'p99': float(np.percentile(array, 99)),
+                'max': float(np.max(array))}
+    return {'leader_joint_states_hz': leader_rate, 'latency_ms': percentiles(latencies),
+            # From the move to the leader's read that saw it (the leader's bus cycle), and
+            # from that read to the follower's goal on its bus (the leader's publish, DDS,
+            # teleop, DDS, the follower bridge's write).
+            'leader_read_ms': percentiles(leader_part),
+            'read_to_follower_bus_ms': percentiles(follower_part),
             'samples': len(latencies), 'missed': missed, 'holds': holds}
 
 
@@ -152,6 +175,11 @@ def main(argv: list[str] | None = None) -> int:
           f'p99 {latency["p99"]:.2f} ms, max {latency["max"]:.2f} ms over '
           f'{figures["samples"]} movements ({figures["missed"]} never reached the bus within '
           f'1 s, {figures["holds"]} holds resumed)')
+    for key, words in (('leader_read_ms', 'move → the leader read that saw it'),
+                       ('read_to_follower_bus_ms', "that read → the follower's bus (DDS, "
+                                                   'teleop, DDS, write)')):
+        part = figures[key]
+        print(f'  of which {words}: p50 {part["p50"]:.2f} ms, p99 {part["p99"]:.2f} ms')
     distro, _ = detect_distro()
     merge_section(args.output, 'teleop', section, distro)
     print(f'\nmerged into {args.output} under teleop/{distro}')
