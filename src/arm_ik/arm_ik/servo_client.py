@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 
@@ -223,7 +224,13 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == 'move':
             ok, message = client.move(args.positions, args.time)
         else:
-            print('\n'.join(client.status()))
+            lines = client.status()
+            try:
+                print('\n'.join(lines), flush=True)
+            except BrokenPipeError:
+                # `servo_client status | head -2`: the reader left; that is not a failure
+                # (Python's documented way: stdout to devnull so the exit flush is quiet).
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return EXIT_OK
     except TimeoutError as error:
         print(f'servo_client: {error}', file=sys.stderr)
