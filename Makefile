@@ -21,6 +21,9 @@ ARM_CONFIG ?=
 CONTROLLER ?=
 # SERVOS=sim: the SO-101 on the simulated servo bus through servo_bridge.
 SERVOS ?=
+# TELEOP=1 (with SERVOS=sim): leader-follower teleoperation on two simulated buses
+# (docs/teleoperation.md).
+TELEOP ?=
 # Any other option of the demo runner, e.g. DEMO_ARGS=--no-lab.
 DEMO_ARGS ?=
 PYTEST_ARGS ?=
@@ -72,7 +75,8 @@ help:
 	@echo '            URDF=robot.urdf BASE=base_link TIP=tool0 [ARM_CONFIG=arm.yaml] for your'
 	@echo '            own arm; CONTROLLER=stand_in drives a controller stand-in through'
 	@echo '            follow_joint_trajectory; SERVOS=sim the SO-101 on the simulated'
-	@echo '            servo bus; DEMO_ARGS=--no-lab for other runner options)'
+	@echo '            servo bus, TELEOP=1 with it: leader-follower teleoperation;'
+	@echo '            DEMO_ARGS=--no-lab for other runner options)'
 	@echo 'make bench  run the benchmarks, write bench_results.json'
 	@echo 'make clean  remove build, install, log folders (venvs stay)'
 
@@ -122,7 +126,7 @@ demo: build
 	  $(if $(BASE),--base $(BASE),) $(if $(TIP),--tip $(TIP),) \
 	  $(if $(ARM_CONFIG),--arm-config $(abspath $(ARM_CONFIG)),) \
 	  $(if $(CONTROLLER),--controller $(CONTROLLER),) \
-	  $(if $(SERVOS),--servos $(SERVOS),) $(DEMO_ARGS)
+	  $(if $(SERVOS),--servos $(SERVOS),) $(if $(TELEOP),--teleop,) $(DEMO_ARGS)
 
 BENCH_STAMP := $(if $(VENV),$(VENV)/.bench-installed,)
 
