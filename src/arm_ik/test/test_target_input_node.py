@@ -26,6 +26,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
+from std_msgs.msg import String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker
@@ -61,7 +62,9 @@ class FakeExecutor:
     ``hold(goal)`` is true are parked until ``release()`` (a move that takes a while); the
     first ``unanswered`` goal requests get no accept or reject at all (a lost request).
     ``path(goal)`` is the result's executed path; by default, as a real executor's, it ends
-    at the pose reached (``reached``, of ``model``: the arm's own unless given).
+    at the pose reached (``reached``, of ``model``: the arm's own unless given). A goal for
+    which ``reject(goal)`` gives words is rejected, the words published first on the latched
+    ``goal_refusal`` as the real executor does (arm_ik.goal_refusals).
     """
 
     def __init__(self, node, arm: str,
@@ -69,8 +72,12 @@ class FakeExecutor:
                  hold: Callable[[MoveToTarget.Goal], bool] | None = None,
                  unanswered: int = 0,
                  path: Callable[[MoveToTarget.Goal], JointTrajectory | None] | None = None,
-                 model: ArmModel | None = None) -> None:
+                 model: ArmModel | None = None,
+                 reject: Callable[[MoveToTarget.Goal], str] | None = None) -> None:
         self.goals: list[MoveToTarget.Goal] = []
+        self.reject = reject or (lambda goal: '')
+        self.refusals = node.create_publisher(
+            String, f'/{arm}/trajectory_executor/goal_refusal', RECORD_QOS)
         self.requests = 0
         self.unanswered = unanswered
         self.answer = answer or (lambda goal: (MotionErrorCode.SUCCESS, ''))
@@ -121,6 +128,10 @@ class FakeExecutor:
             parked = Future()
             self.held.append(parked)
             await parked
+            return GoalResponse.REJECT
+        words = self.reject(request)
+        if words:
+            self.refusals.publish(String(data=words))
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 
@@ -284,6 +295,30 @@ def test_a_failed_target_is_reported_with_its_code(processes, ros_node, urdf_of)
     assert failure.error_code.val == MotionErrorCode.IK_FAILED
     assert failure.ik_error_code.val == IKErrorCode.OUT_OF_REACH
     assert 'IK_FAILED: target 1.6 m from the shoulder' in failure.message
+
+
+def test_a_rejected_goal_is_reported_with_the_executors_words(processes, ros_node, urdf_of):
+    """The action protocol carries no reason for a rejection: target_input reports the
+    executor's own words from its latched goal_refusal (issue 39), not just "rejected"."""
+    node, spin = ros_node
+    words = ('goal 0a1b2c3d refused: EMERGENCY_STOPPED: emergency stop active: goals are '
+             'refused until ~/reset')
+    fake = FakeExecutor(node, 'ccd5', reject=lambda goal: words)
+    recorder = Recorder(node, 'ccd5')
+    _start_target_input(processes, 'ccd5', urdf_of)
+    clicks = node.create_publisher(PointStamped, '/ccd5/clicked_point', 10)
+    click = PointStamped()
+    click.point.x, click.point.z = 1.6, 0.2
+    deadline = time.monotonic() + START_TIMEOUT
+    while not recorder.with_state(TargetStatus.FAILED) and time.monotonic() < deadline:
+        if fake.requests == 0:      # until target_input has found the server
+            clicks.publish(click)
+        end = time.monotonic() + 0.5
+        while time.monotonic() < end and not recorder.with_state(TargetStatus.FAILED):
+            spin()
+    failures = recorder.with_state(TargetStatus.FAILED)
+    assert failures, f'no failure reported ({fake.requests} goal requests)'
+    assert f'the executor rejected the goal: {words}' in failures[-1].message
 
 
 def _set(node, spin, arm: str, name: str, value: ParameterValue):
