@@ -234,8 +234,11 @@ class TrajectoryExecutor(Node):
 
     def _on_controller_outcome(self, owner: Owner, outcome: ControllerOutcome) -> None:
         line = self.moves.outcome(owner, outcome, time.monotonic())
-        if line is not None:
-            getattr(self.get_logger(), line.level)(line.text)
+        # One call site per severity: rclpy refuses a call site whose severity changes.
+        if line is not None and line.level == 'info':
+            self.get_logger().info(line.text)
+        elif line is not None:
+            self.get_logger().warning(line.text)
 
     def _controller_positions(self, owner: Owner) -> np.ndarray | None:
         """The actual positions in the controller's last feedback of ``owner``'s goal."""
