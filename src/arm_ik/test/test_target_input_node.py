@@ -37,7 +37,13 @@ from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import BallState, IKErrorCode, MotionErrorCode, TargetStatus
 from arm_kinematics.description.bundled import load_model
 from arm_kinematics.model.arm_model import ArmModel
-from arm_testing.ros_harness import call_service, config_file, wait_for
+from arm_testing.ros_harness import (
+    call_service,
+    claimed_domain,
+    config_file,
+    process_group,
+    wait_for,
+)
 
 CONFIG = Path(__file__).resolve().parents[2] / 'arm_bringup' / 'config'
 # Deep and durable on the test side, so a burst of reports between two spins is all kept.
@@ -734,24 +740,43 @@ def test_an_unanswered_goal_is_sent_again(processes, ros_node, urdf_of):
     fake.release()
 
 
-@pytest.mark.parametrize('arm, text, message', [
+BAD_SEQUENCES = [
     ('manipulator3d', 'steps: [{jump: home}]', "unknown key 'jump'"),
     ('manipulator3d', 'points: {a: [0.5, .nan, 0.2]}\nsteps: [{move: a}]',
      'points.a[1]: must be finite'),
     ('ccd5', None, 'written for arm "manipulator3d", this node serves "ccd5"'),
     ('manipulator3d', 'absent', "sequence file 'absent.yaml' not found"),
-])
-def test_bad_sequence_file_refuses_to_start(arm, text, message, processes, urdf_of, tmp_path):
-    if text is None:
-        name = str(CONFIG / 'manipulator3d_pick_place.yaml')
-    elif text == 'absent':
-        name = 'absent.yaml'
-    else:
-        name = str(tmp_path / 'bad.yaml')
-        Path(name).write_text(text, encoding='utf-8')
-    process = _start_target_input(processes, arm, urdf_of, sequence_file=name)
-    assert process.wait_for_exit(START_TIMEOUT) == 1, process.output()
-    assert message in process.output()
+]
+
+
+@pytest.fixture(scope='module')
+def sequence_refusals(urdf_of, tmp_path_factory):
+    """Every bad sequence file's target_input started at once (discovery off: they talk to
+    nobody, see test_params_descriptions_viewers' case 24); (exit status, output) of each.
+    A start-up is most of such a test's time: together they take about one's."""
+    folder = tmp_path_factory.mktemp('sequences')
+    with claimed_domain() as claim, process_group(claim) as group:
+        started = []
+        for index, (arm, text, _) in enumerate(BAD_SEQUENCES):
+            if text is None:
+                name = str(CONFIG / 'manipulator3d_pick_place.yaml')
+            elif text == 'absent':
+                name = 'absent.yaml'
+            else:
+                name = str(folder / f'bad{index}.yaml')
+                Path(name).write_text(text, encoding='utf-8')
+            started.append(group.start_node(
+                'arm_ik', 'target_input', namespace=f'/{arm}',
+                params=_params(arm, urdf_of, sequence_file=name),
+                extra_env={'ROS_AUTOMATIC_DISCOVERY_RANGE': 'OFF'}))
+        yield [(process.wait_for_exit(START_TIMEOUT), process.output()) for process in started]
+
+
+@pytest.mark.parametrize('index', range(len(BAD_SEQUENCES)))
+def test_bad_sequence_file_refuses_to_start(index, sequence_refusals):
+    status, output = sequence_refusals[index]
+    assert status == 1, output
+    assert BAD_SEQUENCES[index][2] in output
 
 
 def test_interactive_console_asks_until_reachable(ros_domain, ros_node, urdf_of, tmp_path):
