@@ -212,13 +212,9 @@ class TrajectoryExecutor(Node):
             raise StartupError(str(error)) from None
 
     def _apply_parameters(self, values: dict[str, Any]) -> None:
-        settings = ExecutorSettings.from_values(values)
-        old_rate, self.core.settings = self.core.settings.publish_rate, settings
-        if self.core.feedback is not None:
-            self.core.feedback.set_limits(settings.feedback_stale_periods,
-                                          settings.motion.period)
-        if settings.publish_rate != old_rate and self.timer is not None:
-            self.timer.timer_period_ns = int(1e9 / settings.publish_rate)
+        if self.core.use_settings(ExecutorSettings.from_values(values)) and \
+                self.timer is not None:
+            self.timer.timer_period_ns = int(1e9 / self.core.settings.publish_rate)
 
     # ------------------------------------------------------------------ the controller action
     def _controller_link(self) -> ControllerLink:

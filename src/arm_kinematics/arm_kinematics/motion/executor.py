@@ -277,6 +277,14 @@ class ExecutorCore:
         self._owners: dict[Hashable, Owner] = {}
         self.estop_pressed = False
 
+    def use_settings(self, settings: ExecutorSettings) -> bool:
+        """New run-time parameters, swapped in whole (the feedback's staleness limits too);
+        True when the publish rate changed (the node's timer follows)."""
+        old_rate, self.settings = self.settings.publish_rate, settings
+        if self.feedback is not None:
+            self.feedback.set_limits(settings.feedback_stale_periods, settings.motion.period)
+        return settings.publish_rate != old_rate
+
     def set_planner(self, planner: MotionPlanner) -> None:
         """A rebuilt planner (new obstacle radius or link lengths): its safety check from now."""
         self.planner = planner
