@@ -27,6 +27,8 @@ TELEOP ?=
 # Any other option of the demo runner, e.g. DEMO_ARGS=--no-lab.
 DEMO_ARGS ?=
 PYTEST_ARGS ?=
+# Every test run ends with its slowest tests (docs/tests.md, "Where the suite's time goes").
+DURATIONS ?= --durations=15
 BENCH_ARGS ?=
 
 ifneq ($(filter-out jazzy kilted,$(ROS_WHEELS)),)
@@ -114,11 +116,12 @@ test-core: $(CORE_VENV)/.installed
 	$(CORE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
 	  --force-reinstall ./src/arm_kinematics ./src/arm_testing
 	rm -rf src/arm_kinematics/build src/arm_testing/build   # pip builds in the source tree
-	$(CORE_VENV)/bin/python -m pytest src/arm_kinematics $(PYTEST_ARGS)
+	$(CORE_VENV)/bin/python -m pytest src/arm_kinematics $(DURATIONS) $(PYTEST_ARGS)
 
 test: lint build test-core
 	tools/ensure_chromium.sh
-	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m pytest src --ignore=src/arm_kinematics $(PYTEST_ARGS)
+	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m pytest src --ignore=src/arm_kinematics $(DURATIONS) \
+	  $(PYTEST_ARGS)
 
 demo: build
 	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m arm_bringup.demo --cycles $(CYCLES) \
