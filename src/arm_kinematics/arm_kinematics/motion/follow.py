@@ -112,6 +112,12 @@ class LiveFollow:
         self._solving = False
         self._pending: tuple[laws.ExponentialFollow, np.ndarray] | None = None
 
+    @property
+    def steps(self) -> StepGuard:
+        """The tick's collision check of follow steps (shared with the servo jog: one
+        follower at a time runs in the tick)."""
+        return self._steps
+
     def reset(self, model: ArmModel) -> None:
         """A new arm model (new link lengths): the next follow builds a new law, and its steps
         are checked with the new planner's arm (``core.set_planner`` came first)."""

@@ -211,13 +211,16 @@ class JogCore:
         return s.timeout + float(np.max(self.model.velocity_limits)) * s.speed_scale \
             / s.acceleration
 
-    def reset(self) -> None:
-        """A new follow starts: at rest, no command in force."""
+    def rest(self) -> None:
+        """A new follow starts: from rest (the command in force, if any, stays)."""
         with self._lock:
             self._v = np.zeros(self.model.dof)
             self._ramped = np.zeros(self.model.dof)
-            self._command = self._twist = None
-            self._until = -math.inf
+
+    def report(self, code: JogStatus, message: str) -> None:
+        """A status decided outside the law (a refused start, a step that collides)."""
+        with self._lock:
+            self._status = (code, message)
 
     def pause(self, paused: bool) -> Answer:
         """Pause (the arm decelerates to rest, commands refused) or resume."""
