@@ -130,7 +130,8 @@ class ServoInterface:
                 raise StartupError(f'bad parameter: frame "{frame}" is not the chain\'s base '
                                    f'"{model.base_link}" nor its tip "{model.tip_link}"')
         try:
-            self.jog = JogCore(model, settings)
+            # Without switch_command_type (no moveit_msgs) both kinds are taken, as Humble's.
+            self.jog = JogCore(model, settings, any_type=ServoCommandType is None)
         except ValueError as error:
             raise StartupError(f'bad parameter: {error}') from None
         self._streaming = host.link is None

@@ -152,13 +152,18 @@ class JogCore:
     """The jog's commands, state and law; see the module docstring."""
 
     def __init__(self, model: ArmModel, settings: JogSettings | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, any_type: bool = False) -> None:
+        """Args:
+            any_type: take twists and joint jogs alike, whatever the type in force (Humble's
+                servo, which has no switch_command_type).
+        """
         settings = settings or JogSettings()
         reason = settings.reason(model.dof)
         if reason:
             raise ValueError(reason)
         self.model = model
         self._clock = clock
+        self._any_type = any_type
         self._lock = threading.Lock()
         self._settings = settings
         self._type = CommandType.JOINT_JOG      # MoveIt's servo starts in joint-jog mode
@@ -308,7 +313,7 @@ class JogCore:
         if self._paused:
             return self._refuse(f'{what} refused: servo is paused (unpause with pause_servo '
                                 'false)')
-        if self._type != kind:
+        if self._type != kind and not self._any_type:
             return self._refuse(f'{what} refused: the command type in force is '
                                 f'{self._type.name} (switch_command_type to {kind.name})')
         return Answer(True)
@@ -339,6 +344,8 @@ class JogCore:
             s = self._settings
             live = now <= self._until and not self._paused
             twist, joint, in_tool = self._twist, self._command, self._in_tool
+            if self._any_type and twist is not None and joint is not None:
+                joint = None
             ramped = self._ramped.copy()
         if twist is not None and in_tool:
             # About the tool's origin in the tool's axes: rotated into the base frame's axes
