@@ -198,10 +198,18 @@ def test_driving_into_a_singularity_slows_and_halts_before_it(six_axis):
     assert speeds[-1] < 1e-3 and core.status()[0] == JogStatus.HALT_FOR_SINGULARITY
     # Slowing down, not a jump: tick to tick the speed changes by at most the ramp.
     assert np.max(np.abs(np.diff(speeds))) < 0.1
+    # The stream stopping (or arriving late, past the timeout) never lets it coast on.
+    after = _run(core, clock, poses[-1], 0.5)
+    assert np.all(after == poses[-1])
+    late = _run(core, clock, poses[-1], 2.0,
+                lambda now: round(now / DT) % 15 == 0
+                and core.twist(Twist((1.0, 0, 0), (0, 0, 0)), now))
+    assert max(core.condition(q) for q in late) < 40.0 + 0.5
     # Backing out is allowed.
-    back = _run(core, clock, poses[-1], 0.3,
+    back = _run(core, clock, late[-1], 0.3,
                 lambda now: core.twist(Twist((-1.0, 0, 0), (0, 0, 0)), now))
-    assert core.condition(back[-1]) < core.condition(poses[-1])
+    assert core.condition(back[-1]) < core.condition(late[-1])
+    assert np.max(np.abs(np.diff(_velocities(back), axis=0))) <= 5.0 * DT + 1e-9
 
 
 @pytest.mark.parametrize('joint_mode_all', [True, False])

@@ -26,6 +26,7 @@ commanded pose; it needs a streaming output (not ``follow_joint_trajectory``).
 
 from __future__ import annotations
 
+from dataclasses import replace
 import sys
 import threading
 import time
@@ -123,7 +124,7 @@ class ServoInterface:
         self.node: Node = host
         self.core = host.core
         values = declare_parameters(host, PARAMETERS, prefix='bad ')
-        settings = jog_settings(values)
+        settings = self._settings_of(values)
         model = host.model
         for frame in (settings.planning_frame, settings.ee_frame):
             if frame and frame not in (model.base_link, model.tip_link):
@@ -181,8 +182,12 @@ class ServoInterface:
         except (KeyError, TypeError, ValueError) as error:
             return str(error)
 
+    def _settings_of(self, values: dict[str, Any]) -> JogSettings:
+        """The jog's settings; a late tick covers at most two of the executor's periods."""
+        return replace(jog_settings(values), max_dt=2.0 / self.core.settings.publish_rate)
+
     def _apply(self, values: dict[str, Any]) -> None:
-        self.jog.set_settings(jog_settings(values))
+        self.jog.set_settings(self._settings_of(values))
 
     # ------------------------------------------------------------------ commands
     def _on_twist(self, message: TwistStamped) -> None:

@@ -92,13 +92,16 @@ class JogSettings:
     damping: float = 0.01                  # λ of the damped least-squares inverse
     speed_scale: float = 1.0               # fraction of the URDF velocity limits
     halt_all_joints_in_joint_mode: bool = True
+    max_dt: float = 0.02                   # s, the longest tick a step covers (a late tick
+    #                                        moves no farther: slower, never a leap)
     planning_frame: str = ''               # '' : the chain's base link
     ee_frame: str = ''                     # '' : the chain's tip link
 
     def reason(self, dof: int) -> str:
         """'' when the settings are usable for a chain of ``dof`` joints, else why."""
         for name in ('timeout', 'linear_scale', 'rotational_scale', 'joint_scale',
-                     'acceleration', 'speed_scale', 'lower_singularity', 'hard_singularity'):
+                     'acceleration', 'speed_scale', 'lower_singularity', 'hard_singularity',
+                     'max_dt'):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
                 return f'{name} must be a finite number > 0, got {value!r}'
@@ -342,6 +345,9 @@ class JogCore:
         now = self._clock()
         with self._lock:
             s = self._settings
+            # A late tick (a loaded machine) covers at most max_dt: the arm lags the stream
+            # rather than leaping past a limit or a singularity in one step.
+            dt = min(max(float(dt), 0.0), s.max_dt)
             live = now <= self._until and not self._paused
             twist, joint, in_tool = self._twist, self._command, self._in_tool
             if self._any_type and twist is not None and joint is not None:
@@ -363,7 +369,13 @@ class JogCore:
         ramped = self._ramp(ramped, target, s.acceleration * max(dt, 0.0))
         v, status = ramped, (JogStatus.NO_WARNING, '')
         if np.any(v != 0.0):
-            v, status = self._safety(q, v, twist is not None and live, s, dt)
+            # The rules of the last command's kind hold while it decelerates too: a twist
+            # that times out near a singularity must not coast into it.
+            v, status = self._safety(q, v, twist is not None, s, dt)
+        # A joint the safety halted starts again from rest: a ramp kept at the command's
+        # speed would leap to it the moment the halt lifts (a move turning away from a
+        # singularity or a limit).
+        ramped = np.where(v == 0.0, 0.0, ramped)
         with self._lock:
             self._ramped, self._v = ramped, v
             if self._status[0] != JogStatus.INVALID or np.any(v != 0.0):
@@ -402,17 +414,26 @@ class JogCore:
         status = (JogStatus.NO_WARNING, '')
         scale = 1.0
         if cartesian:
-            now = self.condition(q)
+            present = self.condition(q)
             ahead = self.condition(q + v / float(np.max(np.abs(v))) * PROBE)
-            if ahead > now and now > s.lower_singularity:
-                scale = (s.hard_singularity - now) / (s.hard_singularity - s.lower_singularity)
+            if ahead > present and present > s.lower_singularity:
+                scale = (s.hard_singularity - present) / (s.hard_singularity
+                                                          - s.lower_singularity)
                 scale = 0.0 if scale < HALT_SCALE else scale
                 code = JogStatus.HALT_FOR_SINGULARITY if scale == 0.0 else \
                     JogStatus.DECELERATE_FOR_APPROACHING_SINGULARITY
                 status = (code, f'{"halting" if scale == 0.0 else "slowing down"} near a '
-                          f'singularity: condition number {now:.1f} (lower '
+                          f'singularity: condition number {present:.1f} (lower '
                           f'{s.lower_singularity:g}, hard stop {s.hard_singularity:g})')
         v = v * scale
+        if cartesian and scale > 0.0 and dt > 0:
+            # The step itself must not cross the hard threshold (a long tick, a steep rise).
+            after = self.condition(q + v * dt)
+            if after >= s.hard_singularity and after > present:
+                v = v * 0.0
+                status = (JogStatus.HALT_FOR_SINGULARITY, f'halting at a singularity: the '
+                          f'next step reaches condition number {after:.1f} (hard stop '
+                          f'{s.hard_singularity:g})')
         factors = self._limit_factors(q, v, s)
         if np.any(factors < 1.0):
             names = [self.model.joint_names[i] for i in np.flatnonzero(factors < 1.0)]
