@@ -83,6 +83,25 @@ class Client:
                     (time.monotonic(), np.array(message.position)[order]))
         self.node.create_subscription(JointState, f'{namespace}/joint_states', on_state, 100)
 
+    def watch_status(self, namespace: str) -> None:
+        """servo_node/status codes (moveit_msgs/ServoStatus, else std_msgs/Int8)."""
+        try:
+            from moveit_msgs.msg import ServoStatus as Kind
+        except ImportError:
+            from std_msgs.msg import Int8 as Kind
+        self.status[namespace] = []
+
+        def on_status(message) -> None:
+            code = message.code if hasattr(message, 'code') else message.data
+            with self.lock:
+                self.status[namespace].append((time.monotonic(), int(code),
+                                               getattr(message, 'message', '')))
+        self.node.create_subscription(Kind, f'{namespace}/servo_node/status', on_status, 100)
+
+    def codes_since(self, namespace: str, start: float) -> set[int]:
+        with self.lock:
+            return {code for t, code, _ in self.status[namespace] if t >= start}
+
     def latest(self, namespace: str) -> np.ndarray | None:
         with self.lock:
             states = self.states[namespace]
@@ -148,6 +167,7 @@ def servo(urdf_of):
         client = Client(claim.domain_id)
         client.watch('/ur5', UR5)
         client.watch('/six', SIX)
+        client.watch_status('/ur5')
         measured = MeasuredArm(client, '/six')
         deadline = time.monotonic() + 60.0
         while time.monotonic() < deadline and (client.latest('/ur5') is None
@@ -360,6 +380,8 @@ def test_a_twist_into_a_singularity_slows_and_halts_before_the_hard_stop(ur5, ur
     assert max(conditions) <= 30.0 and jog.condition(end) > 17.0, conditions[-3:]
     assert abs(end[2]) > 0.05            # the elbow stopped short of straight
     _no_jump(poses)
+    # Said on servo_node/status as MoveIt says it: decelerating, then halted.
+    assert {1, 2} <= ur5.codes_since('/ur5', start), ur5.codes_since('/ur5', start)
 
 
 def test_a_nan_twist_is_refused_and_nothing_moves(ur5, servo, ur5_model):
@@ -374,6 +396,7 @@ def test_a_nan_twist_is_refused_and_nothing_moves(ur5, servo, ur5_model):
     assert len(poses) > 10 and np.all(poses == held)
     log = servo[1]['/ur5'].output()
     assert 'twist refused: not finite' in log, log[-2000:]
+    assert -1 in ur5.codes_since('/ur5', start)          # INVALID
     # Alive: the next good command moves the arm (towards the base: away from the
     # stretched arm's singularity, wherever the tests before left it).
     inward = -ur5_model.fk(held)[:3, 3] * [1.0, 1.0, 0.0]
