@@ -195,6 +195,8 @@ def ur5_model():
 def ur5(servo):
     """The client, the UR5 at rest at UR5_START (moved back by joint jogs), alive after."""
     client, processes, _ = servo
+    # pymoveit2's MoveIt2Servo pauses the servo when it is destroyed: unpause.
+    assert _pause(client, '/ur5', False).success
     _jog_to(client, UR5_START)
     yield client
     assert processes['/ur5'].alive(), processes['/ur5'].output()[-3000:]
@@ -348,21 +350,30 @@ def test_a_stream_that_stops_decelerates_and_halts_without_a_jump(ur5):
     assert len(settled) == 0 or np.all(settled == end)
 
 
-def test_a_jog_into_a_joint_limit_slows_and_halts_a_margin_before_it(ur5):
-    _jog_to(ur5, [0.0, -1.2, 2.7, -1.57, -1.57, 0.0])     # elbow 0.44 rad from its limit
-    _switch(ur5, '/ur5', 0)
+def test_a_jog_into_a_joint_limit_slows_and_halts_a_margin_before_it(servo):
+    """On the six_axis (the UR5's elbow folds into its own upper arm before its limit: the
+    step check halts it there, HALT_FOR_COLLISION): wrist_pitch towards 2.094 rad."""
+    client, processes, _ = servo
     try:
         from control_msgs.msg import JointJog
     except ImportError:
         pytest.skip('control_msgs has no JointJog yet (pip route before msgs)')
-    publisher = ur5.node.create_publisher(JointJog, '/ur5/servo_node/delta_joint_cmds', 10)
+    _switch(client, '/six', 0)
+    publisher = client.node.create_publisher(JointJog, '/six/servo_node/delta_joint_cmds', 10)
     start = time.monotonic()
-    _stream(lambda: publisher.publish(JointJog(joint_names=['elbow_joint'],
-                                               velocities=[1.0])), 3.0)
-    poses = ur5.since('/ur5', start)
-    assert np.max(poses[:, 2]) <= math.pi - 0.1 + 1e-9
-    assert poses[-1][2] > math.pi - 0.1 - 0.01
-    _no_jump(poses)
+    _stream(lambda: publisher.publish(JointJog(joint_names=['wrist_pitch'],
+                                               velocities=[1.0])), 4.0)
+    end = _at_rest(client, '/six')
+    poses = client.since('/six', start)
+    upper = 2.0943951023931953
+    assert np.max(poses[:, 4]) <= upper - 0.1 + 1e-9
+    assert end[4] > upper - 0.1 - 0.01, end
+    _no_jump(poses, 2.5 * 0.02)
+    # Back out of the margin: allowed.
+    _stream(lambda: publisher.publish(JointJog(joint_names=['wrist_pitch'],
+                                               velocities=[-1.0])), 0.5)
+    assert _at_rest(client, '/six')[4] < end[4] - 0.05
+    assert processes['/six'].alive()
 
 
 def test_a_twist_into_a_singularity_slows_and_halts_before_the_hard_stop(ur5, ur5_model):
