@@ -449,3 +449,31 @@ def test_a_stream_that_resumes_starts_from_the_measured_state(servo):
     # The first commanded pose is the pushed one (then the jog goes on from it).
     assert np.max(np.abs(moving[0] - pushed)) < 0.02, (moving[0], pushed, held)
     assert processes['/six'].alive(), processes['/six'].output()[-3000:]
+
+
+def test_servo_parameters_are_checked_at_run_time(ur5):
+    """moveit_servo.* on the executor node: a bad update is refused with the reason and the
+    old value kept; a good one is taken."""
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import GetParameters, SetParameters
+    node = ur5.node
+    setter = node.create_client(SetParameters, '/ur5/trajectory_executor/set_parameters')
+    getter = node.create_client(GetParameters, '/ur5/trajectory_executor/get_parameters')
+    assert setter.wait_for_service(timeout_sec=10.0) and getter.wait_for_service(timeout_sec=10.0)
+
+    def set_double(name: str, value: float):
+        request = SetParameters.Request(parameters=[Parameter(name=name, value=ParameterValue(
+            type=ParameterType.PARAMETER_DOUBLE, double_value=value))])
+        return setter.call(request, timeout_sec=10.0).results[0]
+
+    refused = set_double('moveit_servo.hard_stop_singularity_threshold', 10.0)
+    assert not refused.successful and 'lower_singularity_threshold' in refused.reason
+    assert not set_double('moveit_servo.incoming_command_timeout', math.nan).successful
+    assert set_double('moveit_servo.scale.linear', 0.2).successful
+    values = getter.call(GetParameters.Request(names=[
+        'moveit_servo.hard_stop_singularity_threshold', 'moveit_servo.scale.linear']),
+        timeout_sec=10.0).values
+    assert [v.double_value for v in values] == [30.0, 0.2]
+    assert set_double('moveit_servo.scale.linear', 0.4).successful
+    node.destroy_client(setter)
+    node.destroy_client(getter)
