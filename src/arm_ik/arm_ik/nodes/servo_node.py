@@ -164,6 +164,10 @@ class ServoInterface:
                                                       qos)
         host.create_timer(STATUS_PERIOD, self._publish_status, callback_group=group)
         PARAMETERS.watch(host, self._apply, lambda v: self._settings_reason(v))
+        # The longest step follows the executor's publish_rate when that changes.
+        host.add_post_set_parameters_callback(
+            lambda changed: self._apply(PARAMETERS.values(host))
+            if any(p.name == 'publish_rate' for p in changed) else None)
         missing = [what for what, kind in (('delta_joint_cmds (control_msgs has no JointJog)',
                                             JointJogMessage),
                                            ('switch_command_type and ServoStatus (no '
