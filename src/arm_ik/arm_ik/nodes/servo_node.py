@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 import sys
-import threading
 import time
 from typing import Any
 
@@ -138,7 +137,6 @@ class ServoInterface:
         self._streaming = host.link is None
         self._owner: Owner | None = None
         self._throttle = RefusalThrottle()
-        self._lock = threading.Lock()
         self._published: tuple[int, str] | None = None
         self._published_at = 0.0
         group = MutuallyExclusiveCallbackGroup()
@@ -194,17 +192,33 @@ class ServoInterface:
         self.jog.set_settings(self._settings_of(values))
 
     # ------------------------------------------------------------------ commands
+    def _current_jog(self) -> JogCore:
+        """The jog of the executor's current model: a robot_description replaced at run time
+        (new link lengths; refused while the arm moves) gets a new JogCore at the next command,
+        with the pause and command type of the old one."""
+        old = self.jog
+        if self.host.model is not old.model and not self._jogging():
+            jog = JogCore(self.host.model, old.settings, any_type=ServoCommandType is None)
+            jog.switch(old.command_type)
+            jog.pause(old.paused)
+            self.jog = jog
+        return self.jog
+
+    def _jogging(self) -> bool:
+        owner = self._owner
+        return owner is not None and not owner.done.is_set()
+
     def _on_twist(self, message: TwistStamped) -> None:
         linear, angular = message.twist.linear, message.twist.angular
         now = time.monotonic()
-        answer = self.jog.twist(Twist((linear.x, linear.y, linear.z),
+        answer = self._current_jog().twist(Twist((linear.x, linear.y, linear.z),
                                       (angular.x, angular.y, angular.z),
                                       message.header.frame_id), now)
         self._after(answer, now)
 
     def _on_joint_jog(self, message: Any) -> None:
         now = time.monotonic()
-        answer = self.jog.joint_jog(JointJog(
+        answer = self._current_jog().joint_jog(JointJog(
             tuple(message.joint_names), tuple(message.velocities),
             tuple(message.displacements), float(message.duration)), now)
         self._after(answer, now)
@@ -233,8 +247,7 @@ class ServoInterface:
                 return self._refused("emergency stop: call the executor's ~/reset first")
             if self.core.goal_active() or mode == Mode.MOVING:
                 return self._refused('a goal or trajectory is moving the arm')
-            owner = self._owner
-            if owner is not None and not owner.done.is_set() and mode == Mode.FOLLOWING:
+            if self._jogging() and mode == Mode.FOLLOWING:
                 runner.touch(now)
                 return Answer(True)
             # A new jog: from the measured state when there is one (the arm may have been
