@@ -178,3 +178,20 @@ def test_a_checker_that_cannot_be_built_refuses_every_step():
     reason = guard.reason(START, START + 0.01)
     assert 'cannot be built' in reason and 'wrist.stl' in reason
     assert guard.reason(START, START) == ''            # staying is always allowed
+
+
+def test_a_live_target_takes_the_arm_from_another_follower(ur5):
+    """The servo jog (another follow law) owns the runner: a live target starts its own
+    follow (the jog ends PREEMPTED), never feeds its old law nobody steps."""
+    from arm_kinematics.motion.errors import MotionCode
+    from arm_kinematics.motion.jog import JogCore
+    from arm_kinematics.motion.runner import Owner
+    planner, _ = ur5
+    core, follow, _ = _follow(planner)
+    target = planner.model.fk(START + 0.1)[:3, 3]
+    assert follow.target(target, '', 0.0).verdict == Verdict.FOLLOWED
+    core.runner.stop(0.1, MotionCode.PREEMPTED, 'a goal came')
+    jog = Owner('servo jog')
+    assert core.runner.follow(JogCore(planner.model), jog, 0.2, 1.0)[0] == MotionCode.SUCCESS
+    assert follow.target(target, '', 0.3).verdict == Verdict.FOLLOWED
+    assert jog.done.is_set() and jog.outcome == MotionCode.PREEMPTED

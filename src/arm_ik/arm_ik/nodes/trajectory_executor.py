@@ -28,6 +28,7 @@ emergency stop); the controller route's in ``arm_kinematics.control.executor_lin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future
 from functools import partial
 import sys
@@ -104,7 +105,11 @@ EXECUTOR_THREADS = 8
 class TrajectoryExecutor(Node):
     """Plans, checks and executes moves of one arm; see the module docstring."""
 
-    def __init__(self) -> None:
+    def __init__(self, attach: Callable[[TrajectoryExecutor], Any] | None = None) -> None:
+        """Args:
+            attach: builds an interface on this executor once it is ready (servo_node's
+                ``ServoInterface``), kept as ``attached``.
+        """
         super().__init__('trajectory_executor')
         self.arm, self.model, self._config = declare_arm_model(self, reloadable=True)
         self.names = tuple(self.model.joint_names)
@@ -196,6 +201,12 @@ class TrajectoryExecutor(Node):
             f'feedback {self.out.feedback_topic or "none"}, safety '
             f'{"on" if self._config.safety_enabled else "off"}, planning in a '
             f'{self._plans.pool.kind}')
+        self.attached = attach(self) if attach is not None else None
+
+    @property
+    def output_lock(self) -> threading.Lock:
+        """Held while the runner's owner changes with the outputs (attached interfaces)."""
+        return self._output_lock
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> dict[str, Any]:

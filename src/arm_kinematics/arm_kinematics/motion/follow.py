@@ -108,9 +108,16 @@ class LiveFollow:
         self._scene = None
         self._steps = StepGuard(core.planner.collision)
         self._law: laws.ExponentialFollow | laws.SpeedCapFollow | None = None
+        self._owner: Owner | None = None      # of the follow this object started last
         self._lock = threading.Lock()
         self._solving = False
         self._pending: tuple[laws.ExponentialFollow, np.ndarray] | None = None
+
+    @property
+    def steps(self) -> StepGuard:
+        """The tick's collision check of follow steps (shared with the servo jog: one
+        follower at a time runs in the tick)."""
+        return self._steps
 
     def reset(self, model: ArmModel) -> None:
         """A new arm model (new link lengths): the next follow builds a new law, and its steps
@@ -142,7 +149,10 @@ class LiveFollow:
             return TargetOutcome(Verdict.DROPPED)
         if self.core.goal_active() or mode == Mode.MOVING:
             return TargetOutcome(Verdict.BUSY, 'target ignored while a goal runs')
-        law = self._law if runner.following() else None
+        # Its own follow only: another follower (the servo jog) may own the runner now.
+        owner = self._owner
+        law = self._law if runner.following() and owner is not None and \
+            not owner.done.is_set() else None
         if law is not None:
             self._take(law, point)
             runner.touch(now)
@@ -153,12 +163,13 @@ class LiveFollow:
         # The follow starts without a goal (the arm stays) and its first target is solved
         # from the pose it starts at: the checked segment begins where the arm is.
         law = self.new_law()
+        owner = Owner('live target')
         code, reason = runner.follow(GuardedFollow(law, self._steps, self._step_refused),
-                                     Owner('live target'), now,
+                                     owner, now,
                                      self.core.settings.watchdog_timeout, start)
         if code != MotionCode.SUCCESS:
             return TargetOutcome(Verdict.DROPPED, reason)
-        self._law = law
+        self._law, self._owner = law, owner
         self._take(law, point)
         return TargetOutcome(Verdict.FOLLOWED)
 
