@@ -207,6 +207,25 @@ class SdkServoBus(ServoBus):
                 self._count_failure(servo_id, result)
         return models
 
+    def read_register(self, servo_id: int, address: int, size: int) -> int | None:
+        """One register of one servo, raw and unsigned (little-endian), retried; None when the
+        servo does not answer (EEPROM checks on connect, not the bus cycle)."""
+        self._ensure_open()
+        for _ in range(self.retries + 1):
+            try:
+                self._discard_input()
+                data, result, _ = self._packets.readTxRx(self._port, servo_id, address, size)
+            except PORT_ERRORS as exc:
+                raise self._port_lost(exc) from None
+            finally:
+                self._release()
+            self.stats.sent += 1
+            if result == self.sdk.COMM_SUCCESS and len(data) >= size:
+                self.stats.received += 1
+                return int.from_bytes(bytes(data[:size]), 'little')
+            self._count_failure(servo_id, result)
+        return None
+
     def read(self) -> dict[int, ServoState | None]:
         self._ensure_open()
         start = time.monotonic()

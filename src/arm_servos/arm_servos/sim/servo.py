@@ -4,6 +4,13 @@ The motor follows its goal with time constant ``tau`` and a speed cap, inside th
 angle-limit registers (a goal past them is clamped, as STS and X-series servos do). Present
 position, speed, load, voltage and temperature are written into the control table whenever
 the host reads, so every read goes through the same registers a real servo exposes.
+
+The homing offset is applied as the real servos apply it (what LeRobot's calibration writes):
+Feetech STS, Homing_Offset at 31, sign and magnitude with bit 11 as the sign, present =
+encoder - offset, wrapped to 0..4095; Dynamixel X, Homing_Offset at 20, two's complement,
+present = encoder + offset, with Drive_Mode (10) bit 0 reversing the direction (modelled as
+present = -encoder + offset). Goals, limits and loads are in the present position's frame.
+Changing the register moves the reading, not the motor: a recalibrated or swapped servo.
 """
 
 from __future__ import annotations
@@ -34,16 +41,20 @@ class Layout:
     limit_size: int
     hardware_error: int | None   # Dynamixel's register 70; Feetech reports in the status only
     sign_magnitude: bool         # Feetech: bit 15 (bit 10 for load) is the sign
+    homing: int = 0              # Homing_Offset register
+    homing_size: int = 2
+    drive_mode: int | None = None   # Dynamixel's Drive_Mode (bit 0: reverse)
 
 
 FEETECH = Layout(model=3, torque=40, goal=42, goal_size=2, position=56, position_size=2,
                  velocity=58, velocity_size=2, velocity_unit=1.0, load=60, voltage=62,
                  voltage_size=1, temperature=63, min_limit=9, max_limit=11, limit_size=2,
-                 hardware_error=None, sign_magnitude=True)
+                 hardware_error=None, sign_magnitude=True, homing=31, homing_size=2)
 DYNAMIXEL = Layout(model=0, torque=64, goal=116, goal_size=4, position=132, position_size=4,
                    velocity=128, velocity_size=4, velocity_unit=0.229 * 4096 / 60.0, load=126,
                    voltage=144, voltage_size=2, temperature=146, min_limit=52, max_limit=48,
-                   limit_size=4, hardware_error=70, sign_magnitude=False)
+                   limit_size=4, hardware_error=70, sign_magnitude=False, homing=20,
+                   homing_size=4, drive_mode=10)
 LAYOUTS = {'feetech': FEETECH, 'dynamixel': DYNAMIXEL}
 MODEL_NUMBERS = {'feetech': 777, 'dynamixel': 1060}   # STS3215, XL430-W250
 
@@ -65,7 +76,7 @@ class SimServo:
 
     servo_id: int
     protocol: str
-    position: float = 2048.0     # ticks
+    position: float = 2048.0     # ticks the host reads at start (kept as the encoder's)
     goal: float | None = None    # ticks; None = the position (no stale goal)
     tau: float = 0.05            # s, first-order time constant
     max_speed: float = 4000.0    # ticks/s (STS3215 at 7.4 V: about 0.9 turn/s)
@@ -73,6 +84,8 @@ class SimServo:
     max_tick: int = 4095
     voltage: float = 7.4
     temperature: float = 31.0
+    homing: int = 0              # Homing_Offset in EEPROM (what LeRobot's calibration wrote)
+    drive_mode: int = 0          # Dynamixel Drive_Mode (1: reverse); Feetech has none
     faults: Faults = field(default_factory=Faults)
 
     def __post_init__(self) -> None:
@@ -82,9 +95,13 @@ class SimServo:
         self._store(self.layout.model, 2, MODEL_NUMBERS[self.protocol])
         self._store(self.layout.min_limit, self.layout.limit_size, self.min_tick)
         self._store(self.layout.max_limit, self.layout.limit_size, self.max_tick)
+        self.set_homing(self.homing)
+        if self.layout.drive_mode is not None:
+            self.registers[self.layout.drive_mode] = self.drive_mode & 0xFF
         # A servo keeps its last goal across power cycles of the host: a stale goal.
         self._store(self.layout.goal, self.layout.goal_size,
                     round(self.position if self.goal is None else self.goal))
+        self.position = self.encoder_of(self.position)
         self._time: float | None = None
 
     # ------------------------------------------------------------------ registers
@@ -99,6 +116,35 @@ class SimServo:
         if self.layout.sign_magnitude:
             return -(raw & 0x7FFF) if raw & 0x8000 and size == 2 else raw
         return raw - (1 << 8 * size) if raw & (1 << (8 * size - 1)) else raw
+
+    def set_homing(self, value: int) -> None:
+        """Write the Homing_Offset register (the motor stays where it is)."""
+        self._store(self.layout.homing, self.layout.homing_size, value, sign_bit=11)
+
+    def homing_offset(self) -> int:
+        raw = int.from_bytes(self.registers[self.layout.homing:][:self.layout.homing_size],
+                             'little')
+        if self.layout.sign_magnitude:
+            return -(raw & 0x7FF) if raw & 0x800 else raw & 0x7FF
+        bits = 8 * self.layout.homing_size
+        return raw - (1 << bits) if raw & (1 << (bits - 1)) else raw
+
+    def _reversed(self) -> bool:
+        return self.layout.drive_mode is not None and \
+            bool(self.registers[self.layout.drive_mode] & 1)
+
+    def present(self, encoder: float | None = None) -> float:
+        """The position the host reads for an encoder position (default: the motor's)."""
+        encoder = self.position if encoder is None else encoder
+        if self.layout.sign_magnitude:
+            return (encoder - self.homing_offset()) % 4096
+        return (-encoder if self._reversed() else encoder) + self.homing_offset()
+
+    def encoder_of(self, present: float) -> float:
+        if self.layout.sign_magnitude:
+            return (present + self.homing_offset()) % 4096
+        encoder = present - self.homing_offset()
+        return -encoder if self._reversed() else encoder
 
     @property
     def torque_on(self) -> bool:
@@ -120,20 +166,22 @@ class SimServo:
             self.velocity = 0.0
             return
         goal = min(max(self.goal_ticks(), self.min_tick), self.max_tick)
-        step = (goal - self.position) * (1.0 - math.exp(-dt / self.tau))
+        present = self.present()
+        step = (goal - present) * (1.0 - math.exp(-dt / self.tau))
         cap = self.max_speed * dt
         step = max(-cap, min(cap, step))
-        self.position += step
+        self.position = self.encoder_of(present + step)
         self.velocity = step / dt
 
     def read(self, address: int, size: int, now: float) -> bytes:
         self.advance(now)
         layout = self.layout
-        self._store(layout.position, layout.position_size, round(self.position))
+        present = self.present()
+        self._store(layout.position, layout.position_size, round(present))
         self._store(layout.velocity, layout.velocity_size,
                     round(self.velocity / layout.velocity_unit))
         if self.torque_on:
-            error = self.goal_ticks() - self.position
+            error = self.goal_ticks() - present
             load = max(-1000, min(1000, round(error * 2)))
         else:
             load = 0
