@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from arm_servos.bus import signed, twos_complement
+from arm_servos.bus import BusError, signed, twos_complement
 from arm_servos.calibration import Calibration
 
 
@@ -81,3 +81,12 @@ def check_eeprom(bus: RegisterReader, calibration: Calibration) -> str:
     return ('calibration does not match the servos, torque refused: ' + '; '.join(problems)
             + ' (the arm was recalibrated or a servo swapped since this file was written: '
             'use the calibration file of this arm as it is now)')
+
+
+def eeprom_refusal(bus: RegisterReader, calibration: Calibration) -> str:
+    """:func:`check_eeprom`, with a bus that cannot be read as a refusal too (the bridge asks
+    this on connect and before each enable)."""
+    try:
+        return check_eeprom(bus, calibration)
+    except BusError as error:
+        return f'cannot check the calibration against the servos, torque refused: {error}'

@@ -62,6 +62,7 @@ from arm_servos.bridge import BridgeCore
 from arm_servos.bus import BusUnavailableError
 from arm_servos.calibration import CalibrationError
 from arm_servos.drivers import DRIVERS
+from arm_servos.eeprom import eeprom_refusal
 from arm_servos.safety import FAULT_POLICIES, SafetyConfig, ServoSafety
 
 PARAMETERS = ParameterTable(
@@ -73,8 +74,13 @@ PARAMETERS = ParameterTable(
     Param('tip_frame', '', 'tip link of the controlled chain (empty: tool0 or the deepest '
           'leaf); calibrated joints off the chain (a gripper) are published and held',
           read_only=True),
-    Param('calibration_file', '', 'calibration YAML written by servo_calibrate (required)',
-          read_only=True),
+    Param('calibration_file', '', 'calibration YAML written by servo_calibrate, or a LeRobot '
+          'calibration JSON as LeRobot wrote it (required)', read_only=True),
+    Param('lerobot_joint_map', '', "LeRobot file: motor=joint,... where its motor names are "
+          "not the URDF's joints (motor=- leaves one out)", read_only=True),
+    Param('lerobot_protocol', '', "LeRobot file: feetech or dynamixel ('': from its folder "
+          'name, e.g. so101_follower, koch_leader)', read_only=True,
+          choices=('', 'feetech', 'dynamixel')),
     Param('port', '', 'serial device, e.g. /dev/ttyACM0 or the simulated bus link (required)',
           read_only=True),
     Param('rate', 100.0, 'Hz, bus cycles (one sync read + one sync write each) and '
@@ -124,7 +130,8 @@ class ServoBridge(Node):
         urdf = urdf or wait_for_description(self)
         try:
             arm = ServoArm.from_urdf(urdf, values['base_frame'], values['tip_frame'])
-            calibration = arm.load(values['calibration_file'], urdf)
+            calibration = arm.load(values['calibration_file'], urdf,
+                                   values['lerobot_joint_map'], values['lerobot_protocol'])
             safety = ServoSafety(calibration.joints,
                                  {n: j.velocity for n, j in arm.joints.items()},
                                  SafetyConfig(velocity_cap=values['velocity_cap'] or float('inf'),
@@ -200,6 +207,10 @@ class ServoBridge(Node):
         if silent:
             self.get_logger().error(f'servos not answering on {port}: {", ".join(silent)}; '
                                     'enabling is refused until they answer')
+            return
+        refusal = eeprom_refusal(self.core.bus, self.core.calibration)   # RELIABILITY 43
+        if refusal:
+            raise StartupError(refusal)
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -360,6 +371,9 @@ class ServoBridge(Node):
         # Answer after the bus cycle that switched torque on: a client that reads the servos
         # on the reply finds them on (or is told why not).
         with self.cycle_written:
+            refusal = eeprom_refusal(self.core.bus, self.core.calibration)
+            if refusal:
+                return self._answer(response, False, refusal)
             outcome = self.core.safety.enable(time.monotonic())
             if not outcome.ok:
                 return self._answer(response, False, outcome.message)

@@ -11,6 +11,7 @@ Faults are injected on command, from the process's standard input (one per line,
     lose ID N | corrupt ID N | remove ID | restore ID | error ID WORD | slow ID SECONDS
     push ID TICKS (move a joint by hand, torque off) | vanish | replug | status
     homing ID OFFSET (write the servo's Homing_Offset, as a recalibration or a swap does)
+    block ID TICKS (an object the servo closes on, e.g. between the gripper's jaws) | unblock ID
 
 ``--lerobot FILE`` sets up the servos of a LeRobot calibration file as LeRobot left them: its
 ids, its homing offsets in EEPROM (and Koch's drive modes), each joint at the middle of its
@@ -46,7 +47,7 @@ from arm_servos.sim.servo import SimServo
 
 HELP = ('commands: lose ID N | corrupt ID N | remove ID | restore ID | '
         'error ID overload|overheating|voltage|clear | slow ID SECONDS | push ID TICKS | '
-        'homing ID OFFSET | vanish | replug | status | writes')
+        'homing ID OFFSET | block ID TICKS | unblock ID | vanish | replug | status | writes')
 # Error words → the bits each protocol uses for them (Feetech status byte, Dynamixel reg 70).
 ERROR_BITS = {'feetech': {'voltage': 1, 'overheating': 4, 'overload': 32, 'clear': 0},
               'dynamixel': {'voltage': 1, 'overheating': 4, 'overload': 32, 'clear': 0}}
@@ -285,6 +286,8 @@ class SimBus:
             return '; '.join(
                 f'id {s.servo_id}: pos {s.present():.0f} goal {s.goal_ticks()} '
                 f'encoder {s.position:.1f} homing {s.homing_offset()} '
+                f'torque limit {s.torque_fraction():.3f} '
+                f'load {s.load_per_mille(s.present()) / 1000 if s.torque_on else 0:.3f} '
                 f'torque {"on" if s.torque_on else "off"}' for s in self.servos.values())
         servo = self._servo(args[0])
         faults = servo.faults
@@ -312,6 +315,10 @@ class SimBus:
             servo.position = servo.encoder_of(float(int(args[1])))
         elif verb == 'homing':
             servo.set_homing(int(args[1]))
+        elif verb == 'block':
+            servo.set_block(float(int(args[1])))
+        elif verb == 'unblock':
+            servo.set_block(None)
         else:
             raise ValueError(f'unknown command {verb!r}')
         return f'servo {servo.servo_id}: {verb} {" ".join(args[1:])}'.rstrip()

@@ -11,6 +11,12 @@ encoder - offset, wrapped to 0..4095; Dynamixel X, Homing_Offset at 20, two's co
 present = encoder + offset, with Drive_Mode (10) bit 0 reversing the direction (modelled as
 present = -encoder + offset). Goals, limits and loads are in the present position's frame.
 Changing the register moves the reading, not the motor: a recalibrated or swapped servo.
+
+The torque is limited as the servos limit it: Feetech Torque_Limit (48, 0..1000 of the
+maximum), Dynamixel Goal_Current (102) over Current_Limit (38) in current-based position
+mode; the load never exceeds it. An object (``block``) stops the motor at a tick; pushing on
+it at 80 % of the maximum torque or more for a second trips the overload protection (the
+error bit set, torque off), as the STS3215's Overload_Torque and Protection_Time do.
 """
 
 from __future__ import annotations
@@ -44,6 +50,8 @@ class Layout:
     homing: int = 0              # Homing_Offset register
     homing_size: int = 2
     drive_mode: int | None = None   # Dynamixel's Drive_Mode (bit 0: reverse)
+    torque_limit: int = 48       # Feetech Torque_Limit / Dynamixel Goal_Current (2 bytes)
+    current_limit: int | None = None   # Dynamixel Current_Limit (2 bytes)
 
 
 FEETECH = Layout(model=3, torque=40, goal=42, goal_size=2, position=56, position_size=2,
@@ -54,9 +62,12 @@ DYNAMIXEL = Layout(model=0, torque=64, goal=116, goal_size=4, position=132, posi
                    velocity=128, velocity_size=4, velocity_unit=0.229 * 4096 / 60.0, load=126,
                    voltage=144, voltage_size=2, temperature=146, min_limit=52, max_limit=48,
                    limit_size=4, hardware_error=70, sign_magnitude=False, homing=20,
-                   homing_size=4, drive_mode=10)
+                   homing_size=4, drive_mode=10, torque_limit=102, current_limit=38)
 LAYOUTS = {'feetech': FEETECH, 'dynamixel': DYNAMIXEL}
 MODEL_NUMBERS = {'feetech': 777, 'dynamixel': 1060}   # STS3215, XL430-W250
+FULL_TORQUE = {'feetech': 1000, 'dynamixel': 1750}   # Torque_Limit 100 %; Current_Limit, mA
+OVERLOAD_LOAD = 800            # per mille: the STS3215's default Overload_Torque (80 %)
+OVERLOAD_TIME = 1.0            # s of pushing at that load before the protection trips
 
 
 @dataclass
@@ -86,6 +97,7 @@ class SimServo:
     temperature: float = 31.0
     homing: int = 0              # Homing_Offset in EEPROM (what LeRobot's calibration wrote)
     drive_mode: int = 0          # Dynamixel Drive_Mode (1: reverse); Feetech has none
+    block: float | None = None   # present ticks an object stops the motor at (None: free)
     faults: Faults = field(default_factory=Faults)
 
     def __post_init__(self) -> None:
@@ -96,6 +108,13 @@ class SimServo:
         self._store(self.layout.min_limit, self.layout.limit_size, self.min_tick)
         self._store(self.layout.max_limit, self.layout.limit_size, self.max_tick)
         self.set_homing(self.homing)
+        full = FULL_TORQUE[self.protocol]
+        self._store(self.layout.torque_limit, 2, full)
+        if self.layout.current_limit is not None:
+            self._store(self.layout.current_limit, 2, full)
+        self._pushing = 0.0      # s spent pushing on the block at overload torque
+        self._block_side = 1.0
+        self._in_contact = False
         if self.layout.drive_mode is not None:
             self.registers[self.layout.drive_mode] = self.drive_mode & 0xFF
         # A servo keeps its last goal across power cycles of the host: a stale goal.
@@ -146,6 +165,29 @@ class SimServo:
         encoder = present - self.homing_offset()
         return -encoder if self._reversed() else encoder
 
+    def set_block(self, ticks: float | None) -> None:
+        """An object at ``ticks`` (present position) on the far side of the motor's travel from
+        where it is now; None removes it."""
+        self.block = ticks
+        self._block_side = 1.0 if ticks is None or self.present() >= ticks else -1.0
+
+    def torque_fraction(self) -> float:
+        """The torque limit now in force, as a fraction of the servo's maximum."""
+        limit = int.from_bytes(self.registers[self.layout.torque_limit:][:2], 'little')
+        if self.layout.current_limit is None:
+            return min(limit, 1000) / 1000.0
+        full = int.from_bytes(self.registers[self.layout.current_limit:][:2], 'little')
+        return min(limit, full) / full if full else 0.0
+
+    def load_per_mille(self, present: float) -> int:
+        """Per mille of the maximum torque: proportional to the position error, capped by the
+        torque limit; against an object, the controller's integral winds up to the limit."""
+        cap = round(1000 * self.torque_fraction())
+        error = self.goal_ticks() - present
+        if self._in_contact and abs(error) > 2:
+            return cap if error > 0 else -cap
+        return max(-cap, min(cap, round(error * 2)))
+
     @property
     def torque_on(self) -> bool:
         return bool(self.registers[self.layout.torque])
@@ -170,6 +212,19 @@ class SimServo:
         step = (goal - present) * (1.0 - math.exp(-dt / self.tau))
         cap = self.max_speed * dt
         step = max(-cap, min(cap, step))
+        self._in_contact = self.block is not None and \
+            (present + step - self.block) * self._block_side < 0
+        if self._in_contact:
+            step = self.block - present         # the jaws close on the object and stop
+            if abs(self.load_per_mille(self.block)) >= OVERLOAD_LOAD:
+                self._pushing += dt
+                if self._pushing >= OVERLOAD_TIME:
+                    self.faults.error_bits |= 32          # overload: protection trips
+                    self.registers[self.layout.torque] = 0
+            else:
+                self._pushing = 0.0
+        else:
+            self._pushing = 0.0
         self.position = self.encoder_of(present + step)
         self.velocity = step / dt
 
@@ -180,11 +235,7 @@ class SimServo:
         self._store(layout.position, layout.position_size, round(present))
         self._store(layout.velocity, layout.velocity_size,
                     round(self.velocity / layout.velocity_unit))
-        if self.torque_on:
-            error = self.goal_ticks() - present
-            load = max(-1000, min(1000, round(error * 2)))
-        else:
-            load = 0
+        load = self.load_per_mille(present) if self.torque_on else 0
         self._store(layout.load, 2, load, sign_bit=10)
         self._store(layout.voltage, layout.voltage_size, round(self.voltage * 10))
         self._store(layout.temperature, 1, round(self.temperature))
