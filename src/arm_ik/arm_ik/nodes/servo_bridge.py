@@ -8,10 +8,14 @@ Publishes: joint_states (sensor_msgs/JointState, measured, every bus cycle in wh
 answered), /diagnostics (diagnostic_msgs/DiagnosticArray: per servo voltage, temperature, load,
 error bits in words; the bus's counters).
 Serves: ~/follow_joint_trajectory (control_msgs/action/FollowJointTrajectory, the rules of
-joint_trajectory_controller), ~/enable, ~/disable, ~/estop, ~/reset_estop (std_srvs/Trigger).
+joint_trajectory_controller), ~/enable, ~/disable, ~/estop, ~/reset_estop (std_srvs/Trigger),
+~/gripper_cmd (control_msgs/action/GripperCommand, nodes/gripper_action.py).
 Subscribes: ~/commands (std_msgs/Float64MultiArray, one position per controller joint, as
 forward_position_controller), emergency_stop (std_msgs/Bool, reliable + transient local: true
 switches torque off and latches until ~/reset_estop).
+
+A LeRobot calibration file works as it is; the servos' EEPROM (homing offsets) is compared
+with the calibration on connect and before each enable, a mismatch refused before any torque.
 
 Torque is never switched on at start-up: call ~/enable, which first writes the measured
 position as the goal. A servo fault aborts the active goal with PATH_TOLERANCE_VIOLATED (the arm
@@ -51,6 +55,7 @@ from arm_ik.nodes.control_messages import (
     PREEMPTED_MESSAGE,
 )
 from arm_ik.nodes.conversions import seconds_of
+from arm_ik.nodes.gripper_action import GripperAction
 from arm_ik.nodes.parameters import Param, ParameterTable
 from arm_ik.servo_description import ServoArm
 from arm_kinematics.control.codes import ResultCode
@@ -186,6 +191,8 @@ class ServoBridge(Node):
         self.create_subscription(Bool, 'emergency_stop', self._on_emergency_stop, LATCHED_QOS)
         self.create_timer(1.0 / values['action_monitor_rate'], self._monitor_goal)
         self.create_timer(1.0 / values['diagnostics_rate'], self._publish_diagnostics)
+        self.gripper = GripperAction(self, self.core, self.lock,
+                                     {n: j.effort for n, j in arm.joints.items()})
         self._open(values['port'])
         self.running = True
         self.thread = threading.Thread(target=self._bus_loop, name='servo-bus', daemon=True)
