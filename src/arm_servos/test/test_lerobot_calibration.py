@@ -185,3 +185,19 @@ def test_a_broken_lerobot_file_is_refused_naming_the_motor_and_field(so101_urdf,
     with pytest.raises(CalibrationError, match=words) as refusal:
         load_calibration(path, so101_urdf, SO101_CHAIN)
     assert str(refusal.value).startswith(f'{path} (LeRobot calibration): ')
+
+
+def test_an_so100_file_on_the_so100_urdf(so101_urdf):
+    """example-robot-data's SO-100 URDF puts some zeros at an end of the travel (shoulder_lift
+    0..3.5 rad), not where LeRobot's DEGREES mode does: the file still loads, and what lies
+    outside the URDF's limits is cut off (docs/lerobot.md says so)."""
+    import sysconfig
+    path = Path(sysconfig.get_paths()['purelib']) / 'cmeel.prefix' / 'share' / \
+        'example-robot-data' / 'robots' / 'so_arm_description' / 'urdf' / 'so100.urdf'
+    urdf = path.read_text(encoding='utf-8')
+    _, source = owners_file('robots/so100_follower/my_so100.json')
+    calibration = load_calibration(source, urdf, SO101_CHAIN)
+    limits = urdf_joints(urdf)
+    lift = calibration.joint('shoulder_lift')
+    assert lift.lower == limits['shoulder_lift'].lower == 0.0
+    assert lift.upper == pytest.approx(math.radians((3192 - 909) / 2 * 360 / 4095))
