@@ -88,13 +88,16 @@ def parse_joint_map(text: str) -> dict[str, str]:
 def detect_protocol(path: str | Path, data: Mapping) -> str:
     """feetech or dynamixel from LeRobot's folder name (``.../so101_follower/x.json``), else
     from the offsets (a Feetech register holds at most ±2047), else feetech."""
-    for part in reversed(Path(path).parts[:-1]):
+    folders = Path(path).parts[:-1]
+    for part in reversed(folders):
         if part in ROBOT_TYPES:
             return ROBOT_TYPES[part]
-        if part.startswith('koch'):
-            return 'dynamixel'
-        if part.startswith('so'):
-            return 'feetech'
+    # A type LeRobot may add (so102_follower, koch_v2_leader): the file's own folder only.
+    parent = folders[-1] if folders else ''
+    if parent.startswith('koch'):
+        return 'dynamixel'
+    if parent.startswith('so') and parent.endswith(('_follower', '_leader')):
+        return 'feetech'
     offsets = [v.get('homing_offset') for v in data.values() if isinstance(v, Mapping)]
     if any(isinstance(o, int) and abs(o) > FEETECH_HOMING_LIMIT for o in offsets):
         return 'dynamixel'
