@@ -29,12 +29,6 @@ from arm_testing.real_arms import robot_urdf_files, robots_dir
 REFUSED = {
     'alex_description/urdf/alex_psyonic_hands.urdf':
         'joint "Left_index_q2" mimics unknown joint "index_q1"',
-    'double_pendulum_description/urdf/double_pendulum.urdf':
-        'no movable joint below the root link "base_link" (joint1, joint2: lower == upper, '
-        'locked)',
-    'double_pendulum_description/urdf/double_pendulum_simple.urdf':
-        'no movable joint below the root link "base_link" (joint1, joint2: lower == upper, '
-        'locked)',
     'hector_description/robots/quadrotor_base.urdf':
         'no movable joint below the root link "base_link"',
     'iris_description/robots/iris_simple.urdf':

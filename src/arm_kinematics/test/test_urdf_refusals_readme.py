@@ -76,7 +76,11 @@ CASES = {
     'a negative velocity or effort limit': [
         (_with('velocity="1"', 'velocity="-1"'), '', ''),
         (_with('velocity="1"', 'velocity="1" effort="-2"'), '', '')],
-    'lower above upper': [(_with('lower="-1" upper="1"', 'lower="2" upper="-2"'), '', '')],
+    # A revolute joint's lower > upper reads as "no limit" (pybullet's convention); a
+    # prismatic one is refused.
+    'lower above upper on a prismatic joint (on a revolute one: no limit, as pybullet reads '
+    'it)': [(_with('type="revolute"', 'type="prismatic"')
+                           .replace('lower="-1" upper="1"', 'lower="2" upper="-2"', 1), '', '')],
     'a mimic without a leader, of an unknown or fixed joint, in a cycle, or that cannot stay '
     'inside its limits': [
         (_with(f'{LIMIT}</joint><joint name="k"', f'{LIMIT}<mimic/></joint><joint name="k"'),
