@@ -56,7 +56,7 @@ BLOCKS = [block for path in DOCUMENTS
           for block in read_blocks(path, path.relative_to(REPO).as_posix())]
 # Chapters the README links that other branches bring (issues 37 and 38); a name leaves this
 # list when its file exists.
-PENDING_CHAPTERS = {'docs/moveit.md', 'docs/teleoperation.md', 'docs/servo_jog.md'}
+PENDING_CHAPTERS = {'docs/moveit.md', 'docs/servo_jog.md'}
 # What the scratch root holds: the built workspace and the files the documents' commands read.
 ROOT_ENTRIES = ('.venv', 'install', 'build', 'src', 'requirements', 'tools', 'benchmarks',
                 'Makefile', 'ruff.toml', 'README.md', 'docs')
