@@ -12,12 +12,16 @@ Publishes too: ~/goal_rejections (rcl_interfaces/Log, reliable + transient local
 each rejected goal's reason, as the bridge logs it; servo_client prints it (the action
 protocol carries no reason for a rejection).
 Serves: ~/follow_joint_trajectory (control_msgs/action/FollowJointTrajectory, the rules of
-joint_trajectory_controller), ~/enable, ~/disable, ~/estop, ~/reset_estop (std_srvs/Trigger).
+joint_trajectory_controller), ~/enable, ~/disable, ~/estop, ~/reset_estop (std_srvs/Trigger),
+~/gripper_cmd (control_msgs/action/GripperCommand, nodes/gripper_action.py).
 Subscribes: ~/commands (std_msgs/Float64MultiArray, one position per controller joint, as
 forward_position_controller), emergency_stop (std_msgs/Bool, reliable + transient local: true
 switches torque off and latches until ~/reset_estop).
 
 With role leader (teleoperation) the bus is only read: torque is never written.
+
+A LeRobot calibration file works as it is; the servos' EEPROM (homing offsets) is compared
+with the calibration on connect and before each enable, a mismatch refused before any torque.
 Torque is never switched on at start-up: call ~/enable, which first writes the measured
 position as the goal. A servo fault aborts the active goal with PATH_TOLERANCE_VIOLATED (the arm
 stops, so it leaves its path) and the servo and error in words.
@@ -52,6 +56,7 @@ from arm_ik.nodes.control_messages import (
     GoalResults,
 )
 from arm_ik.nodes.conversions import seconds_of
+from arm_ik.nodes.gripper_action import GripperAction
 from arm_ik.nodes.servo_messages import diagnostics_message, joint_state_message
 from arm_ik.nodes.servo_parameters import PARAMETERS
 from arm_ik.servo_description import ServoArm
@@ -62,6 +67,7 @@ from arm_servos.bridge import BridgeCore, JointReading
 from arm_servos.bus import BusUnavailableError
 from arm_servos.calibration import CalibrationError
 from arm_servos.drivers import DRIVERS
+from arm_servos.eeprom import eeprom_refusal
 from arm_servos.runner import BridgeRunner, Finished
 from arm_servos.safety import SafetyConfig, ServoSafety
 
@@ -86,7 +92,8 @@ class ServoBridge(Node):
         urdf = urdf or wait_for_description(self)
         try:
             arm = ServoArm.from_urdf(urdf, values['base_frame'], values['tip_frame'])
-            calibration = arm.load(values['calibration_file'], urdf)
+            calibration = arm.load(values['calibration_file'], urdf,
+                                   values['lerobot_joint_map'], values['lerobot_protocol'])
             safety = ServoSafety(calibration.joints,
                                  {n: j.velocity for n, j in arm.joints.items()},
                                  SafetyConfig(velocity_cap=values['velocity_cap'] or float('inf'),
@@ -137,6 +144,8 @@ class ServoBridge(Node):
         self.create_subscription(Bool, 'emergency_stop', self._on_emergency_stop, LATCHED_QOS)
         self.create_timer(1.0 / values['action_monitor_rate'], self._monitor_goal)
         self.create_timer(1.0 / values['diagnostics_rate'], self._publish_diagnostics)
+        self.gripper = None if self.runner.leader else GripperAction(
+            self, self.core, self.runner.lock, {n: j.effort for n, j in arm.joints.items()})
         self._open(values['port'])
         self.runner.on_reading = self._publish_state
         self.runner.on_fault = self.get_logger().error
@@ -159,6 +168,10 @@ class ServoBridge(Node):
         if silent:
             self.get_logger().error(f'servos not answering on {port}: {", ".join(silent)}; '
                                     'enabling is refused until they answer')
+            return
+        refusal = eeprom_refusal(self.core.bus, self.core.calibration)   # RELIABILITY 43
+        if refusal:
+            raise StartupError(refusal)
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
