@@ -27,9 +27,11 @@ SCRIPTS = ('bench_ik.py', 'bench_urdf_arms.py', 'bench_families.py', 'bench_safe
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--quick', action='store_true', help='smaller samples, for smoke runs')
+    parser.add_argument('--only', action='append', choices=SCRIPTS, metavar='SCRIPT',
+                        help=f'run only this benchmark (repeatable): one of {", ".join(SCRIPTS)}')
     args = parser.parse_args(argv)
     failures = []
-    for script in SCRIPTS:
+    for script in args.only or SCRIPTS:
         path = HERE / script
         if not path.exists():
             continue
