@@ -22,6 +22,7 @@ setup(
             'arm_info = arm_ik.nodes.arm_info:main',
             'ik_server = arm_ik.nodes.ik_server:main',
             'trajectory_executor = arm_ik.nodes.trajectory_executor:main',
+            'move_group = arm_ik.nodes.move_group:main',
             'ik_client = arm_ik.client:main',
             'ik_path = arm_ik.path_client:main',
             'arm_config = arm_ik.arm_config:main',
