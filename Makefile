@@ -21,6 +21,8 @@ ARM_CONFIG ?=
 CONTROLLER ?=
 # SERVOS=sim: the SO-101 on the simulated servo bus through servo_bridge.
 SERVOS ?=
+# make move_group: the SRDF of your arm (groups, named states, disabled collisions).
+SRDF ?=
 # Any other option of the demo runner, e.g. DEMO_ARGS=--no-lab.
 DEMO_ARGS ?=
 PYTEST_ARGS ?=
@@ -61,7 +63,7 @@ LOG_BASE := log$(SUFFIX)
 RUN_ENV := export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST RMW_IMPLEMENTATION=rmw_fastrtps_cpp \
            && set +u && source $(INSTALL_BASE)/setup.bash && set -u
 
-.PHONY: help setup build lint test test-core demo bench clean
+.PHONY: help setup build lint test test-core demo move_group bench clean
 
 help:
 	@echo 'make test   build the workspace, lint, run every test (ROS_WHEELS=jazzy|kilted)'
@@ -71,6 +73,9 @@ help:
 	@echo '            own arm; CONTROLLER=stand_in drives a controller stand-in through'
 	@echo '            follow_joint_trajectory; SERVOS=sim the SO-101 on the simulated'
 	@echo '            servo bus; DEMO_ARGS=--no-lab for other runner options)'
+	@echo 'make move_group  MoveIt'"'"'s move_group interface for one arm until Ctrl-C (ARM=six_axis,'
+	@echo '            or URDF=robot.urdf [SRDF=robot.srdf] [BASE=.. TIP=..]; CONTROLLER=stand_in;'
+	@echo '            docs/moveit.md)'
 	@echo 'make bench  run the benchmarks, write bench_results.json'
 	@echo 'make clean  remove build, install, log folders (venvs stay)'
 
@@ -121,6 +126,15 @@ demo: build
 	  $(if $(ARM_CONFIG),--arm-config $(abspath $(ARM_CONFIG)),) \
 	  $(if $(CONTROLLER),--controller $(CONTROLLER),) \
 	  $(if $(SERVOS),--servos $(SERVOS),) $(DEMO_ARGS)
+
+move_group: build
+	@if [ -n "$(SERVOS)" ]; then echo 'make move_group: SERVOS= is not served yet (docs/moveit.md)'; exit 2; fi
+	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m arm_bringup.move_group \
+	  $(if $(ARM),--arm $(ARM),) $(if $(URDF),--urdf $(abspath $(URDF)),) \
+	  $(if $(SRDF),--srdf $(abspath $(SRDF)),) \
+	  $(if $(BASE),--base $(BASE),) $(if $(TIP),--tip $(TIP),) \
+	  $(if $(ARM_CONFIG),--arm-config $(abspath $(ARM_CONFIG)),) \
+	  $(if $(CONTROLLER),--controller $(CONTROLLER),)
 
 BENCH_STAMP := $(if $(VENV),$(VENV)/.bench-installed,)
 

@@ -1,0 +1,139 @@
+"""The runner behind ``make move_group``: MoveIt's move_group interface for one arm, served
+until Ctrl-C.
+
+    python -m arm_bringup.move_group --arm six_axis
+    python -m arm_bringup.move_group --urdf ur5.urdf --base base_link --tip tool0
+    python -m arm_bringup.move_group --urdf panda.urdf --srdf panda.srdf --base panda_link0 \\
+        --tip panda_hand_tcp --controller stand_in
+
+Starts two processes in the namespace ``--namespace`` (default the root, as MoveIt's
+move_group, so a pymoveit2 or MoveGroupInterface client started without a namespace finds
+it): ``move_group`` (the interface) and ``trajectory_executor`` (it executes: simulated
+joint_states by default; ``--controller stand_in`` drives controller_stand_in, a stand-in for
+joint_trajectory_controller, through FollowJointTrajectory and takes its joint states as the
+measured state). Node logs go to a temporary folder (printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+import signal
+import sys
+import tempfile
+import time
+
+from arm_bringup.demo import MEASURED, shield, start_stand_in
+from arm_bringup.pipeline import (
+    ArmSource,
+    expand_description,
+    expand_file,
+    NODE_PACKAGE,
+    PipelineError,
+)
+from arm_bringup.process_group import ProcessGroup
+from arm_kinematics.arm import ArmConfig, ArmConfigError, load_arm
+from arm_kinematics.description.bundled import ARMS
+from arm_kinematics.model.arm_model import DescriptionError
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--arm', default='', help=f'a bundled arm ({", ".join(ARMS)}), or '
+                        "with --urdf your arm's label")
+    parser.add_argument('--urdf', default='', help='your arm: a URDF or xacro file')
+    parser.add_argument('--srdf', default='', help='its SRDF (groups, named states, disabled '
+                        'collisions); without one the chain is one group, "arm"')
+    parser.add_argument('--arm-config', default='', help='arm configuration YAML')
+    parser.add_argument('--base', default='', help="root link of the arm's chain")
+    parser.add_argument('--tip', default='', help="tool link of the arm's chain")
+    parser.add_argument('--namespace', default='', help='namespace of every node (default '
+                        'the root, as MoveIt)')
+    parser.add_argument('--controller', default='none', choices=('none', 'stand_in'),
+                        help='stand_in: execute through controller_stand_in '
+                        '(FollowJointTrajectory); default: simulated joint_states')
+    return parser.parse_args(argv)
+
+
+def choose(args: argparse.Namespace) -> tuple[ArmSource, str]:
+    """(the arm, its robot_description)."""
+    if not args.urdf:
+        if args.arm_config or args.base or args.tip or args.srdf:
+            raise PipelineError('--arm-config, --base, --tip and --srdf go with --urdf')
+        if args.arm not in ARMS:
+            raise PipelineError(f'--arm "{args.arm}" is not a bundled arm ({", ".join(ARMS)});'
+                                ' for your own arm pass --urdf')
+        return ArmSource(args.arm), expand_description(args.arm)
+    description = expand_file(args.urdf)
+    try:
+        config = ArmConfig.from_file(args.arm_config) if args.arm_config else ArmConfig()
+        arm = load_arm(description, config, args.base, args.tip, args.arm)
+    except (ArmConfigError, DescriptionError) as error:
+        raise PipelineError(str(error)) from None
+    return ArmSource(arm.label, str(Path(args.urdf).resolve()),
+                     str(Path(args.arm_config).resolve()) if args.arm_config else '',
+                     arm.model.base_link, arm.model.tip_link), description
+
+
+def start(group: ProcessGroup, arm: ArmSource, description: str, srdf: str,
+          namespace: str = '', controller: str = 'none') -> None:
+    """Start move_group and its trajectory_executor (and the controller stand-in)."""
+    chain = {'robot_description': description, **arm.chain_parameters()}
+    executor = dict(chain)
+    if controller == 'stand_in':
+        start_stand_in(group, arm, description, namespace or '/')
+        executor.update(output='follow_joint_trajectory', feedback_topic=MEASURED,
+                        feedback_stale_periods=25.0)
+    group.start_node(NODE_PACKAGE, 'trajectory_executor', name='trajectory_executor',
+                     namespace=namespace, params=executor)
+    group.start_node(NODE_PACKAGE, 'move_group', name='move_group', namespace=namespace,
+                     params={**chain, 'robot_description_semantic': srdf})
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
+    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    try:
+        arm, description = choose(args)
+        srdf = Path(args.srdf).read_text(encoding='utf-8') if args.srdf else ''
+    except (PipelineError, OSError) as error:
+        print(f'move_group: {error}', file=sys.stderr, flush=True)
+        return 2
+    log_dir = tempfile.mkdtemp(prefix='move_group_')
+    namespace = args.namespace
+    try:
+        with ProcessGroup(log_dir=log_dir) as group:
+            start(group, arm, description, srdf, namespace, args.controller)
+            print(f'move_group: {arm.label} served in namespace "{namespace or "/"}" '
+                  f'(ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID", "0")}), executing '
+                  f'{"through controller_stand_in" if args.controller == "stand_in" else "on simulated joint_states"}; '
+                  f'Ctrl-C stops; node logs in {log_dir}', flush=True)
+            while True:
+                dead = [p.name for p in group.processes if not p.alive()]
+                if dead:
+                    print(f'move_group: process(es) ended: {", ".join(dead)} (logs in '
+                          f'{log_dir})', file=sys.stderr, flush=True)
+                    for process in group.processes:
+                        if process.name in dead:
+                            print(process.output()[-2000:], file=sys.stderr, flush=True)
+                    shield()
+                    return 1
+                time.sleep(0.5)
+    except KeyboardInterrupt:
+        shield()
+        print('move_group: stopped', flush=True)
+    except PipelineError as error:
+        print(f'move_group: {error}', file=sys.stderr, flush=True)
+        return 2
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
