@@ -80,6 +80,10 @@ def start(group: ProcessGroup, arm: ArmSource, description: str, srdf: str,
           namespace: str = '', controller: str = 'none') -> None:
     """Start move_group and its trajectory_executor (and the controller stand-in)."""
     chain = {'robot_description': description, **arm.chain_parameters()}
+    if arm.urdf_file:
+        # package:// meshes beside the URDF (a description package's share folder above it).
+        folder = Path(arm.urdf_file).resolve().parent
+        chain['mesh_search_paths'] = os.pathsep.join(str(p) for p in (folder, *folder.parents))
     executor = dict(chain)
     if controller == 'stand_in':
         start_stand_in(group, arm, description, namespace or '/')
@@ -88,7 +92,7 @@ def start(group: ProcessGroup, arm: ArmSource, description: str, srdf: str,
     group.start_node(NODE_PACKAGE, 'trajectory_executor', name='trajectory_executor',
                      namespace=namespace, params=executor)
     group.start_node(NODE_PACKAGE, 'move_group', name='move_group', namespace=namespace,
-                     params={**chain, 'robot_description_semantic': srdf})
+                     params={**chain, **({'robot_description_semantic': srdf} if srdf else {})})
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -111,10 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with ProcessGroup(log_dir=log_dir) as group:
             start(group, arm, description, srdf, namespace, args.controller)
+            route = 'through controller_stand_in' if args.controller == 'stand_in' else \
+                'on simulated joint_states'
             print(f'move_group: {arm.label} served in namespace "{namespace or "/"}" '
                   f'(ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID", "0")}), executing '
-                  f'{"through controller_stand_in" if args.controller == "stand_in" else "on simulated joint_states"}; '
-                  f'Ctrl-C stops; node logs in {log_dir}', flush=True)
+                  f'{route}; Ctrl-C stops; node logs in {log_dir}', flush=True)
             while True:
                 dead = [p.name for p in group.processes if not p.alive()]
                 if dead:

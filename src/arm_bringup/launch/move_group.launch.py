@@ -110,7 +110,8 @@ def launch_setup(context: LaunchContext) -> list:
              remappings=remappings, output='screen', emulate_tty=True),
         Node(package='arm_ik', executable='move_group', name='move_group',
              namespace=namespace,
-             parameters=[description, chain, {'robot_description_semantic': srdf}],
+             parameters=[description, chain,
+                         {'robot_description_semantic': srdf} if srdf else {}],
              remappings=measured, output='screen', emulate_tty=True),
     ]
 

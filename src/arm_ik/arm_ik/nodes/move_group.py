@@ -68,21 +68,25 @@ from arm_kinematics.moveit.cartesian import CartesianCapability, CartesianQuery
 from arm_kinematics.moveit.codes import Answer
 from arm_kinematics.moveit.kinematics import IKQuery, KinematicsCapability
 from arm_kinematics.moveit.plan import PlanCapability, PlanQuery
-from arm_kinematics.moveit.robot import MoveItRobot, with_allowed_pairs
+from arm_kinematics.moveit.robot import chain_srdf, MoveItRobot, with_allowed_pairs
 from arm_kinematics.moveit.scene_diff import ADD, PlanningSceneState, REMOVE
 from arm_kinematics.moveit.srdf import read_srdf, SRDFError
 
 EXECUTOR_THREADS = 8
 PARAMETERS = ParameterTable(
-    Param('robot_description_semantic', '',
-          'SRDF of the robot (groups, group states, end effectors, disabled collisions); '
-          'empty: the chain is one group', read_only=True),
     Param('group_name', '', "the group's name without an SRDF; empty: the configuration's "
           'moveit.group, else "arm"', read_only=True),
     Param('executor', 'trajectory_executor',
           'the trajectory_executor node that executes (relative to this namespace)',
           read_only=True),
 )
+# Declared after the arm is known: without an SRDF its default is the chain's own (one group,
+# the home as a named state), so clients that read the SRDF (pymoveit2's RobotDescription)
+# find the group.
+SEMANTIC = ParameterTable(
+    Param('robot_description_semantic', '',
+          'SRDF of the robot (groups, group states, end effectors, disabled collisions); '
+          'not given: one group of the chain with the named state "home"', read_only=True))
 
 
 class MoveGroupNode(Node):
@@ -93,11 +97,13 @@ class MoveGroupNode(Node):
         self.label, model, config = declare_arm_model(self)
         values = declare_parameters(self, PARAMETERS, {})
         mesh_paths = declare_mesh_search_paths(self)
-        srdf_text = values['robot_description_semantic']
         try:
-            srdf = read_srdf(srdf_text) if srdf_text.strip() else None
             arm = arm_of(model, config, self.label)
             group = values['group_name'] or str((config.get('moveit') or {}).get('group', ''))
+            own = chain_srdf(arm, group)
+            srdf_text = declare_parameters(self, SEMANTIC, {
+                'robot_description_semantic': own})['robot_description_semantic']
+            srdf = read_srdf(srdf_text if srdf_text.strip() else own)
             robot = MoveItRobot(arm, srdf, group)
             arm = with_allowed_pairs(arm, robot.allowed_pairs(), mesh_paths)
             robot.arm = arm
@@ -156,7 +162,8 @@ class MoveGroupNode(Node):
         self.get_logger().info(
             f'{self.label}: move_group for groups {", ".join(robot.served_groups)} '
             f'({len(robot.groups)} in all'
-            + (', SRDF' if srdf is not None else ', no SRDF') + f'), executing through '
+            + (', SRDF' if srdf_text.strip() != own else ', no SRDF: the chain') + '), '
+            'executing through '
             f'{self.execution.executor}')
 
     # ------------------------------------------------------------------ state and scene

@@ -250,3 +250,20 @@ def with_allowed_pairs(arm: Arm, pairs: Sequence[tuple[str, str, str]],
     data['collision'] = collision
     return build_arm(arm.model, replace(arm.config, data=data), arm.label)
 
+
+
+def chain_srdf(arm: Arm, group: str = '') -> str:
+    """The SRDF a robot without one is served with (and that MoveIt clients read from
+    ``robot_description_semantic``): the chain as one group, the arm's home as the named
+    state ``home``, the tip as the end effector's parent link."""
+    from xml.sax.saxutils import quoteattr
+    model = arm.model
+    name = group or DEFAULT_GROUP
+    joints = ''.join(f'\n    <joint name={quoteattr(j)} value="{float(v)!r}"/>'
+                     for j, v in zip(model.joint_names, arm.home))
+    return (f'<?xml version="1.0"?>\n<robot name={quoteattr(model.name)}>\n'
+            f'  <group name={quoteattr(name)}>\n'
+            f'    <chain base_link={quoteattr(model.base_link)} '
+            f'tip_link={quoteattr(model.tip_link)}/>\n  </group>\n'
+            f'  <group_state name="home" group={quoteattr(name)}>{joints}\n  </group_state>\n'
+            '</robot>\n')
