@@ -339,3 +339,19 @@ def test_scene_refusals_keep_the_scene(six, spec, code):
     answer = state.apply(spec, six['home'])
     assert answer.code == code, answer.message
     assert state.scene.ids == ()
+
+
+def test_the_chain_srdf_reads_back_as_one_group_with_home(six):
+    from arm_kinematics.moveit.robot import chain_srdf
+    srdf = read_srdf(chain_srdf(six['arm'], 'six'))
+    robot = MoveItRobot(six['arm'], srdf)
+    assert robot.served_groups == ['six']
+    home = robot.named_state('six', 'home').value
+    assert [home[j] for j in JOINTS] == pytest.approx(list(six['home']))
+
+
+def test_srdf_pairs_join_the_checker_allowed_pairs(six):
+    from arm_kinematics.moveit.robot import with_allowed_pairs
+    arm = with_allowed_pairs(six['arm'], six['robot'].allowed_pairs())
+    pairs = {frozenset(entry[:2]) for entry in arm.collision_checker().allowed}
+    assert frozenset(('base_link', 'upper_arm_link')) in pairs

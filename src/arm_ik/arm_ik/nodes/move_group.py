@@ -457,6 +457,9 @@ class MoveGroupNode(Node):
             if refused:
                 answer = codes.fail(codes.INVALID_GOAL_CONSTRAINTS, refused)
             else:
+                if not options.plan_only:
+                    # Plan from where the arm holds, not from a pose it is leaving.
+                    self.execution.preempt('a newer move_action goal')
                 answer = self._plan(goal.request)
             if answer.success:
                 planned = answer.value

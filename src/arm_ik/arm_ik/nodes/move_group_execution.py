@@ -66,7 +66,7 @@ class ExecutionLink:
                                  LATCHED_QOS, callback_group=group)
         self._lock = threading.Lock()
         self._token = 0
-        self._running = threading.Event()
+        self._done: threading.Event | None = None     # set when the current run has ended
 
     def _on_status(self, message: ExecutorStatus) -> None:
         self._status = message
@@ -74,7 +74,8 @@ class ExecutionLink:
 
     @property
     def busy(self) -> bool:
-        return self._running.is_set()
+        done = self._done
+        return done is not None and not done.is_set()
 
     def _call(self, client, request, what: str):
         if not client.wait_for_service(timeout_sec=2.0):
@@ -95,26 +96,29 @@ class ExecutionLink:
         self._call(self._stop, Trigger.Request(), 'stop')
         self.node.get_logger().info(f'execution stopped: {why}')
 
+    def preempt(self, why: str) -> None:
+        """Stop the running execution (its goal ends PREEMPTED) and wait until it has."""
+        done = self._done
+        if done is None or done.is_set():
+            return
+        self.stop(why)
+        done.wait(3.0)
+        time.sleep(0.1)       # joint_states of the held pose reach this node
+
     def execute(self, trajectory: JointTrajectory, duration: float,
                 cancel_requested: Callable[[], bool] = lambda: False) -> Answer:
         """Run ``trajectory`` to its end; the answer in MoveIt's codes (PREEMPTED when a
-        newer goal or a stop took over, CANCELED is the caller's to report)."""
+        newer goal or a stop took over; CANCELED is the caller's to report)."""
+        self.preempt('a newer goal')
+        done = threading.Event()
         with self._lock:
             self._token += 1
             token = self._token
-            preempting = self._running.is_set()
-        if preempting:
-            self._call(self._stop, Trigger.Request(), 'stop')
-            deadline = time.monotonic() + 2.0
-            while self._running.is_set() and time.monotonic() < deadline:
-                time.sleep(POLL)
-        self._running.set()
+            self._done = done
         try:
             return self._run(trajectory, duration, token, cancel_requested)
         finally:
-            with self._lock:
-                if self._token == token:
-                    self._running.clear()
+            done.set()
 
     def _run(self, trajectory: JointTrajectory, duration: float, token: int,
              cancel_requested: Callable[[], bool]) -> Answer:
