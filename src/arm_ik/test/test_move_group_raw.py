@@ -239,10 +239,10 @@ def test_unserved_options_are_refused_in_words(stack):
     assert 'look_around' in result.result.error_code.message
 
 
-def slow_trajectory(client, delta=0.6, seconds=4.0) -> RobotTrajectory:
-    """A planned joint move from where the arm is, stretched to about ``seconds``."""
+def slow_trajectory(client, delta=0.6) -> RobotTrajectory:
+    """A slow planned turn of the base by ``delta`` from where the arm is."""
     start = client.recorder.latest()
-    goal = joint_goal(start + delta)
+    goal = joint_goal(start + np.array([delta, 0, 0, 0, 0, 0]))
     goal.request.max_velocity_scaling_factor = 0.05
     plan = GetMotionPlan.Request()
     plan.motion_plan_request = goal.request
