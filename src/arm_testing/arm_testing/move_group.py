@@ -82,12 +82,14 @@ def wait(future, timeout: float = 60.0):
 
 
 @contextmanager
-def move_group_stack(arm, description: str, srdf: str = '') -> Iterator[tuple]:
+def move_group_stack(arm, description: str, srdf: str = '',
+                     controller: str = 'none') -> Iterator[tuple]:
     """move_group + trajectory_executor of ``arm`` (an arm_bringup ArmSource) on a domain
-    of their own; yields (client, processes) once every service answers."""
+    of their own (``controller`` stand_in: executing through controller_stand_in); yields
+    (client, processes) once every service answers."""
     from arm_bringup.move_group import start
     with claimed_domain() as claim, process_group(claim) as group:
-        start(group, arm, description, srdf)
+        start(group, arm, description, srdf, controller=controller)
         client = Client(claim.domain_id)
         try:
             deadline = time.monotonic() + START_TIMEOUT

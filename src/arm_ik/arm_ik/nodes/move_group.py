@@ -162,7 +162,8 @@ class MoveGroupNode(Node):
         self.get_logger().info(
             f'{self.label}: move_group for groups {", ".join(robot.served_groups)} '
             f'({len(robot.groups)} in all'
-            + (', SRDF' if srdf_text.strip() != own else ', no SRDF: the chain') + '), '
+            + (', SRDF' if srdf_text.strip() and srdf_text != own else ', no SRDF: the chain')
+            + '), '
             'executing through '
             f'{self.execution.executor}')
 
