@@ -355,3 +355,18 @@ def test_srdf_pairs_join_the_checker_allowed_pairs(six):
     arm = with_allowed_pairs(six['arm'], six['robot'].allowed_pairs())
     pairs = {frozenset(entry[:2]) for entry in arm.collision_checker().allowed}
     assert frozenset(('base_link', 'upper_arm_link')) in pairs
+
+
+def test_srdf_pair_reasons_become_the_checker_reasons(six):
+    from arm_kinematics.moveit.robot import with_allowed_pairs
+    checker = six['arm'].collision_checker()
+    known = {frozenset(entry[:2]) for entry in checker.allowed}
+    links = list(checker.links)
+    new = [(a, b) for i, a in enumerate(links) for b in links[i + 1:]
+           if frozenset((a, b)) not in known][:2]
+    assert new, 'every pair is already allowed'
+    pairs = [(new[0][0], new[0][1], 'Never'), (new[-1][0], new[-1][1], 'Whatever')]
+    arm = with_allowed_pairs(six['arm'], pairs)
+    reasons = {frozenset(entry[:2]): entry[2] for entry in arm.collision_checker().allowed}
+    assert reasons[frozenset(new[0])] == 'never'
+    assert reasons[frozenset(new[-1])] in ('user', 'never')

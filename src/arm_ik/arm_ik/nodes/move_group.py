@@ -107,12 +107,12 @@ class MoveGroupNode(Node):
             robot = MoveItRobot(arm, srdf, group)
             arm = with_allowed_pairs(arm, robot.allowed_pairs(), mesh_paths)
             robot.arm = arm
+            self.scene_state = PlanningSceneState(robot, mesh_paths)
+            self._checker = arm.collision_checker(self.scene_state.scene, mesh_paths)
         except (SRDFError, ValueError) as error:
             raise StartupError(str(error)) from None
         self.robot, self.model = robot, model
         self.names = robot.joint_names
-        self.scene_state = PlanningSceneState(robot, mesh_paths)
-        self._checker = arm.collision_checker(self.scene_state.scene, mesh_paths)
         planner = worker.build_planner(worker.PlannerSpec(
             model.urdf, arm.label, arm.config, model.base_link, model.tip_link,
             arm.default_solver, mesh_search_paths=tuple(mesh_paths)), model)
@@ -418,6 +418,8 @@ class MoveGroupNode(Node):
         return Answer(codes.SUCCESS, '', trajectory)
 
     def _run(self, trajectory: Trajectory, goal_handle) -> Answer:
+        if len(trajectory) < 2 or trajectory.duration <= 0.0:
+            return Answer(codes.SUCCESS, 'already at the goal: nothing to execute')
         return self.execution.execute(mm.joint_trajectory(trajectory), trajectory.duration,
                                       lambda: goal_handle.is_cancel_requested)
 

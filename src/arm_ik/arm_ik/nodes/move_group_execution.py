@@ -134,6 +134,7 @@ class ExecutionLink:
                               f'the executor refused the trajectory: {code.name.lower()}: '
                               f'{response.message}')
         deadline = time.monotonic() + duration + END_MARGIN
+        quiet_until = time.monotonic() + duration + 1.0
         moving_seen = False
         while True:
             if token != self._token:
@@ -150,6 +151,11 @@ class ExecutionLink:
                 elif moving_seen or self._status_count > seen + 1 or \
                         status.state != ExecutorStatus.IDLE:
                     return self._ended(status)
+            if not moving_seen and status is not None and \
+                    status.state == ExecutorStatus.IDLE and \
+                    time.monotonic() > quiet_until:
+                # A trajectory that ends where it starts changes no state: nothing to wait for.
+                return self._ended(status)
             if time.monotonic() > deadline:
                 self.stop('the execution did not end in time')
                 return codes.fail(codes.TIMED_OUT, f'the execution did not end within '

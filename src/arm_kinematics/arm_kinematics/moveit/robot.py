@@ -24,6 +24,8 @@ from arm_kinematics.moveit.srdf import EndEffector, group_joints, SRDF, SRDFErro
 from arm_kinematics.scene.links import link_tree
 
 DEFAULT_GROUP = 'arm'
+# The reasons the collision configuration knows (an SRDF's others count as the user's).
+PAIR_REASONS = ('adjacent', 'default', 'always', 'never', 'user')
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,7 @@ class MoveItRobot:
 
     def allowed_pairs(self) -> list[tuple[str, str, str]]:
         """The SRDF's disabled collision pairs, as the checker's allowed pairs."""
-        return [(a, b, reason or 'SRDF') for a, b, reason in self.srdf.disabled_collisions]
+        return [(a, b, reason) for a, b, reason in self.srdf.disabled_collisions]
 
     # ------------------------------------------------------------------ frames
     def _links_above_base(self) -> dict[str, np.ndarray]:
@@ -243,7 +245,8 @@ def with_allowed_pairs(arm: Arm, pairs: Sequence[tuple[str, str, str]],
     for a, b, reason in pairs:
         if a in links and b in links and a != b and frozenset((a, b)) not in known:
             known.add(frozenset((a, b)))
-            allowed.append([a, b, f'SRDF: {reason}'])
+            word = reason.strip().lower()
+            allowed.append([a, b, word if word in PAIR_REASONS else 'user'])
     data = dict(arm.config.data)
     collision = dict(data.get('collision') or {})
     collision['allowed_pairs'] = allowed
