@@ -85,6 +85,7 @@ def test_ik_of_a_link_rigid_with_the_tip(moveit2, model):
     fk = moveit2.compute_fk(joint_state=READY, fk_link_names=['panda_hand'],
                             timeout_sec=TIMEOUT)
     assert fk is not None
+    fk = fk[0] if isinstance(fk, list) else fk
     p, o = fk.pose.position, fk.pose.orientation
     solution = moveit2.compute_ik((p.x, p.y, p.z), (o.x, o.y, o.z, o.w),
                                   ik_link_name='panda_hand', start_joint_state=READY,
@@ -94,6 +95,7 @@ def test_ik_of_a_link_rigid_with_the_tip(moveit2, model):
                   for n in moveit2.joint_names])
     again = moveit2.compute_fk(joint_state=list(q), fk_link_names=['panda_hand'],
                                timeout_sec=TIMEOUT)
+    again = again[0] if isinstance(again, list) else again
     got = again.pose.position
     assert np.allclose([got.x, got.y, got.z], [p.x, p.y, p.z], atol=1e-3)
 
