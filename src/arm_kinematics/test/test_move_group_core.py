@@ -370,3 +370,13 @@ def test_srdf_pair_reasons_become_the_checker_reasons(six):
     reasons = {frozenset(entry[:2]): entry[2] for entry in arm.collision_checker().allowed}
     assert reasons[frozenset(new[0])] == 'never'
     assert reasons[frozenset(new[-1])] in ('user', 'never')
+
+
+def test_an_srdf_without_groups_gets_the_chain_group(six):
+    from arm_kinematics.moveit.robot import served_srdf
+    pairs_only = ('<robot name="six_axis"><disable_collisions link1="base_link" '
+                  'link2="upper_arm_link" reason="Never"/></robot>')
+    served = read_srdf(served_srdf(pairs_only, six['arm']))
+    assert list(served.groups) == ['arm'] and served.disabled_collisions
+    assert served_srdf(SRDF_TEXT, six['arm']) == SRDF_TEXT
+    assert 'arm' in read_srdf(served_srdf('', six['arm'])).groups

@@ -38,6 +38,7 @@ import numpy as np
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -68,7 +69,7 @@ from arm_kinematics.moveit.cartesian import CartesianCapability, CartesianQuery
 from arm_kinematics.moveit.codes import Answer
 from arm_kinematics.moveit.kinematics import IKQuery, KinematicsCapability
 from arm_kinematics.moveit.plan import PlanCapability, PlanQuery
-from arm_kinematics.moveit.robot import chain_srdf, MoveItRobot, with_allowed_pairs
+from arm_kinematics.moveit.robot import MoveItRobot, served_srdf, with_allowed_pairs
 from arm_kinematics.moveit.scene_diff import ADD, PlanningSceneState, REMOVE
 from arm_kinematics.moveit.srdf import read_srdf, SRDFError
 
@@ -80,13 +81,11 @@ PARAMETERS = ParameterTable(
           'the trajectory_executor node that executes (relative to this namespace)',
           read_only=True),
 )
-# Declared after the arm is known: without an SRDF its default is the chain's own (one group,
-# the home as a named state), so clients that read the SRDF (pymoveit2's RobotDescription)
-# find the group.
 SEMANTIC = ParameterTable(
     Param('robot_description_semantic', '',
-          'SRDF of the robot (groups, group states, end effectors, disabled collisions); '
-          'not given: one group of the chain with the named state "home"', read_only=True))
+          'SRDF of the robot (groups, group states, end effectors, disabled collisions), read '
+          'at start-up; without groups the chain is added as one group with the named state '
+          '"home" and the parameter then holds that SRDF (what clients read)'))
 
 
 class MoveGroupNode(Node):
@@ -100,10 +99,12 @@ class MoveGroupNode(Node):
         try:
             arm = arm_of(model, config, self.label)
             group = values['group_name'] or str((config.get('moveit') or {}).get('group', ''))
-            own = chain_srdf(arm, group)
-            srdf_text = declare_parameters(self, SEMANTIC, {
-                'robot_description_semantic': own})['robot_description_semantic']
-            srdf = read_srdf(srdf_text if srdf_text.strip() else own)
+            given = declare_parameters(self, SEMANTIC, {})['robot_description_semantic']
+            served = served_srdf(given, arm, group)
+            if served != given:
+                # Clients read the groups from this parameter (pymoveit2's RobotDescription).
+                self.set_parameters([Parameter('robot_description_semantic', value=served)])
+            srdf = read_srdf(served)
             robot = MoveItRobot(arm, srdf, group)
             arm = with_allowed_pairs(arm, robot.allowed_pairs(), mesh_paths)
             robot.arm = arm
@@ -162,7 +163,8 @@ class MoveGroupNode(Node):
         self.get_logger().info(
             f'{self.label}: move_group for groups {", ".join(robot.served_groups)} '
             f'({len(robot.groups)} in all'
-            + (', SRDF' if srdf_text.strip() and srdf_text != own else ', no SRDF: the chain')
+            + (', SRDF' if given.strip() else ', no SRDF: the chain')
+            + (' with the chain as its group' if given.strip() and served != given else '')
             + '), '
             'executing through '
             f'{self.execution.executor}')

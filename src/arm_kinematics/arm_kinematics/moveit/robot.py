@@ -20,7 +20,7 @@ from arm_kinematics.arm import Arm, build_arm
 from arm_kinematics.common.urdf_tree import read_tree
 from arm_kinematics.moveit import codes
 from arm_kinematics.moveit.codes import Answer
-from arm_kinematics.moveit.srdf import EndEffector, group_joints, SRDF, SRDFError
+from arm_kinematics.moveit.srdf import EndEffector, group_joints, read_srdf, SRDF, SRDFError
 from arm_kinematics.scene.links import link_tree
 
 DEFAULT_GROUP = 'arm'
@@ -253,6 +253,25 @@ def with_allowed_pairs(arm: Arm, pairs: Sequence[tuple[str, str, str]],
     data['collision'] = collision
     return build_arm(arm.model, replace(arm.config, data=data), arm.label)
 
+
+
+def served_srdf(text: str, arm: Arm, group: str = '') -> str:
+    """The SRDF this node serves: the user's when it defines groups; without groups (the
+    UR5 SRDF of example-robot-data lists only disabled collisions) the user's with the chain's
+    group and home added; without any, the chain's own (``chain_srdf``).
+
+    Raises:
+        SRDFError: ``text`` does not read.
+    """
+    if not text.strip():
+        return chain_srdf(arm, group)
+    if read_srdf(text).groups:
+        return text
+    own = chain_srdf(arm, group)
+    body = own[own.index('<robot'):]
+    body = body[body.index('>') + 1:body.rindex('</robot>')]
+    end = text.rindex('</robot>')
+    return text[:end] + body + text[end:]
 
 
 def chain_srdf(arm: Arm, group: str = '') -> str:
