@@ -11,13 +11,13 @@ SHELL := /bin/bash
 ROS_WHEELS ?= jazzy
 CYCLES ?= 0
 ARM ?=
-# Your own arm: a URDF (or xacro) file, its chain and configuration (see README "Your own arm").
+# Your own arm: a URDF (or xacro) file, its chain and configuration (see docs/own_arm.md).
 URDF ?=
 BASE ?=
 TIP ?=
 ARM_CONFIG ?=
 # CONTROLLER=stand_in: the executor drives a joint_trajectory_controller stand-in through its
-# follow_joint_trajectory action (README "Controllers").
+# follow_joint_trajectory action (docs/controllers.md).
 CONTROLLER ?=
 # SERVOS=sim: the SO-101 on the simulated servo bus through servo_bridge.
 SERVOS ?=

@@ -53,7 +53,7 @@ Results print as a table and merge into ``bench_results.json`` at the repository
 under the top-level key ``ik_urdf_arms``.
 
 Run: ``python benchmarks/bench_urdf_arms.py [--targets N] [--quick] [--arms ...]
-[--markdown]`` (``--markdown``: the table as the README prints it).
+[--markdown]`` (``--markdown``: the table as docs/benchmarks.md prints it).
 """
 
 from __future__ import annotations
@@ -547,7 +547,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         choices=list(OBJECTIVE_ROWS),
                         help='rows of the default answer with another objective')
     parser.add_argument('--markdown', action='store_true',
-                        help="also print the table as the README's markdown")
+                        help="also print the table as docs/benchmarks.md's markdown")
     args = parser.parse_args(argv)
     count = args.targets or (QUICK_TARGETS if args.quick else DEFAULT_TARGETS)
     if count < 1:

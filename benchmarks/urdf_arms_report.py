@@ -1,5 +1,5 @@
 """The printed forms of bench_urdf_arms' records: the table, the misses explained, the
-objectives' mean measures, the README's markdown, and the versions of what ran."""
+objectives' mean measures, docs/benchmarks.md's markdown, and the versions of what ran."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ ARM_TITLES = {'ur5': 'UR5', 'panda': 'Panda', 'so101': 'SO-101', 'xarm7': 'xArm7
 
 
 def format_markdown(records: Sequence[dict]) -> str:
-    """The README's table: per arm and goal, ours (default) against both peers."""
+    """docs/benchmarks.md's table: per arm and goal, ours (default) against both peers."""
     rows = {}
     for record in records:
         if 'status' not in record:

@@ -19,5 +19,9 @@ setup(
     description='ROS-free kinematics core for robot arms: URDF models, FK and Jacobians, '
                 'IK solvers, collision, planning and motion laws',
     license='Apache-2.0',
-    extras_require={'test': ['pytest', 'hypothesis']},
+    # The core's own tests need these and nothing else (pinned as requirements/core.txt):
+    # example-robot-data's real arms, and yourdfpy as an independent FK and URDF reader.
+    # The tests' helpers (src/arm_testing) are read from the source tree when not installed.
+    extras_require={'test': ['pytest==9.2.0', 'hypothesis==6.170.17',
+                             'example-robot-data==6.0.0', 'yourdfpy==0.0.60']},
 )

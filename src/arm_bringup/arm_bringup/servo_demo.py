@@ -2,7 +2,7 @@
 
 Starts ``servo_sim`` (six STS3215 servos at 1 Mbaud holding a stale goal) and ``servo_bridge``
 (the SO-101 URDF of example-robot-data, the worked calibration example), then runs cycles of
-the session the README shows: enable (nothing moves), a wave of FollowJointTrajectory goals
+the session docs/servos.md shows: enable (nothing moves), a wave of FollowJointTrajectory goals
 measured on joint_states, a goal out of range (refused), an overload in the middle of a move
 (aborted in words, /diagnostics), recovery by enable, an e-stop (nothing written after), reset.
 Each step prints what happened; the summary line counts them. Exit status 0 when every step

@@ -64,7 +64,7 @@ def test_every_node_stops_cleanly_on_ctrl_c(processes, tmp_path, arm, cycle):
     if middleware_hangs:
         pytest.xfail(f'{", ".join(middleware_hangs)} hung inside rclpy destroy_node '
                      '(rcl_node_fini, in the middleware) while every node left at once: seen '
-                     'on Kilted (Fast DDS 3.2.3) and once on Jazzy (2.14), see README, Tests')
+                     'on Kilted (Fast DDS 3.2.3) and once on Jazzy (2.14), see docs/tests.md')
 
 
 def _hung_in_node_destruction(output: str) -> bool:

@@ -96,7 +96,7 @@ def test_the_mcap_holds_the_pipeline(run):
 
 
 def test_the_mcap_decodes(run):
-    """Every message decodes through the README's route, arm_bringup.report.decoded_messages
+    """Every message decodes through docs/pipeline.md's route, arm_bringup.report.decoded_messages
     (mcap-ros2-support, and rclpy for the action feedback, whose rosidl type name
     MoveToTarget_FeedbackMessage the library's parser refuses); the run's summary names
     every channel of the file as recorded."""

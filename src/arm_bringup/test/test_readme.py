@@ -1,13 +1,17 @@
-"""The README is a contract: its snippets work as written in the pip route (issue 19).
+"""The README and its chapters are a contract: their snippets work as written in the pip route
+(issues 19 and 39).
 
-A new user copies the README's blocks into one terminal, top to bottom, so the test does the
-same with every ```bash and ```python block (kinds and markers: readme_snippets.py):
+A new user copies a document's blocks into one terminal, top to bottom, so the test does the
+same with every ```bash and ```python block of README.md and of each chapter ``docs/*.md``
+(kinds and markers: readme_snippets.py), each document in a terminal of its own, so a chapter
+that needs a variable or a file of another fails here (chapters are self-contained):
 
 - ``run`` blocks run for real against real nodes, on a private ROS domain with discovery on
   localhost, from a scratch copy of the repository root (symlinks to ``.venv``, ``install``,
   ``build``, ``src`` ... and nothing else, so ``ur5.yaml``, ``demo.mcap`` and the other files
   a block writes land there and vanish with it). Bash blocks run with ``bash -e`` one after
-  the other and every variable a block sets reaches the next (``$UR5`` of the walkthrough).
+  the other and every variable a block sets reaches the next block of the same document
+  (``$UR5`` of the walkthrough in docs/own_arm.md).
   A block fails on a non-zero status, a timeout, a line that looks like an error
   (``ERROR_LINE``) or when it does not print what the README says it prints (``EXPECT``).
 - ``ros-only`` blocks: every ``ros2`` command's executable, launch file and arguments,
@@ -30,6 +34,7 @@ command as written). When the venv is stale (``make -n build`` would re-run
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from pathlib import Path
@@ -43,14 +48,19 @@ import time
 import pytest
 
 from arm_testing.bringup_harness import installed, read_launch_file
-from arm_testing.readme_snippets import Block, NameChecker, read_blocks
+from arm_testing.readme_snippets import anchors, Block, documents, links, NameChecker, read_blocks
 
 REPO = Path(__file__).resolve().parents[3]
-README = REPO / 'README.md'
-BLOCKS = read_blocks(README)
-# What the scratch root holds: the built workspace and the files the README's commands read.
+DOCUMENTS = documents(REPO)
+BLOCKS = [block for path in DOCUMENTS
+          for block in read_blocks(path, path.relative_to(REPO).as_posix())]
+# Chapters the README links that other branches bring (issues 37 and 38); a name leaves this
+# list when its file exists.
+PENDING_CHAPTERS = {'docs/moveit.md', 'docs/lerobot.md', 'docs/teleoperation.md',
+                    'docs/servo_jog.md'}
+# What the scratch root holds: the built workspace and the files the documents' commands read.
 ROOT_ENTRIES = ('.venv', 'install', 'build', 'src', 'requirements', 'tools', 'benchmarks',
-                'Makefile', 'ruff.toml', 'README.md')
+                'Makefile', 'ruff.toml', 'README.md', 'docs')
 # The README's pip route is written for Jazzy (.venv, install/). Under `make test
 # ROS_WHEELS=kilted` the blocks run on the workspace this test runs in: the scratch root's
 # .venv, install and build are Kilted's, and the inner make is not told ROS_WHEELS.
@@ -169,8 +179,9 @@ def help_text(executable: str, words: tuple[str, ...]) -> str:
 
 
 class Terminal:
-    """One user's terminal: bash blocks run in README order in one scratch root, each seeing
-    the variables the earlier ones set; every process a block leaves is stopped after it."""
+    """One user's terminal for one document: its bash blocks run in order in one scratch root,
+    each seeing the variables the earlier ones set; every process a block leaves is stopped
+    after it."""
 
     def __init__(self, root: Path, domain_id: int) -> None:
         self.root = root
@@ -254,8 +265,8 @@ class Terminal:
             return self.outcomes[block.line]
         if block.lang == 'bash':
             for earlier in by_kind('run'):
-                if earlier.lang == 'bash' and earlier.line < block.line and \
-                        earlier.line not in self.outcomes:
+                if earlier.doc == block.doc and earlier.lang == 'bash' and \
+                        earlier.line < block.line and earlier.line not in self.outcomes:
                     self.block(earlier)
         output = ''
         for command in keyed(NEEDS, block):
@@ -272,30 +283,91 @@ class Terminal:
 
 
 @pytest.fixture(scope='module')
-def terminal(graph):
-    with tempfile.TemporaryDirectory(prefix='readme_') as root:
-        for entry in ROOT_ENTRIES:
-            source = REPO / DISTRO_ENTRIES.get(entry, entry)
-            if source.exists():
-                (Path(root) / entry).symlink_to(source)
-        yield Terminal(Path(root), graph.claim.domain_id)
+def terminals(graph):
+    """The terminal of a document (made when its first block runs): a scratch root of its own
+    on the module's domain, where the six_axis ik_server answers."""
+    made: dict[str, Terminal] = {}
+    with contextlib.ExitStack() as stack:
+        def terminal(doc: str) -> Terminal:
+            if doc not in made:
+                root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix='readme_')))
+                for entry in ROOT_ENTRIES:
+                    source = REPO / DISTRO_ENTRIES.get(entry, entry)
+                    if source.exists():
+                        (root / entry).symlink_to(source)
+                made[doc] = Terminal(root, graph.claim.domain_id)
+            return made[doc]
+        yield terminal
 
 
 # ---------------------------------------------------------------------- the blocks
-def test_the_readme_has_blocks_of_each_kind():
+def test_the_documents_have_blocks_of_each_kind():
     # A parser that finds nothing would pass every test below.
     kinds = {kind: len(by_kind(kind)) for kind in ('run', 'ros-only', 'not-run')}
     assert kinds['run'] >= 5 and kinds['ros-only'] >= 5 and kinds['not-run'] >= 1, kinds
     assert {block.lang for block in by_kind('run')} == {'bash', 'python'}
+    assert {block.doc for block in BLOCKS} >= {'README.md', 'docs/own_arm.md'}
+
+
+def test_every_link_between_the_documents_resolves():
+    # A chapter moved or a heading renamed breaks the links to it: files and anchors exist.
+    broken = []
+    for path in DOCUMENTS:
+        for target in links(path):
+            name, _, anchor = target.partition('#')
+            linked = (path.parent / name).resolve() if name else path
+            if not linked.exists():
+                if linked.relative_to(REPO).as_posix() not in PENDING_CHAPTERS:
+                    broken.append(f'{path.relative_to(REPO)}: {target}: no such file')
+            elif anchor and linked.suffix == '.md' and anchor not in anchors(linked):
+                broken.append(f'{path.relative_to(REPO)}: {target}: no such heading')
+    assert not broken, '\n'.join(broken)
+    merged = sorted(name for name in PENDING_CHAPTERS if (REPO / name).exists())
+    assert not merged, f'{merged} exist now: take them out of PENDING_CHAPTERS'
+
+
+def test_every_package_keeps_a_ros_changelog():
+    # REP-132 / catkin_generate_changelog: a ^^^ title, then "Forthcoming" (unreleased) and
+    # "X.Y.Z (YYYY-MM-DD)" sections underlined with -, none above package.xml's version.
+    import io
+    import warnings
+
+    from catkin_pkg.changelog import get_changelog_from_path
+    from catkin_pkg.package import parse_package
+    import docutils.core
+    for xml in sorted((REPO / 'src').glob('*/package.xml')):
+        package = parse_package(str(xml))
+        path = xml.parent / 'CHANGELOG.rst'
+        assert path.exists(), f'{path.relative_to(REPO)} is missing'
+        text = path.read_text(encoding='utf-8')
+        title = f'Changelog for package {package.name}'
+        assert text.startswith(f'{"^" * len(title)}\n{title}\n{"^" * len(title)}\n'), path
+        complaints = io.StringIO()
+        docutils.core.publish_doctree(text, settings_overrides={
+            'warning_stream': complaints, 'report_level': 1})
+        assert not complaints.getvalue(), f'{path}: {complaints.getvalue()}'
+        headings = re.findall(r'^(.+)\n(-+)$', text, re.MULTILINE)
+        assert headings, path
+        for heading, underline in headings:
+            assert len(underline) == len(heading), f'{path}: {heading!r}'
+            assert heading == 'Forthcoming' or \
+                re.fullmatch(r'\d+\.\d+\.\d+ \(\d{4}-\d\d-\d\d\)', heading), f'{path}: {heading!r}'
+        with warnings.catch_warnings():     # catkin_pkg 1.1 calls a deprecated docutils API
+            warnings.simplefilter('ignore', DeprecationWarning)
+            changelog = get_changelog_from_path(str(path))
+        released = [version for version, _, _ in changelog.foreach_version()]
+        assert len(released) == sum(heading != 'Forthcoming' for heading, _ in headings)
+        assert all(tuple(map(int, version.split('.'))) <=
+                   tuple(map(int, package.version.split('.'))) for version in released), path
 
 
 @pytest.mark.parametrize('block', by_kind('run'), ids=lambda block: block.id)
-def test_block_runs_as_written(terminal, block):
+def test_block_runs_as_written(terminals, block):
     if 'make ' in block.text or keyed(NEEDS, block):
         reason = venv_is_stale()
         if reason:
             pytest.skip(f'{block.id}: {reason}; not rebuilding the shared venv from a test')
-    code, output = terminal.block(block)
+    code, output = terminals(block.doc).block(block)
     found = problems(block, code, output)
     assert not found, '; '.join(found) + \
         f'\n{block.id} ({block.lang}):\n{block.text}\n--- output ---\n{output}'
@@ -357,7 +429,8 @@ def test_the_name_checks_catch_wrong_names(checker):
         assert any(problem in text for text in found), f'{command}: {found}'
 
 
-def test_a_failing_block_is_caught(terminal):
+def test_a_failing_block_is_caught(terminals):
+    terminal = terminals('(probe)')     # a terminal of its own: the documents' stay clean
     # The judgement of test_block_runs_as_written on outcomes that must fail it.
     block = Block('python', 0, 'print(checker.check(arm.home).message)  # CollisionChecker(',
                   'run', '')
@@ -368,10 +441,14 @@ def test_a_failing_block_is_caught(terminal):
     for line in ('Traceback (most recent call last):', '[FATAL] [1.0] [x]: y', 'Error: z',
                  'bash: ik_clinet: command not found'):
         assert problems(block, 0, f'collision: a\n{line}\n') == [f'error lines {[line]}']
-    # bash -e stops at the first failing command; variables reach the next block; what a
-    # block writes stays in the scratch root.
+    # bash -e stops at the first failing command; variables reach the next block of the
+    # same document, never another document's (nor do its files); what a block writes stays
+    # in the scratch root.
     assert terminal.run_shell('false\necho after')[0] == 1
     assert terminal.run_shell('README_PROBE=$PWD/probe.txt\necho 1 > probe.txt')[0] == 0
+    other = terminals('(another probe)')
+    code, output = other.run_shell('echo "[$README_PROBE]"; ls probe.txt')
+    assert code != 0 and output.startswith('[]'), output
     code, output = terminal.run_shell('cat "$README_PROBE"; rm "$README_PROBE"')
     assert (code, output.strip()) == (0, '1'), output
     assert not (REPO / 'probe.txt').exists()

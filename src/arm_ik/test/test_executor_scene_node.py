@@ -15,7 +15,7 @@ What a user would do, in one process group for the module:
    checked in the control tick); the log says why, once;
 5. remove the box at run time (``~/scene/remove``): the move back is straight again.
 
-The shell equivalent of the scene change is in the README (``ros2 service call
+The shell equivalent of the scene change is in docs/collision.md (``ros2 service call
 /ur5/safety_monitor/scene/apply ...``).
 """
 

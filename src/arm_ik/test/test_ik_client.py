@@ -29,7 +29,7 @@ from arm_kinematics.ik.solvers import SOLVERS
 from arm_testing.ik_graph import fk_position, ik_servers, REPLY_TIMEOUT
 from arm_testing.ros_harness import call_service
 
-TARGET = [1.0, 0.2, 0.8]      # m, the README's six_axis target
+TARGET = [1.0, 0.2, 0.8]      # m, the six_axis target of docs/ik_services.md
 TOLERANCE = 1e-4              # m, the server's default position tolerance
 VALID = f'valid names (exact, lower case): {", ".join(SOLVERS)}'
 

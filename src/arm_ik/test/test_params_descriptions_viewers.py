@@ -226,7 +226,7 @@ def test_case_24_bad_descriptions_stop_every_node(processes, urdf_of):
     }
     # These nodes talk to nobody, so discovery is off: 24 participants starting and leaving
     # together on one domain sometimes deadlock Fast DDS 3.2 (Kilted) in a starting node
-    # (a peer's endpoints removed while its announcement timer runs; README, Tests), which
+    # (a peer's endpoints removed while its announcement timer runs; docs/tests.md), which
     # says nothing about how a node treats its description.
     no_discovery = {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'OFF'}
     started = [(case, executable, message,

@@ -2,10 +2,18 @@
 workspace is built (the core's tests need no ROS at all)."""
 
 from pathlib import Path
+import sys
 
 import pytest
 
-from arm_testing.arm_fixtures import load_arm, urdf_of, use_source_description  # noqa: F401
+try:
+    import arm_testing  # noqa: F401
+except ImportError:
+    # `pip install "./src/arm_kinematics[test]"` alone: the tests' helpers from the source
+    # tree beside the core (the workspace and `make test-core` install them).
+    sys.path.append(str(Path(__file__).resolve().parents[2] / 'arm_testing'))
+
+from arm_testing.arm_fixtures import load_arm, urdf_of, use_source_description  # noqa: E402, F401
 
 use_source_description(Path(__file__).resolve().parents[2])
 

@@ -116,8 +116,10 @@ def _broken(old: str, new: str) -> str:
     (_broken('<axis xyz="0 0 1"/>', '<axis xyz="0 nan 1"/>'), 'joint "yaw" has a degenerate'),
     (_broken('<origin xyz="0 0 0.2" rpy="0 0 0"/>', '<origin xyz="0 0 inf" rpy="0 0 0"/>'),
      'joint "yaw": <origin> xyz="0 0 inf" is not 3 finite numbers'),
-    (_broken('lower="-3.0" upper="3.0"', 'lower="3.0" upper="-3.0"'), 'joint "yaw": lower '
-     'limit 3.0 is not below'),
+    # (A revolute joint's lower > upper is pybullet's "no limit": test_urdf_other_tools.)
+    (_broken('<limit lower="-0.5" upper="0.5" velocity="0.3" effort="100"/>',
+             '<limit lower="0.5" upper="-0.5" velocity="0.3" effort="100"/>'),
+     'joint "rail": lower limit 0.5 is not below'),
     (_broken('<limit lower="-0.5" upper="0.5" velocity="0.3" effort="100"/>', ''),
      'prismatic joint "rail" has no <limit>'),
     (_broken('type="prismatic">\n    <parent link="world"/>',

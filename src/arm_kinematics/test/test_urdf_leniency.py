@@ -138,8 +138,12 @@ def test_vendor_prefixes_and_a_blank_line_before_the_declaration_are_accepted():
      'joint "j1": <limit> effort="lots" is not a number'),
     (LIMIT, '<limit lower="-2" upper="2" velocity="-1"/>',
      'joint "j1": <limit> velocity="-1" is negative'),
-    (LIMIT, '<limit lower="2" upper="-2" velocity="1"/>',
-     'joint "j1": lower limit 2.0 is not below upper limit -2.0'),
+    ('type="revolute"><parent link="base_link"/><child link="a"/>\n    <origin xyz="0 0 0.3"/>'
+     f'<axis xyz="0 0 1"/>{LIMIT}',
+     'type="prismatic"><parent link="base_link"/><child link="a"/>\n    <origin xyz="0 0 0.3"/>'
+     '<axis xyz="0 0 1"/><limit lower="2" upper="-2" velocity="1"/>',
+     'joint "j1": lower limit 2.0 is not below upper limit -2.0 (read as "no limit" on a '
+     'revolute joint'),
     ('<child link="a"/>', '<child link="nowhere"/>',
      'joint "j1": <child link="nowhere"> is not a link of the description'),
     ('type="revolute"><parent link="base_link"/>', 'type="hinge"><parent link="base_link"/>',

@@ -1,4 +1,5 @@
-"""The README's list of what a URDF may not hold is what the code refuses (issue 31, item 7).
+"""The list of what a URDF may not hold (docs/own_arm.md) is what the code refuses (issue 31,
+item 7).
 
 Both ways: each row's words come out of the code for a description with that fault (one
 line, no traceback), and each refusal the URDF reading code can raise has its words in the
@@ -17,7 +18,7 @@ from arm_kinematics.description.chain_rules import load_chain
 from arm_kinematics.model.arm_model import DescriptionError
 
 CORE = Path(__file__).resolve().parents[1] / 'arm_kinematics'
-README = Path(__file__).resolve().parents[3] / 'README.md'
+CHAPTER = Path(__file__).resolve().parents[3] / 'docs' / 'own_arm.md'
 # Where a URDF is read, its chain built and checked, and its default frames chosen.
 SOURCES = ('common/urdf_tree.py', 'model/chain.py', 'model/arm_model.py',
            'description/chain_rules.py', 'description/frames.py')
@@ -39,7 +40,7 @@ def _with(old: str, new: str) -> str:
     return text.replace(old, new, 1)
 
 
-# One description per README row (and frames where the row needs them).
+# One description per row of the chapter's table (and frames where the row needs them).
 CASES = {
     'an empty description': [('', '', '')],
     'text that is not XML': [('<robot', '', '')],
@@ -75,7 +76,11 @@ CASES = {
     'a negative velocity or effort limit': [
         (_with('velocity="1"', 'velocity="-1"'), '', ''),
         (_with('velocity="1"', 'velocity="1" effort="-2"'), '', '')],
-    'lower above upper': [(_with('lower="-1" upper="1"', 'lower="2" upper="-2"'), '', '')],
+    # A revolute joint's lower > upper reads as "no limit" (pybullet's convention); a
+    # prismatic one is refused.
+    'lower above upper on a prismatic joint (on a revolute one: no limit, as pybullet reads '
+    'it)': [(_with('type="revolute"', 'type="prismatic"')
+                           .replace('lower="-1" upper="1"', 'lower="2" upper="-2"', 1), '', '')],
     'a mimic without a leader, of an unknown or fixed joint, in a cycle, or that cannot stay '
     'inside its limits': [
         (_with(f'{LIMIT}</joint><joint name="k"', f'{LIMIT}<mimic/></joint><joint name="k"'),
@@ -112,7 +117,7 @@ CASES = {
 
 
 def _readme_rows() -> dict[str, list[str]]:
-    text = README.read_text(encoding='utf-8')
+    text = CHAPTER.read_text(encoding='utf-8')
     section = text.split('<!-- urdf-refusals:begin -->')[1].split('<!-- urdf-refusals:end -->')[0]
     rows = {}
     for line in section.strip().splitlines()[2:]:
@@ -165,4 +170,4 @@ def test_every_refusal_in_the_code_has_its_words_in_the_readme():
             if parts and not any(part in listed or any(word in part for word in words)
                                  for part in parts):
                 missing.append(f'{relative}:{node.lineno}: {parts}')
-    assert not missing, 'refusals the README does not list:\n' + '\n'.join(missing)
+    assert not missing, 'refusals docs/own_arm.md does not list:\n' + '\n'.join(missing)

@@ -40,7 +40,7 @@ from arm_servos.bus import BusStats, BusUnavailableError, ServoBus, ServoState
 # (EIO) from the file descriptor, or termios.error from flushing its buffers.
 PORT_ERRORS = (serial.SerialException, OSError, termios.error)
 # s added to the wire time of a sync read's replies: the servos' return delay and the USB
-# adapter's latency (FTDI adapters: set the latency timer to 1 ms, see the README).
+# adapter's latency (FTDI adapters: set the latency timer to 1 ms, see docs/servos.md).
 REPLY_MARGIN = 0.003
 
 

@@ -1,8 +1,9 @@
-"""The README's fenced snippets, how each one is checked, and the name checks of ROS commands.
+"""The README's and the docs/ chapters' fenced snippets, how each one is checked, and the name
+checks of ROS commands.
 
-A new user types the README's commands as written, so every ```bash and ```python block is
-one of three kinds, decided by the rules below (``classify``) or by an HTML comment on the
-line just before its fence:
+A new user types the commands of README.md and of every chapter ``docs/*.md`` as written
+(``documents``), so every ```bash and ```python block is one of three kinds, decided by the
+rules below (``classify``) or by an HTML comment on the line just before its fence:
 
 - ``run``: works in the pip route (``.venv`` + ``install/``) and is run by test_readme.py;
 - ``ros-only``: needs a ROS install (``ros2 ...``, ``/opt/ros``, ``rosdep``, ``docker``,
@@ -35,17 +36,19 @@ ENDLESS_DEMO = re.compile(r'^\s*make demo\b(?!.*\bCYCLES=\d)')
 
 @dataclass(frozen=True)
 class Block:
-    """One fenced block: its language, its first code line's number (1-based), its text."""
+    """One fenced block: its language, its first code line's number (1-based), its text, and
+    the document it is in (its path from the repository root)."""
 
     lang: str
     line: int
     text: str
     kind: str
     reason: str
+    doc: str = 'README.md'
 
     @property
     def id(self) -> str:
-        return f'README.md:{self.line}'
+        return f'{self.doc}:{self.line}'
 
     def commands(self) -> list[list[str]]:
         """The block's shell commands as argument lists: continuation lines joined, comments
@@ -114,10 +117,17 @@ def _indented_block(lines: list[str], index: int) -> list[str]:
     return lines[index:end]
 
 
-def read_blocks(path: Path) -> list[Block]:
+def documents(repo: Path) -> list[Path]:
+    """The documents whose blocks are a contract: README.md, then docs/*.md by name."""
+    return [repo / 'README.md', *sorted((repo / 'docs').glob('*.md'))]
+
+
+def read_blocks(path: Path, doc: str = '') -> list[Block]:
     """Every ```bash and ```python block of ``path``, and every indented code block (read as
-    shell: the README indents a command inside a sentence); other fences (plain text) are
-    read past. An unclosed fence or an unknown marker raises ValueError."""
+    shell: a chapter indents a command inside a sentence); other fences (plain text) are
+    read past. ``doc`` names the document in block ids and errors (default: the file name).
+    An unclosed fence or an unknown marker raises ValueError."""
+    doc = doc or path.name
     lines = path.read_text(encoding='utf-8').splitlines()
     blocks = []
     index = 0
@@ -127,7 +137,7 @@ def read_blocks(path: Path) -> list[Block]:
             indented = _indented_block(lines, index)
             if indented:
                 text = '\n'.join(line[4:] for line in indented) + '\n'
-                blocks.append(Block('bash', index + 1, text, *classify('bash', text)))
+                blocks.append(Block('bash', index + 1, text, *classify('bash', text), doc))
                 index += len(indented)
             else:
                 index += 1
@@ -135,7 +145,7 @@ def read_blocks(path: Path) -> list[Block]:
         end = next((i for i in range(index + 1, len(lines)) if lines[i].startswith('```')),
                    None)
         if end is None:
-            raise ValueError(f'README.md:{index + 1}: fence never closed')
+            raise ValueError(f'{doc}:{index + 1}: fence never closed')
         lang = fence.group('lang')
         text = '\n'.join(lines[index + 1:end]) + '\n'
         if lang in ('bash', 'python'):
@@ -143,13 +153,13 @@ def read_blocks(path: Path) -> list[Block]:
             if marker is not None:
                 kind = marker.group('kind')
                 if kind not in KINDS:
-                    raise ValueError(f'README.md:{index}: unknown marker kind {kind!r}')
+                    raise ValueError(f'{doc}:{index}: unknown marker kind {kind!r}')
                 reason = (marker.group('reason') or '()')[1:-1]
             elif index and '<!--' in lines[index - 1] and 'readme' in lines[index - 1]:
-                raise ValueError(f'README.md:{index}: malformed marker {lines[index - 1]!r}')
+                raise ValueError(f'{doc}:{index}: malformed marker {lines[index - 1]!r}')
             else:
                 kind, reason = classify(lang, text)
-            blocks.append(Block(lang, index + 2, text, kind, reason))
+            blocks.append(Block(lang, index + 2, text, kind, reason, doc))
         index = end + 1
     return blocks
 
@@ -373,3 +383,34 @@ class NameChecker:
         executable = node.rsplit('/', 1)[-1]
         return [] if name in node_strings(executable) else \
             [f'{executable} declares no parameter {name!r}']
+
+
+# ---------------------------------------------------------------------- links between documents
+LINK = re.compile(r'\[[^\]]*\]\((?P<target>[^)\s]+)\)')
+
+
+def _prose(lines: list[str]) -> list[str]:
+    """The lines outside fenced blocks (a ``#`` comment in a block is not a heading)."""
+    kept, fenced = [], False
+    for line in lines:
+        if line.startswith('```'):
+            fenced = not fenced
+        elif not fenced:
+            kept.append(line)
+    return kept
+
+
+def anchors(path: Path) -> set[str]:
+    """The anchors GitHub makes of a Markdown file's headings: lower case, punctuation but
+    ``-`` and ``_`` dropped, spaces made ``-``."""
+    lines = _prose(path.read_text(encoding='utf-8').splitlines())
+    return {re.sub(r'[^\w\- ]', '', line.lstrip('#').strip().lower()).replace(' ', '-')
+            for line in lines if re.match(r'#{1,6} ', line)}
+
+
+def links(path: Path) -> list[str]:
+    """The relative link targets of a Markdown file (``other.md#anchor``, ``#anchor``,
+    ``image.png``); web addresses are left out."""
+    text = '\n'.join(_prose(path.read_text(encoding='utf-8').splitlines()))
+    return [match.group('target') for match in LINK.finditer(text)
+            if not re.match(r'[a-z]+:', match.group('target'))]

@@ -4,7 +4,7 @@ Every module that lived here keeps its old name for one release: importing
 ``arm_ik.kinematics.<module>`` gives the module at its new place (the same module object,
 so classes and isinstance checks agree) and a DeprecationWarning that names the new path.
 The old packages ``collision`` and ``safety`` are kept as modules with the names they
-exported. The table is in README.md's changelog; docs/ARCHITECTURE.md says where
+exported. The table is in arm_ik's CHANGELOG.rst; docs/ARCHITECTURE.md says where
 everything is now.
 """
 

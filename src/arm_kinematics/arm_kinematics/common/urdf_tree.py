@@ -5,7 +5,10 @@ a ``<limit>`` without ``lower``/``upper`` reads 0 (the specification's default),
 or zero ``velocity`` is unknown (the configuration's default speed applies), ``effort`` is
 optional, ``lower == upper`` makes the joint locked (fixed at that value), attributes with a
 namespace prefix the file never declares (Drake's ``drake:``) and blank lines before the XML
-declaration are accepted. Each assumption is a warning naming the joint. What is broken (a
+declaration are accepted. Two conventions of other tools are read as they mean them: a
+revolute ``<limit lower="0" upper="0" effort="0" velocity="0"/>`` (CAD exporters' "not set",
+SolidWorks' above all) and a revolute ``lower > upper`` (pybullet's "no limit") make a
+continuous joint. Each assumption is a warning naming the joint. What is broken (a
 number that is not one, a cycle, a mimic of an unknown joint) raises DescriptionError in one
 line naming the joint or link and the attribute.
 """
@@ -304,6 +307,9 @@ def _read_joint(element: ElementTree.Element, links: set[str],
         axis = _read_axis(element.find('axis'), where)
         lower, upper, velocity, effort = _read_limit(element.find('limit'), kind, where,
                                                      warnings)
+        if kind == 'revolute' and math.isinf(upper):
+            # Read as having no position limit (see _read_limit): a continuous joint.
+            kind = 'continuous'
         mimic = _read_mimic(element.find('mimic'), where)
     return JointSpec(name, kind, ends[0], ends[1], origin, axis, lower, upper, velocity,
                      effort, mimic)
@@ -386,11 +392,25 @@ def _read_limit(element: ElementTree.Element | None, kind: str, where: str,
     if missing:
         warnings.append(f'{where}: <limit> has no {" or ".join(missing)}; read as 0 (the URDF '
                         'default)')
+    if kind == 'revolute' and lower == upper == 0.0 and effort == 0.0 and velocity is None \
+            and element.get('velocity') is not None:
+        # SolidWorks' sw_urdf_exporter writes every limit as 0 when the user set none: "not
+        # set", not a locked joint (a locked one keeps a velocity or effort of its own).
+        warnings.append(f'{where}: <limit lower="0" upper="0" effort="0" velocity="0"> (an '
+                        'exporter\'s "not set") read as a continuous joint, no position '
+                        'limit; give lower/upper to bound it')
+        return -math.inf, math.inf, None, None
     lower = 0.0 if lower is None else lower
     upper = 0.0 if upper is None else upper
     if lower > upper:
-        raise DescriptionError(f'{where}: lower limit {lower} is not below upper limit '
-                               f'{upper}')
+        if kind == 'prismatic':
+            raise DescriptionError(f'{where}: lower limit {lower} is not below upper limit '
+                                   f'{upper} (read as "no limit" on a revolute joint, as '
+                                   'pybullet does; a prismatic joint needs its travel)')
+        # pybullet's convention: lower > upper means the joint is not limited.
+        warnings.append(f'{where}: lower limit {lower:g} is above upper limit {upper:g}; read '
+                        'as "no limit" (pybullet\'s convention): a continuous joint')
+        return -math.inf, math.inf, velocity, effort
     return lower, upper, velocity, effort
 
 
