@@ -57,6 +57,15 @@ class Recorder:
         with self.lock:
             self.samples.append((time.monotonic(), q))
 
+    def settled_at(self, q, timeout: float = 10.0) -> bool:
+        """Whether joint_states reach ``q`` (a loaded client reads them late)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if np.allclose(self.latest(), q, atol=1e-2):
+                return True
+            time.sleep(0.05)
+        return False
+
     def latest(self) -> np.ndarray:
         deadline = time.monotonic() + 30.0
         while not self.samples and time.monotonic() < deadline:
@@ -257,7 +266,7 @@ def test_plan_and_execute_with_move_action(stack):
     _, result = run_goal(client, MoveGroup, 'move_action', joint_goal(start - 0.1))
     assert result.result.error_code.val == MoveItErrorCodes.SUCCESS, \
         result.result.error_code.message
-    assert np.allclose(client.recorder.latest(), start - 0.1, atol=1e-2)
+    assert client.recorder.settled_at(start - 0.1)
 
 
 def test_a_goal_while_another_executes_preempts_without_a_jump(stack):
@@ -318,3 +327,65 @@ def test_node_alive_after_everything(stack):
     client, group = stack
     assert all(p.alive() for p in group.processes)
     assert fk(client, HOME).error_code.val == MoveItErrorCodes.SUCCESS
+
+
+def test_an_attached_object_is_checked_with_the_robot(stack):
+    from geometry_msgs.msg import Pose as PoseMessage
+    from moveit_msgs.msg import AttachedCollisionObject, CollisionObject, PlanningSceneComponents
+    from moveit_msgs.srv import GetPlanningScene
+    from shape_msgs.msg import SolidPrimitive
+    client, _ = stack
+    publish_object = client.node.create_publisher(CollisionObject, 'collision_object', 10)
+    publish_attached = client.node.create_publisher(AttachedCollisionObject,
+                                                    'attached_collision_object', 10)
+    q = client.recorder.latest()
+    tool = fk(client, q).pose_stamped[0].pose
+
+    def box(object_id, frame, size, z, operation=CollisionObject.ADD):
+        message = CollisionObject(id=object_id, operation=operation)
+        message.header.frame_id = frame
+        message.primitives = [SolidPrimitive(type=SolidPrimitive.BOX, dimensions=list(size))]
+        pose = PoseMessage()
+        pose.position.z = z
+        pose.orientation.w = 1.0
+        message.primitive_poses = [pose]
+        message.pose.orientation.w = 1.0
+        return message
+
+    def ik_here():
+        request = ik_request((tool.position.x, tool.position.y, tool.position.z),
+                             (tool.orientation.x, tool.orientation.y, tool.orientation.z,
+                              tool.orientation.w))
+        request.ik_request.avoid_collisions = True
+        request.ik_request.robot_state.joint_state.name = JOINTS
+        request.ik_request.robot_state.joint_state.position = [float(v) for v in q]
+        return client.call(GetPositionIK, 'compute_ik', request).error_code
+
+    def attached_ids():
+        request = GetPlanningScene.Request()
+        request.components.components = PlanningSceneComponents.ROBOT_STATE_ATTACHED_OBJECTS
+        scene = client.call(GetPlanningScene, 'get_planning_scene', request).scene
+        return [a.object.id for a in scene.robot_state.attached_collision_objects]
+
+    # A small box 25 cm beyond the tool, clear of the arm; a held bar would reach into it.
+    publish_object.publish(box('wall', 'tool0', (0.05, 0.05, 0.05), 0.25))
+    time.sleep(1.0)
+    assert ik_here().val == MoveItErrorCodes.SUCCESS
+    held = AttachedCollisionObject(link_name='tool0', touch_links=['tool_link'])
+    held.object = box('bar', 'tool0', (0.06, 0.06, 0.2), 0.15)
+    publish_attached.publish(held)
+    deadline = time.monotonic() + 30.0
+    while 'bar' not in attached_ids() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    code = ik_here()
+    assert code.val in (MoveItErrorCodes.GOAL_IN_COLLISION, MoveItErrorCodes.NO_IK_SOLUTION), \
+        code.message
+    detach = AttachedCollisionObject(link_name='tool0')
+    detach.object = CollisionObject(id='bar', operation=CollisionObject.REMOVE)
+    publish_attached.publish(detach)
+    publish_object.publish(CollisionObject(id='bar', operation=CollisionObject.REMOVE))
+    publish_object.publish(CollisionObject(id='wall', operation=CollisionObject.REMOVE))
+    deadline = time.monotonic() + 30.0
+    while ik_here().val != MoveItErrorCodes.SUCCESS and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ik_here().val == MoveItErrorCodes.SUCCESS

@@ -160,6 +160,9 @@ def test_attached_object_leaves_and_rejoins_the_world(stack, moveit2):
     assert [a.link_name for a in current_scene.robot_state.attached_collision_objects] == \
         ['tool0']
     assert 'held' not in [o.id for o in current_scene.world.collision_objects]
+    # The robot is rebuilt with the object as a link: planning goes on with it held.
+    trajectory = moveit2.plan(joint_positions=Q_B, timeout_sec=TIMEOUT)
+    assert trajectory is not None, moveit2.last_failure()
     moveit2.detach_collision_object('held')
     deadline = time.monotonic() + TIMEOUT
     while time.monotonic() < deadline and \

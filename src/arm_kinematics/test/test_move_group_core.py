@@ -380,3 +380,27 @@ def test_an_srdf_without_groups_gets_the_chain_group(six):
     assert list(served.groups) == ['arm'] and served.disabled_collisions
     assert served_srdf(SRDF_TEXT, six['arm']) == SRDF_TEXT
     assert 'arm' in read_srdf(served_srdf('', six['arm'])).groups
+
+
+def test_an_attached_object_is_checked_as_part_of_the_robot(six):
+    from arm_kinematics.moveit.attached import arm_with_attached, link_name
+    q = six['home']
+    state = PlanningSceneState(six['robot'])
+    held = CollisionObjectSpec('held', 'tool0', translation(0.0, 0.0, 0.15), ADD,
+                               (Primitive('box', (0.06, 0.06, 0.2)),))
+    assert state.apply(held, q).success
+    assert state.attach('tool0', CollisionObjectSpec('held'), ['tool_link'], q).success
+    base = six['arm'].collision_checker()
+    arm, urdf = arm_with_attached(six['arm'], state.attached, state, base)
+    assert link_name('held') in urdf and arm.model.joint_names == six['arm'].model.joint_names
+    checker = arm.collision_checker(state.scene)
+    assert checker.is_free(q), checker.check(q).message
+    # A box where the held object is, clear of the arm itself: a collision only when held.
+    where = six['robot'].link_pose('tool0', q).value @ translation(0.0, 0.0, 0.25)
+    assert state.apply(CollisionObjectSpec('wall', '', where, ADD,
+                                           (Primitive('box', (0.05, 0.05, 0.05)),)), q).success
+    checker.scene = state.scene
+    base.scene = state.scene
+    assert base.is_free(q)
+    report = checker.check(q)
+    assert report.collides and link_name('held') in report.message

@@ -65,6 +65,7 @@ from arm_kinematics.motion.commands import trajectory_from_points
 from arm_kinematics.motion.safety_check import SceneData
 from arm_kinematics.motion.trajectory import Trajectory
 from arm_kinematics.moveit import codes
+from arm_kinematics.moveit.attached import arm_with_attached
 from arm_kinematics.moveit.cartesian import CartesianCapability, CartesianQuery
 from arm_kinematics.moveit.codes import Answer
 from arm_kinematics.moveit.kinematics import IKQuery, KinematicsCapability
@@ -109,21 +110,13 @@ class MoveGroupNode(Node):
             arm = with_allowed_pairs(arm, robot.allowed_pairs(), mesh_paths)
             robot.arm = arm
             self.scene_state = PlanningSceneState(robot, mesh_paths)
-            self._checker = arm.collision_checker(self.scene_state.scene, mesh_paths)
+            self._base_checker = arm.collision_checker(search_paths=mesh_paths)
         except (SRDFError, ValueError) as error:
             raise StartupError(str(error)) from None
         self.robot, self.model = robot, model
         self.names = robot.joint_names
-        planner = worker.build_planner(worker.PlannerSpec(
-            model.urdf, arm.label, arm.config, model.base_link, model.tip_link,
-            arm.default_solver, mesh_search_paths=tuple(mesh_paths)), model)
-        self.planner = planner
-        self.dispatcher = arm.dispatcher(search_paths=mesh_paths)
-        self.dispatcher.scene = self.scene_state.scene
-        checker = lambda: self._checker     # noqa: E731 - one checker, behind _work
-        self.kinematics = KinematicsCapability(robot, self.dispatcher)
-        self.cartesian = CartesianCapability(robot, planner.path_ik, checker)
-        self.plans = PlanCapability(self.kinematics, planner, checker)
+        self._base_arm, self._mesh_paths = arm, tuple(mesh_paths)
+        self._install(arm, model.urdf)
         # One request at a time: the checker and planner serve one thread, and a plan must
         # see one consistent scene (RELIABILITY 41).
         self._work = threading.Lock()
@@ -169,6 +162,36 @@ class MoveGroupNode(Node):
             'executing through '
             f'{self.execution.executor}')
 
+    def _install(self, arm, urdf: str) -> None:
+        """The checker, IK, path IK and planner of ``arm`` (the arm with its attached
+        objects as links), with the current scene; swapped in whole under the work lock."""
+        model = arm.model
+        scene = self.scene_state.scene
+        checker = arm.collision_checker(scene, self._mesh_paths)
+        planner = worker.build_planner(worker.PlannerSpec(
+            urdf, arm.label, arm.config, model.base_link, model.tip_link, arm.default_solver,
+            mesh_search_paths=self._mesh_paths), model)
+        planner.set_scene(SceneData.of(scene))
+        dispatcher = arm.dispatcher(search_paths=self._mesh_paths)
+        dispatcher.scene = scene
+        self._checker, self.planner, self.dispatcher = checker, planner, dispatcher
+        get_checker = lambda: self._checker     # noqa: E731 - one checker, behind _work
+        self.kinematics = KinematicsCapability(self.robot, dispatcher)
+        self.cartesian = CartesianCapability(self.robot, planner.path_ik, get_checker)
+        self.plans = PlanCapability(self.kinematics, planner, get_checker)
+
+    def _use_attached(self) -> Answer:
+        """The attached objects changed: the robot is rebuilt with them as links."""
+        try:
+            arm, urdf = arm_with_attached(self._base_arm, self.scene_state.attached,
+                                          self.scene_state, self._base_checker)
+            self._install(arm, urdf)
+        except (ValueError, OSError) as error:
+            return codes.fail(codes.INVALID_OBJECT_NAME,
+                              f'the attached objects cannot be checked as part of the robot: '
+                              f'{error}')
+        return Answer(codes.SUCCESS, '')
+
     # ------------------------------------------------------------------ state and scene
     def _on_joint_states(self, message: JointState) -> None:
         q, _ = positions_by_name(self.names, message.name, message.position)
@@ -213,7 +236,13 @@ class MoveGroupNode(Node):
             else:
                 answer = codes.fail(codes.INVALID_OBJECT_NAME,
                                     f'attached object "{spec.id}": only ADD and REMOVE apply')
-            return self._use_scene(answer)
+            answer = self._use_scene(answer)
+            if answer.success:
+                rebuilt = self._use_attached()
+                if not rebuilt.success:
+                    self.get_logger().warning(rebuilt.message)
+                    return rebuilt
+            return answer
 
     def _on_collision_object(self, message: mm.CollisionObject) -> None:
         self._apply_object(message)
@@ -398,7 +427,10 @@ class MoveGroupNode(Node):
 
     def _use_scene_locked_clear(self) -> None:
         with self._work:
+            held = bool(self.scene_state.attached)
             self._use_scene(self.scene_state.clear())
+            if held:
+                self._use_attached()
 
     # ------------------------------------------------------------------ actions
     def _trajectory_of(self, message) -> Answer:

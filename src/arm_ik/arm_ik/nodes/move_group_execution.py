@@ -47,6 +47,9 @@ EXECUTION_CODES = {
 SERVICE_WAIT = 10.0      # s for the executor's service to answer
 END_MARGIN = 10.0        # s beyond the trajectory's duration before it counts as lost
 POLL = 0.02
+# s beyond the duration after which an executor that never left IDLE ran a trajectory that
+# goes nowhere (all points equal): it ended.
+QUIET_MARGIN = 5.0
 
 
 class ExecutionLink:
@@ -134,7 +137,7 @@ class ExecutionLink:
                               f'the executor refused the trajectory: {code.name.lower()}: '
                               f'{response.message}')
         deadline = time.monotonic() + duration + END_MARGIN
-        quiet_until = time.monotonic() + duration + 1.0
+        quiet_until = time.monotonic() + duration + QUIET_MARGIN
         moving_seen = False
         while True:
             if token != self._token:

@@ -259,7 +259,7 @@ class PlanningSceneState:
             entry: dict = {'id': spec.id if i == 0 else f'{spec.id}#{i}',
                            'pose': pose.tolist()}
             if isinstance(shape, Mesh):
-                entry.update(type='mesh', file=self._mesh_file(shape))
+                entry.update(type='mesh', file=self.mesh_file(shape))
             elif shape.kind == 'box':
                 entry.update(type='box', size=[float(d) for d in shape.dimensions[:3]])
             elif shape.kind == 'sphere':
@@ -270,7 +270,7 @@ class PlanningSceneState:
             entries.append(entry)
         return entries
 
-    def _mesh_file(self, mesh: Mesh) -> str:
+    def mesh_file(self, mesh: Mesh) -> str:
         """An inline mesh written once as a binary STL (named by its content)."""
         import trimesh
         vertices = np.asarray(mesh.vertices, dtype=float)
