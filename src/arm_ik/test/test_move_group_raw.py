@@ -389,3 +389,56 @@ def test_an_attached_object_is_checked_with_the_robot(stack):
     while ik_here().val != MoveItErrorCodes.SUCCESS and time.monotonic() < deadline:
         time.sleep(0.2)
     assert ik_here().val == MoveItErrorCodes.SUCCESS
+
+
+def test_a_goal_inside_an_object_is_goal_in_collision_while_the_scene_churns(stack):
+    from geometry_msgs.msg import Pose as PoseMessage
+    from moveit_msgs.msg import CollisionObject
+    from shape_msgs.msg import SolidPrimitive
+    client, _ = stack
+    publish = client.node.create_publisher(CollisionObject, 'collision_object', 10)
+    start = client.recorder.latest()
+    goal_q = start + np.array([0.4, 0.0, 0.0, 0.0, 0.0, 0.0])
+    tool = fk(client, goal_q).pose_stamped[0].pose
+
+    def box(object_id, x, y, z, operation=CollisionObject.ADD):
+        message = CollisionObject(id=object_id, operation=operation)
+        message.header.frame_id = 'base_link'
+        message.primitives = [SolidPrimitive(type=SolidPrimitive.BOX,
+                                             dimensions=[0.1, 0.1, 0.1])]
+        pose = PoseMessage()
+        pose.position.x, pose.position.y, pose.position.z = x, y, z
+        pose.orientation.w = 1.0
+        message.primitive_poses = [pose]
+        message.pose.orientation.w = 1.0
+        return message
+
+    # The goal's tool inside a box; another object added, moved and removed meanwhile.
+    publish.publish(box('around_goal', tool.position.x, tool.position.y, tool.position.z))
+    stop = threading.Event()
+
+    def churn():
+        step = 0
+        while not stop.is_set():
+            step += 1
+            publish.publish(box('churn', -1.0, 0.3 * (step % 5), 0.5,
+                                CollisionObject.ADD if step % 3 else CollisionObject.REMOVE))
+            time.sleep(0.02)
+    churner = threading.Thread(target=churn, daemon=True)
+    churner.start()
+    try:
+        time.sleep(0.5)
+        codes = []
+        for _ in range(5):
+            plan = GetMotionPlan.Request()
+            plan.motion_plan_request = joint_goal(goal_q).request
+            reply = client.call(GetMotionPlan, 'plan_kinematic_path', plan)
+            codes.append(reply.motion_plan_response.error_code)
+    finally:
+        stop.set()
+        churner.join(5.0)
+        publish.publish(box('around_goal', 0, 0, 0, CollisionObject.REMOVE))
+        publish.publish(box('churn', 0, 0, 0, CollisionObject.REMOVE))
+    assert all(c.val == MoveItErrorCodes.GOAL_IN_COLLISION for c in codes), \
+        [(c.val, c.message) for c in codes]
+    assert 'around_goal' in codes[0].message
