@@ -75,6 +75,7 @@ help:
 	@echo '            servo bus; DEMO_ARGS=--no-lab for other runner options)'
 	@echo 'make move_group  MoveIt'"'"'s move_group interface for one arm until Ctrl-C (ARM=six_axis,'
 	@echo '            or URDF=robot.urdf [SRDF=robot.srdf] [BASE=.. TIP=..]; CONTROLLER=stand_in;'
+	@echo '            SERVOS=sim the SO-101 on the simulated servo bus;'
 	@echo '            docs/moveit.md)'
 	@echo 'make bench  run the benchmarks, write bench_results.json'
 	@echo 'make clean  remove build, install, log folders (venvs stay)'
@@ -128,13 +129,12 @@ demo: build
 	  $(if $(SERVOS),--servos $(SERVOS),) $(DEMO_ARGS)
 
 move_group: build
-	@if [ -n "$(SERVOS)" ]; then echo 'make move_group: SERVOS= is not served yet (docs/moveit.md)'; exit 2; fi
 	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m arm_bringup.move_group \
 	  $(if $(ARM),--arm $(ARM),) $(if $(URDF),--urdf $(abspath $(URDF)),) \
 	  $(if $(SRDF),--srdf $(abspath $(SRDF)),) \
 	  $(if $(BASE),--base $(BASE),) $(if $(TIP),--tip $(TIP),) \
 	  $(if $(ARM_CONFIG),--arm-config $(abspath $(ARM_CONFIG)),) \
-	  $(if $(CONTROLLER),--controller $(CONTROLLER),)
+	  $(if $(CONTROLLER),--controller $(CONTROLLER),) $(if $(SERVOS),--servos $(SERVOS),)
 
 BENCH_STAMP := $(if $(VENV),$(VENV)/.bench-installed,)
 

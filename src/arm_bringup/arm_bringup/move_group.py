@@ -17,6 +17,7 @@ measured state). Node logs go to a temporary folder (printed).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from pathlib import Path
 import signal
@@ -53,11 +54,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--controller', default='none', choices=('none', 'stand_in'),
                         help='stand_in: execute through controller_stand_in '
                         '(FollowJointTrajectory); default: simulated joint_states')
+    parser.add_argument('--servos', choices=('', 'sim'), default='',
+                        help='sim: the SO-101 of example-robot-data on the simulated servo bus '
+                        'through servo_bridge (enabled at start; leave out --arm and --urdf)')
     return parser.parse_args(argv)
 
 
 def choose(args: argparse.Namespace) -> tuple[ArmSource, str]:
     """(the arm, its robot_description)."""
+    if args.servos:
+        if args.urdf or args.arm not in ('', 'so101') or args.controller != 'none':
+            raise PipelineError('--servos sim drives the SO-101 of example-robot-data: leave '
+                                'out --arm, --urdf and --controller')
+        from arm_bringup.servo_demo import _so101_urdf
+        path = _so101_urdf()
+        return ArmSource('so101', str(path), '', 'base_link', 'gripper_frame_link'), \
+            expand_file(str(path))
     if not args.urdf:
         if args.arm_config or args.base or args.tip or args.srdf:
             raise PipelineError('--arm-config, --base, --tip and --srdf go with --urdf')
@@ -76,9 +88,37 @@ def choose(args: argparse.Namespace) -> tuple[ArmSource, str]:
                      arm.model.base_link, arm.model.tip_link), description
 
 
+# servo_bridge's measured state, away from the executor's (commanded) joint_states.
+BRIDGE_STATES = 'servo_bridge/joint_states'
+
+
+def start_servo_bridge(group: ProcessGroup, link: str, namespace: str = '') -> None:
+    """servo_bridge of the SO-101 on the simulated bus at ``link`` (as make demo SERVOS=sim)."""
+    from arm_bringup.servo_demo import _calibration, _so101_urdf
+    group.start_node(NODE_PACKAGE, 'servo_bridge', name='servo_bridge', namespace=namespace,
+                     params={'urdf_file': str(_so101_urdf()), 'tip_frame': 'gripper_frame_link',
+                             'calibration_file': str(_calibration()), 'port': link,
+                             'reply_timeout': 0.03, 'silent_cycles': 25},
+                     remappings={'joint_states': BRIDGE_STATES})
+
+
+def enable_servo_bridge(namespace: str = '', timeout: float = 60.0) -> str:
+    """Call servo_bridge's ~/enable (torque on, holding the measured pose); its answer."""
+    from arm_ik.servo_client import BridgeClient
+    client = BridgeClient(namespace or '/', timeout=timeout)
+    try:
+        ok, message = client.call('enable')
+    finally:
+        client.close()
+    if not ok:
+        raise PipelineError(f'servo_bridge ~/enable: {message}')
+    return message
+
+
 def start(group: ProcessGroup, arm: ArmSource, description: str, srdf: str,
           namespace: str = '', controller: str = 'none') -> None:
-    """Start move_group and its trajectory_executor (and the controller stand-in)."""
+    """Start move_group and its trajectory_executor (and the controller stand-in, or with
+    ``controller`` "servo_bridge" the executor's output to a running servo_bridge)."""
     chain = {'robot_description': description, **arm.chain_parameters()}
     if arm.urdf_file:
         # package:// meshes beside the URDF (a description package's share folder above it).
@@ -89,6 +129,10 @@ def start(group: ProcessGroup, arm: ArmSource, description: str, srdf: str,
         start_stand_in(group, arm, description, namespace or '/')
         executor.update(output='follow_joint_trajectory', feedback_topic=MEASURED,
                         feedback_stale_periods=25.0)
+    elif controller == 'servo_bridge':
+        executor.update(output='follow_joint_trajectory', feedback_topic=BRIDGE_STATES,
+                        controller_action='servo_bridge/follow_joint_trajectory',
+                        feedback_stale_periods=25.0, publish_on_start=False)
     group.start_node(NODE_PACKAGE, 'trajectory_executor', name='trajectory_executor',
                      namespace=namespace, params=executor)
     group.start_node(NODE_PACKAGE, 'move_group', name='move_group', namespace=namespace,
@@ -113,10 +157,20 @@ def main(argv: list[str] | None = None) -> int:
     log_dir = tempfile.mkdtemp(prefix='move_group_')
     namespace = args.namespace
     try:
-        with ProcessGroup(log_dir=log_dir) as group:
-            start(group, arm, description, srdf, namespace, args.controller)
-            route = 'through controller_stand_in' if args.controller == 'stand_in' else \
-                'on simulated joint_states'
+        with contextlib.ExitStack() as stack:
+            group = stack.enter_context(ProcessGroup(log_dir=log_dir))
+            controller = args.controller
+            if args.servos:
+                from arm_servos.sim.process import SimProcess
+                link = str(Path(log_dir) / 'so101_bus')
+                stack.enter_context(SimProcess(link, 'feetech', goal='2600'))
+                start_servo_bridge(group, link, namespace)
+                print(f'move_group: servo_bridge: {enable_servo_bridge(namespace)}', flush=True)
+                controller = 'servo_bridge'
+            start(group, arm, description, srdf, namespace, controller)
+            route = {'stand_in': 'through controller_stand_in',
+                     'servo_bridge': 'through servo_bridge on the simulated bus'}.get(
+                controller, 'on simulated joint_states')
             print(f'move_group: {arm.label} served in namespace "{namespace or "/"}" '
                   f'(ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID", "0")}), executing '
                   f'{route}; Ctrl-C stops; node logs in {log_dir}', flush=True)
