@@ -235,6 +235,14 @@ def test_mismatched_trajectory_is_refused_and_nothing_moves(stack):
     empty = ExecuteTrajectory.Goal()
     _, result = run_goal(client, ExecuteTrajectory, 'execute_trajectory', empty)
     assert result.result.error_code.val == MoveItErrorCodes.INVALID_MOTION_PLAN
+    nan = ExecuteTrajectory.Goal()
+    nan.trajectory.joint_trajectory = JointTrajectory(joint_names=JOINTS, points=[
+        JointTrajectoryPoint(positions=[float(v) for v in before],
+                             time_from_start=Duration(sec=0)),
+        JointTrajectoryPoint(positions=[float('nan')] * 6, time_from_start=Duration(sec=1))])
+    _, result = run_goal(client, ExecuteTrajectory, 'execute_trajectory', nan)
+    assert result.result.error_code.val == MoveItErrorCodes.INVALID_MOTION_PLAN, \
+        result.result.error_code.message
     time.sleep(0.3)
     assert np.allclose(client.recorder.latest(), before, atol=1e-9)
 

@@ -27,11 +27,12 @@ class Client:
         self.node = rclpy.create_node(name, context=self.context)
         self.executor = MultiThreadedExecutor(num_threads=4, context=self.context)
         self.executor.add_node(self.node)
+        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
 
     def _spin(self) -> None:
-        while self.context.ok():
+        while self.context.ok() and not self._stop.is_set():
             try:
                 self.executor.spin_once(timeout_sec=0.1)
             except Exception:  # noqa: BLE001 - shutdown races end the loop
@@ -66,10 +67,11 @@ class Client:
 
     def close(self) -> None:
         import rclpy
+        self._stop.set()
+        self._thread.join(timeout=5.0)
         self.executor.shutdown()
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
-        self._thread.join(timeout=5.0)
 
 
 def wait(future, timeout: float = 60.0):
