@@ -172,6 +172,8 @@ class MoveGroupNode(Node):
             urdf, arm.label, arm.config, model.base_link, model.tip_link, arm.default_solver,
             mesh_search_paths=self._mesh_paths), model)
         planner.set_scene(SceneData.of(scene))
+        if planner.collision is not None:
+            planner.collision.warm()     # its checker now, not in the first plan's time
         dispatcher = arm.dispatcher(search_paths=self._mesh_paths)
         dispatcher.scene = scene
         self._checker, self.planner, self.dispatcher = checker, planner, dispatcher

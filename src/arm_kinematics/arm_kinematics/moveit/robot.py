@@ -235,9 +235,9 @@ def with_allowed_pairs(arm: Arm, pairs: Sequence[tuple[str, str, str]],
                        search_paths: Sequence[str] = ()) -> Arm:
     """``arm`` whose collision checkers also allow ``pairs`` (an SRDF's disabled collisions)
     besides the pairs the project computes or the configuration lists; pairs naming links
-    without collision shapes are dropped (MoveIt lists every link)."""
-    if not pairs:
-        return arm
+    without collision shapes are dropped (MoveIt lists every link). The pairs are computed
+    once, here, and listed in the configuration: every later checker of the arm (the
+    planner's, IK's, one with attached objects) starts without computing them again."""
     checker = arm.collision_checker(search_paths=search_paths)
     links = set(checker.links)
     known = {frozenset(entry[:2]) for entry in checker.allowed}
