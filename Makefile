@@ -50,9 +50,11 @@ else
   PY := $(VENV)/bin/python
   ACTIVATE := source $(VENV)/bin/activate && export AMENT_PREFIX_PATH=$(VENV) \
               CMAKE_PREFIX_PATH=$(VENV)
-  # without_ros/ holds the control_msgs subset a ROS 2 install brings itself (its COLCON_IGNORE
-  # hides it from every other build; see without_ros/README.md).
-  COLCON_ARGS := --base-paths . without_ros/control_msgs \
+  # without_ros/ holds the subsets of control_msgs, moveit_msgs (and the two messages packages
+  # moveit_msgs needs) that a ROS 2 install brings itself (its COLCON_IGNORE hides them from every
+  # other build; see without_ros/README.md).
+  COLCON_ARGS := --base-paths . without_ros/control_msgs without_ros/moveit_msgs \
+                 without_ros/octomap_msgs without_ros/object_recognition_msgs \
                  --cmake-args -DPython3_EXECUTABLE=$(PY) -DBUILD_TESTING=OFF
 endif
 
