@@ -21,11 +21,16 @@ ARM_CONFIG ?=
 CONTROLLER ?=
 # SERVOS=sim: the SO-101 on the simulated servo bus through servo_bridge.
 SERVOS ?=
+# TELEOP=1 (with SERVOS=sim): leader-follower teleoperation on two simulated buses
+# (docs/teleoperation.md).
+TELEOP ?=
 # make move_group: the SRDF of your arm (groups, named states, disabled collisions).
 SRDF ?=
 # Any other option of the demo runner, e.g. DEMO_ARGS=--no-lab.
 DEMO_ARGS ?=
 PYTEST_ARGS ?=
+# Every test run ends with its slowest tests (docs/tests.md, "Where the suite's time goes").
+DURATIONS ?= --durations=15
 BENCH_ARGS ?=
 
 ifneq ($(filter-out jazzy kilted,$(ROS_WHEELS)),)
@@ -74,7 +79,8 @@ help:
 	@echo '            URDF=robot.urdf BASE=base_link TIP=tool0 [ARM_CONFIG=arm.yaml] for your'
 	@echo '            own arm; CONTROLLER=stand_in drives a controller stand-in through'
 	@echo '            follow_joint_trajectory; SERVOS=sim the SO-101 on the simulated'
-	@echo '            servo bus; DEMO_ARGS=--no-lab for other runner options)'
+	@echo '            servo bus, TELEOP=1 with it: leader-follower teleoperation;'
+	@echo '            DEMO_ARGS=--no-lab for other runner options)'
 	@echo 'make move_group  MoveIt'"'"'s move_group interface for one arm until Ctrl-C (ARM=six_axis,'
 	@echo '            or URDF=robot.urdf [SRDF=robot.srdf] [BASE=.. TIP=..]; CONTROLLER=stand_in;'
 	@echo '            SERVOS=sim the SO-101 on the simulated servo bus;'
@@ -116,11 +122,12 @@ test-core: $(CORE_VENV)/.installed
 	$(CORE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
 	  --force-reinstall ./src/arm_kinematics ./src/arm_testing
 	rm -rf src/arm_kinematics/build src/arm_testing/build   # pip builds in the source tree
-	$(CORE_VENV)/bin/python -m pytest src/arm_kinematics $(PYTEST_ARGS)
+	$(CORE_VENV)/bin/python -m pytest src/arm_kinematics $(DURATIONS) $(PYTEST_ARGS)
 
 test: lint build test-core
 	tools/ensure_chromium.sh
-	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m pytest src --ignore=src/arm_kinematics $(PYTEST_ARGS)
+	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m pytest src --ignore=src/arm_kinematics $(DURATIONS) \
+	  $(PYTEST_ARGS)
 
 demo: build
 	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m arm_bringup.demo --cycles $(CYCLES) \
@@ -128,7 +135,7 @@ demo: build
 	  $(if $(BASE),--base $(BASE),) $(if $(TIP),--tip $(TIP),) \
 	  $(if $(ARM_CONFIG),--arm-config $(abspath $(ARM_CONFIG)),) \
 	  $(if $(CONTROLLER),--controller $(CONTROLLER),) \
-	  $(if $(SERVOS),--servos $(SERVOS),) $(DEMO_ARGS)
+	  $(if $(SERVOS),--servos $(SERVOS),) $(if $(TELEOP),--teleop,) $(DEMO_ARGS)
 
 move_group: build
 	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m arm_bringup.move_group \

@@ -33,6 +33,7 @@ setup(
             'markers = arm_ik.nodes.markers:main',
             'controller_stand_in = arm_ik.nodes.controller_stand_in:main',
             'servo_bridge = arm_ik.nodes.servo_bridge:main',
+            'teleop = arm_ik.nodes.teleop:main',
             'servo_calibrate = arm_ik.servo_calibrate_command:main',
             'servo_client = arm_ik.servo_client:main',
         ],

@@ -9,7 +9,8 @@ setup(
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
         ('share/' + package_name, ['package.xml']),
-        ('share/' + package_name + '/calibration', ['calibration/so101.yaml']),
+        ('share/' + package_name + '/calibration', ['calibration/so101.yaml',
+                                                     'calibration/so101_leader.yaml']),
     ],
     install_requires=['setuptools'],
     zip_safe=True,

@@ -220,6 +220,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument('--servos', choices=('', 'sim'), default='',
                         help='sim: the SO-101 on the simulated servo bus through servo_bridge '
                              '(calibrate, enable, move, faults, e-stop; arm_bringup.servo_demo)')
+    parser.add_argument('--teleop', action='store_true',
+                        help='with --servos sim: leader-follower teleoperation of two SO-101 '
+                             'on two simulated buses, both recorded (arm_bringup.teleop_demo)')
     parser.add_argument('--mcap', default='demo.mcap',
                         help="MCAP file to record to (default demo.mcap in the current folder, "
                              "the repository root under make demo; '' records nothing)")
@@ -336,8 +339,15 @@ def main(argv: list[str] | None = None) -> int:
             print('demo: --servos sim drives the SO-101 (its worked calibration); leave out '
                   '--arm and --urdf, or pass --arm so101', file=sys.stderr, flush=True)
             return 2
+        if args.teleop:
+            from arm_bringup.teleop_demo import run as run_teleop
+            return run_teleop(args.cycles, Path(args.mcap).resolve() if args.mcap else None)
         from arm_bringup.servo_demo import run
         return run(args.cycles)
+    if args.teleop:
+        print('demo: --teleop runs on the simulated buses: add --servos sim (make demo '
+              'SERVOS=sim TELEOP=1)', file=sys.stderr, flush=True)
+        return 2
     try:
         arm, description, scenario = choose_arm(args)
     except PipelineError as error:

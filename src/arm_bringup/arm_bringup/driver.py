@@ -33,6 +33,7 @@ from std_srvs.srv import Trigger
 
 from arm_bringup.scenario import IKQuery, Move
 from arm_ik.client import IKClient
+from arm_ik.goal_refusals import RefusalWords, WORDS_WAIT
 from arm_ik.middleware import call_until_answered, GoalCourier
 from arm_ik.nodes.common import constant_names, LATCHED_QOS
 from arm_interfaces.action import MoveToTarget
@@ -46,6 +47,7 @@ STATE_NAMES = constant_names(TargetStatus)
 MOVE_TIMEOUT = 90.0      # s, plan + move; the longest scripted move takes about 12 s
 CYCLE_TIMEOUT = 180.0    # s, one pick-and-place cycle
 START_GRACE = 15.0       # s for target_input to see the action server
+REJECTED = object()      # a goal's end: rejected (its words: self.refusals)
 GOAL_ANSWER_WAIT = 5.0   # s for the executor to accept or reject a goal, before a resend
 IK_WAIT = 15.0           # s for an IK answer, resends included
 ALREADY_RUNNING = 'the cycle is already running'   # target_input's words (tasks/cycle.py)
@@ -73,6 +75,7 @@ class DemoDriver(Node):
         self.ik = IKClient(self, arm)
         self.action = ActionClient(self, MoveToTarget,
                                    f'/{arm}/trajectory_executor/move_to_target')
+        self.refusals = RefusalWords(self, f'/{arm}/trajectory_executor/move_to_target')
         self.run_cycle_client = self.create_client(Trigger, f'/{arm}/target_input/run_cycle')
         self.results = self.create_publisher(TargetStatus, f'/{arm}/demo/move_results',
                                              STATUS_QOS)
@@ -177,7 +180,7 @@ class DemoDriver(Node):
         ends: list[object] = []
         courier = GoalCourier(
             self.action, self.get_logger(), on_accepted=lambda _: None,
-            on_rejected=lambda _: ends.append('the goal was rejected'),
+            on_rejected=lambda _: ends.append(REJECTED),
             on_result=lambda _, wrapped: ends.append(wrapped),
             on_failed=lambda _, reason: ends.append(reason), on_feedback=lambda _, message:
             feedback.append(message), response_timeout=GOAL_ANSWER_WAIT,
@@ -189,6 +192,10 @@ class DemoDriver(Node):
                 return StepResult(False, f'{move.label}: no result within {MOVE_TIMEOUT:g} s')
         finally:
             self._watch_safety = False
+        if ends[0] is REJECTED:
+            # The executor's words come on a topic of their own (arm_ik.goal_refusals).
+            self.wait_until(lambda: bool(self.refusals.since(started)), WORDS_WAIT)
+            return StepResult(False, f'{move.label}: {self.refusals.sentence(started)}')
         if isinstance(ends[0], str):
             return StepResult(False, f'{move.label}: {ends[0]}')
         wrapped = ends[0]

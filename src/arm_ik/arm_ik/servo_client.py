@@ -5,9 +5,11 @@
     servo_client --ns /so101 status
     servo_client --ns /so101 estop
     servo_client --ns /so101 reset_estop
+    servo_client --ns /follower --node teleop resume      # teleoperation: follow the leader
 
 ``move`` sends one FollowJointTrajectory goal (one point, controller joint order) and prints
-the result in words; ``status`` prints the bridge's /diagnostics once. Exit status 0 when the
+the result in words (a rejected goal with the bridge's own reason, from its ~/goal_rejections);
+``status`` prints the bridge's /diagnostics once. Exit status 0 when the
 bridge did what was asked, 1 when it refused or aborted (its reason printed), 2 on bad input
 or when the bridge does not answer.
 """
@@ -16,11 +18,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 
 EXIT_OK, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
 SERVICES = ('enable', 'disable', 'estop', 'reset_estop')
+TELEOP_SERVICES = ('resume', 'hold')     # the teleop node's (--node teleop)
 RESULT_NAMES = {0: 'SUCCESSFUL', -1: 'INVALID_GOAL', -2: 'INVALID_JOINTS',
                 -3: 'OLD_HEADER_TIMESTAMP', -4: 'PATH_TOLERANCE_VIOLATED',
                 -5: 'GOAL_TOLERANCE_VIOLATED'}
@@ -30,13 +34,13 @@ class BridgeClient:
     """A client node of one servo_bridge (namespace ``ns``, node name ``servo_bridge``)."""
 
     def __init__(self, ns: str, node_name: str = 'servo_bridge', timeout: float = 30.0,
-                 client_name: str = 'servo_client') -> None:
+                 client_name: str = 'servo_client', domain_id: int | None = None) -> None:
         from control_msgs.action import FollowJointTrajectory
         import rclpy
         from rclpy.action import ActionClient
         from rclpy.executors import SingleThreadedExecutor
         self.context = rclpy.Context()
-        rclpy.init(context=self.context)
+        rclpy.init(context=self.context, domain_id=domain_id)
         self.node = rclpy.create_node(client_name, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
@@ -45,6 +49,8 @@ class BridgeClient:
         self._clients: dict[str, object] = {}
         self.action = ActionClient(self.node, FollowJointTrajectory,
                                    f'{self.prefix}/follow_joint_trajectory')
+        self._rejections: list = []
+        self._rejection_subscription = None
 
     def _spin_until(self, done, what: str, timeout: float | None = None,
                     tick=None) -> None:
@@ -104,6 +110,8 @@ class BridgeClient:
             positions=positions, velocities=[0.0] * len(joints),
             time_from_start=Duration(sec=int(seconds), nanosec=int(seconds % 1 * 1e9)))]
         outcome: list[tuple[bool, str]] = []
+        self._listen_for_rejections()
+        sent = self._stamp_now()
 
         def result_words(_: int, wrapped) -> None:
             answer = wrapped.result
@@ -112,8 +120,7 @@ class BridgeClient:
 
         courier = GoalCourier(
             self.action, self.node.get_logger(), on_accepted=lambda _: None,
-            on_rejected=lambda _: outcome.append(
-                (False, 'goal rejected (the reason is in the servo_bridge log)')),
+            on_rejected=lambda _: outcome.append((False, '')),   # words: below, not in a spin
             on_result=result_words,
             on_failed=lambda _, reason: outcome.append((False, reason)),
             on_feedback=lambda *_: None, server=self.prefix)
@@ -121,7 +128,39 @@ class BridgeClient:
         answer_wait = courier.attempts * courier.response_timeout    # every send unanswered
         self._spin_until(lambda: outcome, 'the result', answer_wait + seconds + 30.0,
                          tick=courier.tick)
-        return outcome[0]
+        ok, words = outcome[0]
+        return (ok, words) if ok or words else (False, self._rejection_words(sent))
+
+    def _stamp_now(self) -> float:
+        return self.node.get_clock().now().nanoseconds * 1e-9
+
+    def _listen_for_rejections(self) -> None:
+        """Subscribe (once, before the first goal) to the bridge's ~/goal_rejections, where it
+        publishes the reason of each goal it rejects (the action protocol carries none)."""
+        if self._rejection_subscription is not None:
+            return
+        from rcl_interfaces.msg import Log
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self._rejection_subscription = self.node.create_subscription(
+            Log, f'{self.prefix}/goal_rejections', self._rejections.append, qos)
+
+    def _rejection_words(self, sent: float, wait: float = 2.0) -> str:
+        """The bridge's reason for rejecting the goal sent at ``sent`` (its clock, s): the
+        first rejection it published after that (same host, one clock); after ``wait`` s
+        without one, a pointer to its log."""
+        def reason() -> str:
+            for message in self._rejections:
+                if message.stamp.sec + message.stamp.nanosec * 1e-9 >= sent - 0.05:
+                    return message.msg
+            return ''
+        deadline = time.monotonic() + wait
+        while not reason() and time.monotonic() < deadline:
+            self.executor.spin_once(timeout_sec=0.05)
+        words = reason()
+        return f'goal rejected: {words}' if words else \
+            'goal rejected (the reason is in the servo_bridge log)'
 
     def joints(self) -> list[str]:
         """The controller joints, from the bridge's joint_states (chain joints only)."""
@@ -163,9 +202,12 @@ def main(argv: list[str] | None = None) -> int:
                                      'servo_bridge: enable, move, status, estop.')
     parser.add_argument('--ns', default='', help='namespace of the servo_bridge (e.g. /so101)')
     parser.add_argument('--timeout', type=float, default=30.0, help='s to wait for the bridge')
+    parser.add_argument('--node', default='servo_bridge', help='node name in the namespace '
+                        '(teleop for resume and hold)')
     commands = parser.add_subparsers(dest='command', required=True)
-    for service in SERVICES:
-        commands.add_parser(service, help=f'call ~/{service}')
+    for service in SERVICES + TELEOP_SERVICES:
+        commands.add_parser(service, help=f'call ~/{service}' + (
+            ' of the teleop node (with --node teleop)' if service in TELEOP_SERVICES else ''))
     move = commands.add_parser('move', help='one FollowJointTrajectory goal')
     move.add_argument('positions', type=float, nargs='+', help='rad, controller joint order')
     move.add_argument('--time', type=float, default=2.0, help='s to reach them (default 2)')
@@ -175,14 +217,20 @@ def main(argv: list[str] | None = None) -> int:
                                    not all(math.isfinite(p) for p in args.positions)):
         print('servo_client: positions must be finite and --time > 0', file=sys.stderr)
         return EXIT_BAD_INPUT
-    client = BridgeClient(args.ns, timeout=args.timeout)
+    client = BridgeClient(args.ns, node_name=args.node, timeout=args.timeout)
     try:
-        if args.command in SERVICES:
+        if args.command in SERVICES + TELEOP_SERVICES:
             ok, message = client.call(args.command)
         elif args.command == 'move':
             ok, message = client.move(args.positions, args.time)
         else:
-            print('\n'.join(client.status()))
+            lines = client.status()
+            try:
+                print('\n'.join(lines), flush=True)
+            except BrokenPipeError:
+                # `servo_client status | head -2`: the reader left; that is not a failure
+                # (Python's documented way: stdout to devnull so the exit flush is quiet).
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return EXIT_OK
     except TimeoutError as error:
         print(f'servo_client: {error}', file=sys.stderr)

@@ -1,4 +1,9 @@
-"""arm_info started in its own process, talked to over DDS."""
+"""arm_info started in its own process, talked to over DDS.
+
+The tests that need a running arm_info share one process group for the module (``nodes``:
+one ROS domain, every arm_info started at once in a namespace of its own), and the refusals
+start their processes together too: a node's start-up is most of each test's time.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,52 @@ from rcl_interfaces.srv import SetParameters
 
 from arm_ik.nodes.common import LATCHED_QOS
 from arm_interfaces.msg import ArmInfo
-from arm_testing.ros_harness import call_service, config_file, wait_for
+from arm_testing.ros_harness import (
+    call_service,
+    claimed_domain,
+    config_file,
+    node_on_domain,
+    process_group,
+    wait_for,
+)
+
+# Namespace -> arm of every arm_info the module's tests talk to (the home test changes its
+# node's home, so it has one of its own).
+NODES = {'/pointer3': 'pointer3', '/six_axis': 'six_axis', '/home/pointer3': 'pointer3',
+         '/manipulator3d': 'manipulator3d'}
+BAD_DESCRIPTIONS = [
+    ('', 'robot_description is empty'),
+    ('<robot name="x"><link name="base_link"/></robot>',
+     'no movable joint below the root link "base_link"'),
+    ('<robot name="pointer3"><link name="base_link"/><link name="tool0"/>'
+     '<joint name="j" type="revolute"><parent link="base_link"/><child link="tool0"/>'
+     '<axis xyz="0 0 1"/></joint></robot>', 'has no <limit>'),
+    ('not xml', 'not valid XML'),
+]
+
+
+@pytest.fixture(scope='module')
+def nodes(urdf_of):
+    """(processes by namespace, (test node, spin)) on one domain for the module."""
+    with claimed_domain() as claim, process_group(claim) as group, \
+            node_on_domain(claim) as client:
+        started = {namespace: group.start_node(
+            'arm_ik', 'arm_info', namespace=namespace,
+            params={'robot_description': urdf_of(arm), 'arm': arm,
+                    'arm_config': config_file(arm)}) for namespace, arm in NODES.items()}
+        yield started, client
+
+
+@pytest.fixture(scope='module')
+def refusals(urdf_of):
+    """Every bad description's arm_info started at once; (exit status, output) of each."""
+    with claimed_domain() as claim, process_group(claim) as group:
+        # No topic wait: an empty parameter fails after 1 s, not the default 30 s.
+        started = [group.start_node('arm_ik', 'arm_info', namespace=f'/bad{index}',
+                                    params={'robot_description': description,
+                                            'robot_description_timeout': 1.0})
+                   for index, (description, _) in enumerate(BAD_DESCRIPTIONS)]
+        yield [(process.wait_for_exit(20.0), process.output()) for process in started]
 
 
 def _receive_info(node, spin, topic: str) -> list[ArmInfo]:
@@ -22,11 +72,9 @@ def _receive_info(node, spin, topic: str) -> list[ArmInfo]:
 
 
 @pytest.mark.parametrize('arm', ['pointer3', 'six_axis'])
-def test_publishes_arm_info_latched(arm, processes, ros_node, urdf_of, load_arm):
-    node, spin = ros_node
-    process = processes.start_node('arm_ik', 'arm_info', namespace=f'/{arm}',
-                                   params={'robot_description': urdf_of(arm), 'arm': arm,
-                                           'arm_config': config_file(arm)})
+def test_publishes_arm_info_latched(arm, nodes, load_arm):
+    started, (node, spin) = nodes
+    process = started[f'/{arm}']
     info = _receive_info(node, spin, f'/{arm}/arm_info')[-1]
     model = load_arm(arm)
     assert process.alive(), process.output()
@@ -40,13 +88,10 @@ def test_publishes_arm_info_latched(arm, processes, ros_node, urdf_of, load_arm)
     assert info.max_reach > info.min_reach >= 0.0
 
 
-def test_home_update_validated(processes, ros_node, urdf_of):
-    node, spin = ros_node
-    processes.start_node('arm_ik', 'arm_info', namespace='/pointer3',
-                         params={'robot_description': urdf_of('pointer3'), 'arm': 'pointer3',
-                                 'arm_config': config_file('pointer3')})
-    received = _receive_info(node, spin, '/pointer3/arm_info')
-    client = node.create_client(SetParameters, '/pointer3/arm_info/set_parameters')
+def test_home_update_validated(nodes):
+    _, (node, spin) = nodes
+    received = _receive_info(node, spin, '/home/pointer3/arm_info')
+    client = node.create_client(SetParameters, '/home/pointer3/arm_info/set_parameters')
     wait_for(client.service_is_ready, 20.0, spin, 'set_parameters service')
 
     def set_home(values: list[float]):
@@ -68,14 +113,9 @@ def test_home_update_validated(processes, ros_node, urdf_of):
              10.0, spin, 'republished ArmInfo with the new home')
 
 
-def test_new_link_lengths_are_republished_and_another_arm_refused(processes, ros_node,
-                                                                  urdf_of):
+def test_new_link_lengths_are_republished_and_another_arm_refused(nodes, urdf_of):
     from arm_kinematics.description.bundled import expand_xacro
-    node, spin = ros_node
-    processes.start_node('arm_ik', 'arm_info', namespace='/manipulator3d',
-                         params={'robot_description': urdf_of('manipulator3d'),
-                                 'arm': 'manipulator3d',
-                                 'arm_config': config_file('manipulator3d')})
+    _, (node, spin) = nodes
     received = _receive_info(node, spin, '/manipulator3d/arm_info')
     before = received[-1].max_reach
     client = node.create_client(SetParameters, '/manipulator3d/arm_info/set_parameters')
@@ -97,22 +137,11 @@ def test_new_link_lengths_are_republished_and_another_arm_refused(processes, ros
              'ArmInfo with the longer reach')
 
 
-@pytest.mark.parametrize('description, message', [
-    ('', 'robot_description is empty'),
-    ('<robot name="x"><link name="base_link"/></robot>',
-     'no movable joint below the root link "base_link"'),
-    ('<robot name="pointer3"><link name="base_link"/><link name="tool0"/>'
-     '<joint name="j" type="revolute"><parent link="base_link"/><child link="tool0"/>'
-     '<axis xyz="0 0 1"/></joint></robot>', 'has no <limit>'),
-    ('not xml', 'not valid XML'),
-])
-def test_refuses_to_start_with_a_bad_description(description, message, processes):
-    # No topic wait: an empty parameter fails after 1 s, not the default 30 s.
-    process = processes.start_node('arm_ik', 'arm_info',
-                                   params={'robot_description': description,
-                                           'robot_description_timeout': 1.0})
-    assert process.wait_for_exit(20.0) == 1
-    assert message in process.output()
+@pytest.mark.parametrize('index', range(len(BAD_DESCRIPTIONS)))
+def test_refuses_to_start_with_a_bad_description(index, refusals):
+    status, output = refusals[index]
+    assert status == 1, output[-3000:]
+    assert BAD_DESCRIPTIONS[index][1] in output
 
 
 def test_process_group_leaves_nothing_behind(ros_domain, urdf_of):

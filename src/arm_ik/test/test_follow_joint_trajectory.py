@@ -288,17 +288,29 @@ def test_controller_dies_mid_goal(controller):
     assert outcome.code == SUCCESS, outcome.message
 
 
-@pytest.mark.parametrize('params, words', [
+BAD_STAND_IN_PARAMETERS = [
     ({'joints': ['a', 'a']}, 'parameter joints must name unique joints'),
     ({'joints': ['a', 'b'], 'initial_positions': [0.1]}, 'initial_positions needs 2 finite'),
     ({'joints': ['a'], 'fault': 'explode'}, 'fault "explode" is not one of'),
     ({'joints': ['a'], 'constraints.a.trajectory': -0.1}, 'constraints.a.trajectory must be'),
-])
-def test_stand_in_refuses_bad_parameters_in_one_line(rig, params, words):
-    process = rig.group.start_node('arm_ik', 'controller_stand_in', name='bad_controller',
-                                   namespace='/refused', params=params)
-    assert process.wait_for_exit(30.0) == 1
-    output = process.output()
+]
+
+
+@pytest.fixture(scope='module')
+def stand_in_refusals(rig):
+    """Each bad parameter set's stand-in started at once (a start-up is most of such a
+    test's time); (exit status, output) of each."""
+    started = [rig.group.start_node('arm_ik', 'controller_stand_in', name='bad_controller',
+                                    namespace=f'/refused{index}', params=params)
+               for index, (params, _) in enumerate(BAD_STAND_IN_PARAMETERS)]
+    return [(process.wait_for_exit(30.0), process.output()) for process in started]
+
+
+@pytest.mark.parametrize('index', range(len(BAD_STAND_IN_PARAMETERS)))
+def test_stand_in_refuses_bad_parameters_in_one_line(stand_in_refusals, index):
+    status, output = stand_in_refusals[index]
+    assert status == 1, output
+    words = BAD_STAND_IN_PARAMETERS[index][1]
     assert words in output and 'Traceback' not in output, output
 
 

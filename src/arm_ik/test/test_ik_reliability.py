@@ -20,18 +20,17 @@ from arm_ik.nodes.ik_server import EXECUTOR_THREADS
 from arm_interfaces.srv import SolveIK
 from arm_kinematics.ik.result import ErrorCode, GoalType
 from arm_kinematics.ik.solvers.base import MAX_ITERATIONS_CAP, MAX_TIMEOUT
+from arm_testing.burst import burst_then_stream, requests
 from arm_testing.faulty_ik_server import FAULT_MESSAGE
 from arm_testing.ik_graph import (
     APPLICABLE,
     ARMS,
     assert_refusal,
     fk_position,
-    fk_targets,
     ik_servers,
     IKGraph,
     model,
     no_nan_in,
-    rss_kb,
     workspace,
 )
 
@@ -43,6 +42,10 @@ CREEP_STEP = 1e-7
 # Wall-time margin over a request's timeout: one round trip plus scheduling on 2 cores
 # that other test runs may share (a round trip is a few ms when the machine is idle).
 TIMEOUT_MARGIN = 0.5
+# Case 13: a reply not here this long after the last request is lost (hung), not slow. On an
+# idle machine the slowest of the 1500 comes within 1 s; 2 cores shared by several test runs
+# have stretched that to over 5 s.
+HANG_WAIT = 60.0
 # A valid request per server, used as the "alive" probe.
 PROBES = {
     'pointer3': ('analytic', [0.5, 0.2, 0.9]),
@@ -444,72 +447,33 @@ def test_case_12_solver_exception_becomes_internal_error(graph, arm, faulty, hea
 
 
 def test_case_13_burst_then_steady_stream(graph):
-    """500 requests in under 0.1 s, then 100 requests/s for 10 s against six_axis: every one
-    answered (solved, shed with BUSY, or refused as malformed) within a bound, memory
-    bounded, and a probe still answered promptly."""
+    """500 requests at once, then 100 requests/s for 10 s against six_axis: every one
+    answered (solved, shed with BUSY, or refused as malformed), none hanging, memory
+    bounded, and a probe still answered promptly.
+
+    Bounds that hold under load (issue 39: "burst under 0.1 s" and "slowest under 5 s" on
+    the wall clock failed in a fresh clone's make test on a busy machine): the burst's CPU
+    time in this thread (about 40 ms when idle; other processes holding the cores do not
+    count), every answer within HANG_WAIT. The wall-clock figures, under 0.1 s for the burst
+    and about a second for the slowest answer when idle, and the share shed BUSY, are
+    benchmarks/bench_burst.py's (same load: arm_testing.burst).
+    """
     arm = 'six_axis'
-    targets = [fk_position(arm, q) for q in fk_targets(arm, 50, seed=13)]
-    routes = [None, 'dls', 'closed_form', 'ccd', 'dls']
-
-    def make(index: int) -> tuple[str | None, SolveIK.Request, list[float]]:
-        target = targets[index % len(targets)]
-        if index % 10 == 9:    # every tenth request is malformed
-            return 'dls', request_for([NAN, target[1], target[2]]), target
-        return routes[index % len(routes)], request_for(target), target
-
-    # Warm up (imports, caches, DDS buffers) before the memory baseline.
-    for index in range(100):
-        graph.call(arm, *make(index)[:2])
-    baseline = rss_kb(graph.servers[arm])
-    sent: list[tuple[int, float, object, list[float]]] = []
-    answered: dict[int, float] = {}
-
-    def send(index: int) -> None:
-        solver, request, target = make(index)
-        future = graph.call_async(arm, solver, request)
-        sent.append((index, time.perf_counter(), future, target))
-        future.add_done_callback(
-            lambda _: answered.setdefault(index, time.perf_counter()))
-
-    burst = [make(i) for i in range(500)]       # built before the clock starts
-    clients = [graph.client(arm, solver) for solver, _, _ in burst]
-    started = time.perf_counter()
-    for index, ((_, request, target), client) in enumerate(zip(burst, clients, strict=True)):
-        future = client.call_async(request)
-        sent.append((index, time.perf_counter(), future, target))
-        future.add_done_callback(lambda _, i=index: answered.setdefault(i, time.perf_counter()))
-    burst_duration = time.perf_counter() - started
-    assert burst_duration < 0.1, f'burst took {burst_duration:.3f} s'
-
-    # Steady stream: one request every 10 ms for 10 s, spinning in between.
-    stream_start = time.perf_counter()
-    period, count = 0.01, 1000
-    for k in range(count):
-        due = stream_start + k * period
-        while (now := time.perf_counter()) < due:
-            graph.spin(due - now)
-        send(500 + k)
-    graph.wait_all([entry[2] for entry in sent], 20.0)
-    # Done callbacks run as executor tasks, a spin after the reply was taken.
-    graph.wait_until(lambda: len(answered) == len(sent), 5.0, 'done callbacks')
-
-    latencies = [answered[index] - at for index, at, _, _ in sent]
-    codes = {}
-    for index, _, future, target in sent:
+    run = burst_then_stream(graph, arm, requests(arm, request_for), hang_wait=HANG_WAIT)
+    assert run.burst_cpu < 0.5, f'burst took {run.burst_cpu:.3f} s of CPU ({run.summary()})'
+    codes = run.codes()
+    for index, _, future, target in run.sent:
         response = future.result()
         code = ErrorCode(response.error_code.val)
-        codes[code.name] = codes.get(code.name, 0) + 1
         if index % 10 == 9:
             assert code == ErrorCode.INVALID_INPUT, response.message
         else:
             assert code in (ErrorCode.OK, ErrorCode.BUSY), response.message
             assert_answer_consistent(arm, response, target)
-    assert len(sent) == 1500 and codes.get('OK', 0) > 1000, codes
-    assert max(latencies) < 5.0, f'slowest answer {max(latencies):.2f} s; codes {codes}'
-    growth = rss_kb(graph.servers[arm]) - baseline
-    # Shown with -s: the figures behind the bounds below.
-    print(f'\ncase 13: burst sent in {burst_duration * 1e3:.1f} ms; codes {codes}; latency '
-          f'p50 {np.median(latencies) * 1e3:.1f} ms, max {max(latencies) * 1e3:.1f} ms; '
-          f'RSS {baseline} kB + {growth} kB')
-    assert growth < 50_000, f'RSS grew by {growth} kB'
+    # How many are shed BUSY depends on how busy the machine is (bench_burst.py's figure).
+    assert len(run.sent) == 1500 and codes.get('OK', 0) > 0, codes
+    latencies = run.latencies()
+    assert max(latencies) < HANG_WAIT, f'slowest answer {max(latencies):.2f} s; codes {codes}'
+    print(f'\ncase 13: {run.summary()}')      # shown with -s
+    assert run.growth_kb < 50_000, f'RSS grew by {run.growth_kb} kB'
     assert_alive(graph, arm)

@@ -313,6 +313,27 @@ def test_case22_emergency_stop_holds_and_refuses_until_reset(arm):
     assert arm.move(arm.goal(joints=HOME, duration=1.5)).code == 0
 
 
+def test_case22_a_refused_goal_has_its_words_for_the_client(arm):
+    """MoveToTarget carries no reason for a refusal (a rejection has none at all): the
+    executor publishes the words of every refused goal on its latched ~/goal_refusal, where
+    the clients that send goals (arm_ik.goal_refusals: the demo driver, target_input) read
+    them (issue 39)."""
+    from std_msgs.msg import String
+
+    from arm_ik.goal_refusals import refusal_topic
+    from arm_ik.nodes.common import LATCHED_QOS
+    words: list[str] = []
+    arm.node.create_subscription(
+        String, refusal_topic('/six_axis/trajectory_executor/move_to_target'),
+        lambda message: words.append(message.data), LATCHED_QOS)
+    with arm.emergency_stop_held() as _:
+        arm.wait_state(ESTOP)
+        assert arm.move(arm.goal(joints=HOME)).code == 8
+        wait_until(lambda: any('EMERGENCY_STOPPED' in w for w in words), 10.0,
+                   "the refused goal's words")
+    assert any(' refused: EMERGENCY_STOPPED: emergency stop active' in w for w in words), words
+
+
 def test_case22_a_late_joiner_sees_the_emergency_stop(processes, ros_domain, urdf_of):
     client = MotionClient(ros_domain.domain_id, '/six_axis', SIX, 'forward_position')
     try:

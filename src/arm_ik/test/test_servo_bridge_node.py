@@ -3,7 +3,8 @@ test client over DDS; one process group for the module (RELIABILITY 32-38).
 
 Covered: a stale goal left in the servos does not move the arm at start-up or on enable; a
 FollowJointTrajectory goal reaches its target from measured feedback; an out-of-range goal is
-refused; a ~/commands stream moves the arm and its stop holds the measured pose; an overload
+refused (and servo_client prints the bridge's reason); a ~/commands stream moves the arm
+and its stop holds the measured pose; an overload
 and a silent servo abort the goal with the servo and the error in words and show in
 /diagnostics; an e-stop turns torque off and nothing is written after; the
 adapter vanishing is a clear error and the arm restarts in place after an explicit enable; a
@@ -183,6 +184,21 @@ def test_a_goal_outside_the_calibrated_range_is_refused(rig):
     assert not handle.accepted
     rig.wait(lambda: 'elbow_flex: point 0 at 1.6800 rad is outside the calibrated range'
              in rig.bridge.output(), 'the refusal in the log')
+
+
+def test_servo_client_prints_the_bridges_own_reason_for_a_rejected_goal(rig, monkeypatch):
+    """The action protocol carries no reason for a rejection: the bridge publishes it on
+    ~/goal_rejections and servo_client prints it, as it prints an abort's (issue 39.5)."""
+    from arm_ik.servo_client import BridgeClient
+    monkeypatch.setenv('ROS_DOMAIN_ID', str(rig.domain_id))
+    client = BridgeClient(NS, timeout=30.0, client_name='servo_client_test')
+    try:
+        ok, message = client.move([0.0, 0.0, 1.68, 0.0, 0.0], 2.0)
+    finally:
+        client.close()
+    assert not ok
+    assert 'goal rejected: elbow_flex: point 0 at 1.6800 rad is outside the calibrated ' \
+        'range' in message, message
 
 
 def test_an_overload_aborts_the_goal_in_words_and_shows_in_diagnostics(rig):

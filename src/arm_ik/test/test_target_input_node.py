@@ -26,6 +26,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
+from std_msgs.msg import String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker
@@ -36,7 +37,13 @@ from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import BallState, IKErrorCode, MotionErrorCode, TargetStatus
 from arm_kinematics.description.bundled import load_model
 from arm_kinematics.model.arm_model import ArmModel
-from arm_testing.ros_harness import call_service, config_file, wait_for
+from arm_testing.ros_harness import (
+    call_service,
+    claimed_domain,
+    config_file,
+    process_group,
+    wait_for,
+)
 
 CONFIG = Path(__file__).resolve().parents[2] / 'arm_bringup' / 'config'
 # Deep and durable on the test side, so a burst of reports between two spins is all kept.
@@ -61,7 +68,9 @@ class FakeExecutor:
     ``hold(goal)`` is true are parked until ``release()`` (a move that takes a while); the
     first ``unanswered`` goal requests get no accept or reject at all (a lost request).
     ``path(goal)`` is the result's executed path; by default, as a real executor's, it ends
-    at the pose reached (``reached``, of ``model``: the arm's own unless given).
+    at the pose reached (``reached``, of ``model``: the arm's own unless given). A goal for
+    which ``reject(goal)`` gives words is rejected, the words published first on the latched
+    ``goal_refusal`` as the real executor does (arm_ik.goal_refusals).
     """
 
     def __init__(self, node, arm: str,
@@ -69,8 +78,12 @@ class FakeExecutor:
                  hold: Callable[[MoveToTarget.Goal], bool] | None = None,
                  unanswered: int = 0,
                  path: Callable[[MoveToTarget.Goal], JointTrajectory | None] | None = None,
-                 model: ArmModel | None = None) -> None:
+                 model: ArmModel | None = None,
+                 reject: Callable[[MoveToTarget.Goal], str] | None = None) -> None:
         self.goals: list[MoveToTarget.Goal] = []
+        self.reject = reject or (lambda goal: '')
+        self.refusals = node.create_publisher(
+            String, f'/{arm}/trajectory_executor/goal_refusal', RECORD_QOS)
         self.requests = 0
         self.unanswered = unanswered
         self.answer = answer or (lambda goal: (MotionErrorCode.SUCCESS, ''))
@@ -121,6 +134,10 @@ class FakeExecutor:
             parked = Future()
             self.held.append(parked)
             await parked
+            return GoalResponse.REJECT
+        words = self.reject(request)
+        if words:
+            self.refusals.publish(String(data=words))
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 
@@ -284,6 +301,30 @@ def test_a_failed_target_is_reported_with_its_code(processes, ros_node, urdf_of)
     assert failure.error_code.val == MotionErrorCode.IK_FAILED
     assert failure.ik_error_code.val == IKErrorCode.OUT_OF_REACH
     assert 'IK_FAILED: target 1.6 m from the shoulder' in failure.message
+
+
+def test_a_rejected_goal_is_reported_with_the_executors_words(processes, ros_node, urdf_of):
+    """The action protocol carries no reason for a rejection: target_input reports the
+    executor's own words from its latched goal_refusal (issue 39), not just "rejected"."""
+    node, spin = ros_node
+    words = ('goal 0a1b2c3d refused: EMERGENCY_STOPPED: emergency stop active: goals are '
+             'refused until ~/reset')
+    fake = FakeExecutor(node, 'ccd5', reject=lambda goal: words)
+    recorder = Recorder(node, 'ccd5')
+    _start_target_input(processes, 'ccd5', urdf_of)
+    clicks = node.create_publisher(PointStamped, '/ccd5/clicked_point', 10)
+    click = PointStamped()
+    click.point.x, click.point.z = 1.6, 0.2
+    deadline = time.monotonic() + START_TIMEOUT
+    while not recorder.with_state(TargetStatus.FAILED) and time.monotonic() < deadline:
+        if fake.requests == 0:      # until target_input has found the server
+            clicks.publish(click)
+        end = time.monotonic() + 0.5
+        while time.monotonic() < end and not recorder.with_state(TargetStatus.FAILED):
+            spin()
+    failures = recorder.with_state(TargetStatus.FAILED)
+    assert failures, f'no failure reported ({fake.requests} goal requests)'
+    assert f'the executor rejected the goal: {words}' in failures[-1].message
 
 
 def _set(node, spin, arm: str, name: str, value: ParameterValue):
@@ -699,24 +740,43 @@ def test_an_unanswered_goal_is_sent_again(processes, ros_node, urdf_of):
     fake.release()
 
 
-@pytest.mark.parametrize('arm, text, message', [
+BAD_SEQUENCES = [
     ('manipulator3d', 'steps: [{jump: home}]', "unknown key 'jump'"),
     ('manipulator3d', 'points: {a: [0.5, .nan, 0.2]}\nsteps: [{move: a}]',
      'points.a[1]: must be finite'),
     ('ccd5', None, 'written for arm "manipulator3d", this node serves "ccd5"'),
     ('manipulator3d', 'absent', "sequence file 'absent.yaml' not found"),
-])
-def test_bad_sequence_file_refuses_to_start(arm, text, message, processes, urdf_of, tmp_path):
-    if text is None:
-        name = str(CONFIG / 'manipulator3d_pick_place.yaml')
-    elif text == 'absent':
-        name = 'absent.yaml'
-    else:
-        name = str(tmp_path / 'bad.yaml')
-        Path(name).write_text(text, encoding='utf-8')
-    process = _start_target_input(processes, arm, urdf_of, sequence_file=name)
-    assert process.wait_for_exit(START_TIMEOUT) == 1, process.output()
-    assert message in process.output()
+]
+
+
+@pytest.fixture(scope='module')
+def sequence_refusals(urdf_of, tmp_path_factory):
+    """Every bad sequence file's target_input started at once (discovery off: they talk to
+    nobody, see test_params_descriptions_viewers' case 24); (exit status, output) of each.
+    A start-up is most of such a test's time: together they take about one's."""
+    folder = tmp_path_factory.mktemp('sequences')
+    with claimed_domain() as claim, process_group(claim) as group:
+        started = []
+        for index, (arm, text, _) in enumerate(BAD_SEQUENCES):
+            if text is None:
+                name = str(CONFIG / 'manipulator3d_pick_place.yaml')
+            elif text == 'absent':
+                name = 'absent.yaml'
+            else:
+                name = str(folder / f'bad{index}.yaml')
+                Path(name).write_text(text, encoding='utf-8')
+            started.append(group.start_node(
+                'arm_ik', 'target_input', namespace=f'/{arm}',
+                params=_params(arm, urdf_of, sequence_file=name),
+                extra_env={'ROS_AUTOMATIC_DISCOVERY_RANGE': 'OFF'}))
+        yield [(process.wait_for_exit(START_TIMEOUT), process.output()) for process in started]
+
+
+@pytest.mark.parametrize('index', range(len(BAD_SEQUENCES)))
+def test_bad_sequence_file_refuses_to_start(index, sequence_refusals):
+    status, output = sequence_refusals[index]
+    assert status == 1, output
+    assert BAD_SEQUENCES[index][2] in output
 
 
 def test_interactive_console_asks_until_reachable(ros_domain, ros_node, urdf_of, tmp_path):

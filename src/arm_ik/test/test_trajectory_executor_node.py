@@ -321,23 +321,39 @@ def test_forward_position_commands_in_the_controller_order(arm6):
     arm6.assert_silent(time.time(), hold=0)      # nothing once the move is done
 
 
-@pytest.mark.parametrize('joints, words', [
+BAD_CONTROLLER_JOINTS = [
     (['tool_roll', 'base_yaw', 'base_yaw', 'shoulder_pitch', 'wrist_roll', 'elbow_pitch'],
      "controller_joints repeats joint name(s) 'base_yaw'"),
     (['tool_roll', 'base_yaw', 'wrist_pitch', 'shoulder_pitch', 'wrist_roll', 'gripper'],
      "controller_joints joint names: unknown 'gripper'; missing elbow_pitch (the arm's "
      'joints: base_yaw, shoulder_pitch'),
     (['base_yaw'], 'controller_joints joint names: missing shoulder_pitch'),
-])
-def test_controller_joints_must_name_each_joint_once(group, urdf_of, joints, words):
-    process = group.start_node('arm_ik', 'trajectory_executor', namespace='/bad_controller',
-                               params={'robot_description': urdf_of('six_axis'),
-                                       'arm': 'six_axis',
-                                       'arm_config': config_file('six_axis'),
-                                       'output': 'forward_position',
-                                       'controller_joints': joints})
-    status = process.wait_for_exit(60.0)
-    output = process.output() if status is not None else process.abort()
+]
+
+
+@pytest.fixture(scope='module')
+def controller_joints_refusals(group, urdf_of):
+    """Each bad controller_joints' executor started at once (a start-up is most of such a
+    test's time); (exit status, output) of each."""
+    started = [group.start_node('arm_ik', 'trajectory_executor',
+                                namespace=f'/bad_controller{index}',
+                                params={'robot_description': urdf_of('six_axis'),
+                                        'arm': 'six_axis',
+                                        'arm_config': config_file('six_axis'),
+                                        'output': 'forward_position',
+                                        'controller_joints': joints})
+               for index, (joints, _) in enumerate(BAD_CONTROLLER_JOINTS)]
+    ends = []
+    for process in started:
+        status = process.wait_for_exit(60.0)
+        ends.append((status, process.output() if status is not None else process.abort()))
+    return ends
+
+
+@pytest.mark.parametrize('index', range(len(BAD_CONTROLLER_JOINTS)))
+def test_controller_joints_must_name_each_joint_once(controller_joints_refusals, index):
+    status, output = controller_joints_refusals[index]
+    words = BAD_CONTROLLER_JOINTS[index][1]
     assert status == 1, output
     assert '[FATAL]' in output and words in output, output
     assert "Name each of the arm's joints once" in output, output

@@ -35,7 +35,7 @@ from arm_kinematics.description.safety_config import (
     SafetyConfigError,
 )
 from arm_kinematics.ik.default_solver import choose_solver
-from arm_kinematics.ik.request import IKDispatcher
+from arm_kinematics.ik.request import default_solver_refusal, IKDispatcher
 from arm_kinematics.ik.solvers.base import Workspace, workspace_from_model
 from arm_kinematics.model.arm_model import ArmModel, DescriptionError
 from arm_kinematics.scene.geometry import SafetyGeometry
@@ -182,10 +182,11 @@ def build_arm(model: ArmModel, config: ArmConfig, label: str = '') -> Arm:
     else:
         reason = f'configured in {config.source}'
     arm = Arm(label, model, config, workspace, home, safety_config, safety, solver, reason)
-    try:
-        arm.dispatcher()
-    except ValueError as error:
-        raise ArmConfigError(f'{label}: {error}') from None
+    # Whether the default solver serves this arm, asked of its class: building the solvers
+    # (their compiled warm-ups) would import numba in every node, most of which never solve.
+    refusal = default_solver_refusal(model, solver)
+    if refusal:
+        raise ArmConfigError(f'{label}: {refusal}')
     return arm
 
 

@@ -41,6 +41,16 @@ def _with(old: str, new: str) -> str:
 
 
 # One description per row of the chapter's table (and frames where the row needs them).
+def _long_chain(joints: int) -> str:
+    """A serial chain of ``joints`` revolute joints (past MAX_CHAIN_JOINTS when above 200)."""
+    parts = ['<robot name="r"><link name="l0"/>']
+    for i in range(1, joints + 1):
+        parts.append(f'<link name="l{i}"/><joint name="j{i}" type="revolute"><parent '
+                     f'link="l{i - 1}"/><child link="l{i}"/><origin xyz="0 0 0.1"/>'
+                     f'<axis xyz="0 {i % 2} {1 - i % 2}"/>{LIMIT}</joint>')
+    return ''.join(parts) + '</robot>'
+
+
 CASES = {
     'an empty description': [('', '', '')],
     'text that is not XML': [('<robot', '', '')],
@@ -113,6 +123,8 @@ CASES = {
         (_with('<axis xyz="0 1 0"/>', '<axis xyz="0 0 1"/>')
          .replace('<origin xyz="0 0 0.3"/>', '<origin xyz="0 0 0"/>'), '', '')],
     'a chain whose every joint turns about an axis through the tip': [(urdf(), 'a', 'b')],
+    'a chain of more than 200 moving joints (`MAX_CHAIN_JOINTS`; real arms have up to about '
+    '20)': [(_long_chain(201), '', '')],
 }
 
 

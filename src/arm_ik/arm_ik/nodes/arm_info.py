@@ -25,6 +25,7 @@ from arm_ik.nodes.common import (
 from arm_ik.nodes.parameters import Param, ParameterTable
 from arm_interfaces.msg import ArmInfo
 from arm_kinematics.arm import Arm
+from arm_kinematics.common.log_line import brief_names
 from arm_kinematics.description.bundled import check_home
 
 # home's default is the arm's home pose (given to declare: its length is the arm's).
@@ -52,7 +53,7 @@ class ArmInfoNode(Node):
             self, self.model, lambda model: arm_of(model, self._config, self.arm), self._use)
         self.publish_info()
         self.get_logger().info(
-            f'{self.arm}: {self.model.dof} joints {", ".join(self.model.joint_names)}; '
+            f'{self.arm}: {self.model.dof} joints {brief_names(self.model.joint_names)}; '
             f'reach {self.workspace.min_reach:.3f}..{self.workspace.max_reach:.3f} m')
 
     def _home_reason(self, values: dict) -> str:

@@ -21,6 +21,7 @@ from std_msgs.msg import String
 from arm_ik.middleware import HandoffExecutor
 from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
 from arm_kinematics.arm import Arm, ArmConfig, ArmConfigError, build_arm, load_config_chain
+from arm_kinematics.common.log_line import brief_names
 from arm_kinematics.description.chain_rules import load_chain
 from arm_kinematics.model.arm_model import ArmModel, DEFAULT_JOINT_SPEED, DescriptionError
 from arm_kinematics.scene.geometry import SafetyGeometry
@@ -158,7 +159,7 @@ def declare_arm_model(node: Node, reloadable: bool = False
         node.get_logger().warning(f'{label}: {note}')
     node.get_logger().info(
         f'{label}: {model.dof} joints {base_frame} -> {tip_frame} '
-        f'({", ".join(model.joint_names)}); configuration: {config.source}; '
+        f'({brief_names(model.joint_names)}); configuration: {config.source}; '
         f'default solver {arm.default_solver} ({arm.solver_reason}); '
         f'safety {"on" if config.safety_enabled else "off (no floor, no obstacle)"}')
     return label, model, config

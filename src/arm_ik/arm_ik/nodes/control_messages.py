@@ -12,6 +12,7 @@ from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTolerance as JointToleranceMsg
 import numpy as np
 from rclpy.task import Future
+from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from arm_ik.nodes.conversions import duration, seconds_of
@@ -128,3 +129,18 @@ def end_goal(handle, future: Future, succeeded: bool | None, code: int, message:
     else:
         handle.abort()
     future.set_result(FollowJointTrajectory.Result(error_code=code, error_string=message))
+
+
+def controller_feedback_into(feedback, controller: FollowJointTrajectory.Feedback | None):
+    """MoveToTarget ``feedback`` with the controller's desired and actual states and error
+    of its last FollowJointTrajectory feedback (``controller``; unchanged when None)."""
+    if controller is not None:
+        names = list(controller.joint_names)
+        feedback.controller_desired = JointState(
+            name=names, position=list(controller.desired.positions),
+            velocity=list(controller.desired.velocities))
+        feedback.controller_actual = JointState(
+            name=names, position=list(controller.actual.positions),
+            velocity=list(controller.actual.velocities))
+        feedback.controller_error = list(controller.error.positions)
+    return feedback

@@ -46,6 +46,7 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import Marker
 
+from arm_ik.goal_refusals import RefusalWords, WORDS_WAIT
 from arm_ik.middleware import GoalCourier
 from arm_ik.nodes import marker_messages, task_messages
 from arm_ik.nodes import target_input_parameters as params
@@ -116,6 +117,10 @@ class TargetInput(Node):
         action_name = self.get_parameter('action_name').value
         self.client = ActionClient(self, MoveToTarget, action_name)
         self.action_path = self.resolve_topic_name(action_name)
+        # A rejection's reason: the executor's words, waited for up to WORDS_WAIT s.
+        self.refusals = RefusalWords(self, self.action_path)
+        self._sent_at: dict[int, float] = {}
+        self._rejected: dict[int, float] = {}
         self.file_sequence, machine = self._load_sequence()
         self.cycle = CycleRunner(self.model, machine, self.settings, self._check,
                                  self.client.server_is_ready, self.action_path)
@@ -152,6 +157,7 @@ class TargetInput(Node):
         """Carry out what the core decided, in order."""
         for effect in effects:
             if isinstance(effect, core.SendGoal):
+                self._sent_at[effect.token] = time.monotonic()
                 self.goals.send(effect.token, task_messages.goal_of(
                     effect.goal, self.model.joint_names), effect.duration,
                     f'[{effect.source}]', effect.target_name or 'target')
@@ -330,13 +336,26 @@ class TargetInput(Node):
         self._do(self.cycle.goal_accepted(token, time.monotonic()))
 
     def _on_rejected(self, token: int) -> None:
-        self._do(self.cycle.goal_rejected(token, time.monotonic(), self._stamp()))
+        self._rejected[token] = time.monotonic() + WORDS_WAIT
+        self._report_rejections(time.monotonic())
+
+    def _report_rejections(self, now: float) -> None:
+        """Each rejection once its words came, or WORDS_WAIT s after it without them."""
+        for token, deadline in list(self._rejected.items()):
+            sent = self._sent_at.get(token, now)
+            if self.refusals.since(sent) or now >= deadline:
+                del self._rejected[token]
+                self._sent_at.pop(token, None)
+                self._do(self.cycle.goal_rejected(token, now, self._stamp(),
+                                                  self.refusals.sentence(sent)))
 
     def _on_goal_failed(self, token: int, reason: str) -> None:
+        self._sent_at.pop(token, None)
         self._do(self.cycle.goal_failed(token, reason, MotionCode.INTERNAL_ERROR,
                                         time.monotonic(), self._stamp()))
 
     def _on_result(self, token: int, wrapped) -> None:
+        self._sent_at.pop(token, None)
         outcome = task_messages.outcome_of(wrapped, self.model.joint_names)
         self._do(self.cycle.goal_result(token, outcome, time.monotonic(), self._stamp()))
 
@@ -362,6 +381,7 @@ class TargetInput(Node):
         self._take_console_answer()
         self._do(self.cycle.tick(now, self._stamp()))
         self.goals.tick(now)
+        self._report_rejections(now)
 
     def destroy_node(self) -> None:
         # Nothing stale on screen: the ball marker goes with the node.

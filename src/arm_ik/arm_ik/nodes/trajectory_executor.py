@@ -22,30 +22,14 @@ cancel does; move_group's stop), ~/execute_trajectory (arm_interfaces/ExecuteTra
 Action: ~/move_to_target (arm_interfaces/MoveToTarget). Parameters: executor_parameters.TABLE;
 robot_description is replaceable at run time (same joints, new lengths; not while moving).
 
-Semantics (the rules: ``kinematics.motion.executor`` and ``.follow``):
-- One goal at a time: a new goal preempts (the running one ends PREEMPTED, the arm holds,
-  the new one plans from there). Every goal is accepted; an invalid one is aborted at once
-  with its code and message. Cancel holds the current pose without a jump and ends CANCELED.
-- Every move (and the live target's IK answer with the way to it) is planned and checked in
-  the planning process (``kinematics.motion.planning_pool``) before its first point is sent:
-  nothing of a failed plan is published; a follow step is checked again in the tick (a refused
-  target or step: the arm stays, a warning names the contact). The tick runs on a ControlThread
-  (SCHED_FIFO ``realtime_priority``) or, ``control_loop: timer``, an rclpy timer; wall clock.
-- Holding publishes nothing on the controller outputs except one hold point when a motion
-  is stopped; ``joint_states`` repeats the held pose at the fixed rate.
-- With ``publish_on_start: false`` nothing is published until a command, which starts from
-  the measured state (``feedback_topic``) or ``initial_positions``. No plan survives a restart.
-- Feedback older than ``feedback_stale_periods`` of its own period: hold, STALE_FEEDBACK,
-  resume only on a new command. Live target older than ``watchdog_timeout``: hold; later
-  targets are followed from there at the law's speed limits.
-- Emergency stop: held within one control period; goals and targets refused until ~/reset,
-  which succeeds only once the last emergency_stop message was false.
+Semantics: the rules are the core's, listed in ``arm_kinematics.motion.executor``'s docstring
+(one goal at a time, checked before the first point, holding, start pose, stale feedback,
+emergency stop); the controller route's in ``arm_kinematics.control.executor_link``.
 """
 
 from __future__ import annotations
 
 from concurrent.futures import Future
-from dataclasses import replace
 from functools import partial
 import sys
 import threading
@@ -61,11 +45,12 @@ from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Bool, Float64MultiArray
+from std_msgs.msg import Bool, Float64MultiArray, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
+from arm_ik.goal_refusals import REFUSAL_TOPIC
 from arm_ik.middleware import cancel_settled, ControlThread, shutting_down
 from arm_ik.nodes import motion_messages as messages
 from arm_ik.nodes.common import (
@@ -78,7 +63,7 @@ from arm_ik.nodes.common import (
     run,
     StartupError,
 )
-from arm_ik.nodes.control_messages import goal_message
+from arm_ik.nodes.control_messages import controller_feedback_into, goal_message
 from arm_ik.nodes.controller_link import ControllerLink
 from arm_ik.nodes.executor_parameters import arm_defaults, outputs_of, TABLE
 from arm_ik.nodes.marker_messages import planned_path_markers
@@ -87,7 +72,8 @@ from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import ExecutorStatus, PlannedPath, Scene
 from arm_interfaces.srv import ExecuteTrajectory
 from arm_kinematics.common.joint_state import positions_by_name
-from arm_kinematics.control.codes import ControllerOutcome, motion_code_of, Outcome
+from arm_kinematics.control.codes import ControllerOutcome
+from arm_kinematics.control.executor_link import ControllerMoves
 from arm_kinematics.control.settings import goal_tolerance_of, path_tolerance_of, waits_of
 from arm_kinematics.description.passive_joints import PassiveJoints
 from arm_kinematics.ik.solvers.base import SolveOptions
@@ -99,25 +85,21 @@ from arm_kinematics.motion.executor import (
     ExecutorCore,
     ExecutorSettings,
     Feedback,
+    goal_refusal_words,
     goal_report,
     GoalEnd,
     settings_reason,
     WallClock,
 )
+from arm_kinematics.motion.executor_planning import ExecutorPlanning
 from arm_kinematics.motion.follow import LiveFollow, Verdict
 from arm_kinematics.motion.move_types import Plan, PlanFailure
 from arm_kinematics.motion.planner import MotionPlanner
-from arm_kinematics.motion.planning_pool import PlanningPool
 from arm_kinematics.motion.runner import Owner
 from arm_kinematics.motion.safety_check import SceneData
 from arm_kinematics.motion.trajectory import Trajectory
-from arm_kinematics.scene.scene_rules import configured_ball, obstacle_in, same_ball
 
 EXECUTOR_THREADS = 8
-# Codes a controller result gives a move (output follow_joint_trajectory).
-CONTROLLER_CODES = (MotionCode.CONTROLLER_MISSING, MotionCode.CONTROLLER_REJECTED,
-                    MotionCode.PATH_TOLERANCE_VIOLATED, MotionCode.GOAL_TOLERANCE_VIOLATED,
-                    MotionCode.CONTROLLER_ABORTED, MotionCode.CONTROLLER_LOST)
 
 
 class TrajectoryExecutor(Node):
@@ -126,18 +108,19 @@ class TrajectoryExecutor(Node):
     def __init__(self) -> None:
         super().__init__('trajectory_executor')
         self.arm, self.model, self._config = declare_arm_model(self, reloadable=True)
-        self._planner_stale = False
         self.names = tuple(self.model.joint_names)
         self._passive = PassiveJoints.of(self.model)
         values = self._declare_parameters()
         self._read_fixed_parameters(values)
         # Plans are checked against self-collision and the safety monitor's scene.
         self._mesh_paths = declare_mesh_search_paths(self)
-        self._scene_data: SceneData | None = None
         try:
-            spec, planner = self._planner_of(self.model)
+            self._plans = ExecutorPlanning(self._spec_of, self.model,
+                                           not values['planning_process'],
+                                           self.get_logger().error)
         except ValueError as error:
             raise StartupError(f'cannot build the motion planner: {error}') from None
+        planner = self._plans.planner
         reason = settings_reason(values, planner.dispatcher.solver_reason)
         if reason:
             raise StartupError(f'bad parameter: {reason}')
@@ -147,8 +130,6 @@ class TrajectoryExecutor(Node):
         self.core = ExecutorCore(self.names, self.out.initial, planner, settings,
                                  values['publish_on_start'], feedback)
         self.runner = self.core.runner
-        self._planning = PlanningPool(spec, planner, not values['planning_process'],
-                                      self.get_logger().error)
         # A refused IK answer or follow step comes later, throttled by the follow itself.
         self.follow = LiveFollow(self.core, self.model, self.model.base_link,
                                  partial(self._submit, 'solve_target'),
@@ -169,6 +150,9 @@ class TrajectoryExecutor(Node):
         self.plan_publisher = self.create_publisher(PlannedPath, 'plan', LATCHED_QOS)
         self.path_publisher = self.create_publisher(MarkerArray, 'planned_path', LATCHED_QOS)
         self.status_publisher = self.create_publisher(ExecutorStatus, '~/status', LATCHED_QOS)
+        # The words of a refused goal, for its client (arm_ik.goal_refusals says why).
+        self.refusal_publisher = self.create_publisher(String, f'~/{REFUSAL_TOPIC}',
+                                                       LATCHED_QOS)
         self.link = self._controller_link() if self.out.output == 'follow_joint_trajectory' \
             else None
         self.create_subscription(Bool, 'emergency_stop', self._on_emergency_stop, LATCHED_QOS,
@@ -189,13 +173,14 @@ class TrajectoryExecutor(Node):
                             self._on_execute_trajectory, callback_group=goal_group)
         self.action_server = ActionServer(
             self, MoveToTarget, '~/move_to_target', self._execute_goal,
-            callback_group=goal_group, goal_callback=lambda _: GoalResponse.ACCEPT,
+            callback_group=goal_group, goal_callback=self._on_goal_request,
             cancel_callback=self._on_cancel)
         self._scene_follower = SceneFollower(self, self.model.base_link, self._mesh_paths,
                                              self._use_scene, input_group)
         TABLE.watch(self, self._apply_parameters,
                     lambda v: settings_reason(v, self.core.planner.dispatcher.solver_reason))
-        self._reload = DescriptionReload(self, self.model, self._planner_of, self._use_planner,
+        self._reload = DescriptionReload(self, self.model, self._plans.planner_of,
+                                         self._use_planner,
                                          busy=self.core.busy_reason)
         self.timer = self._loop = None
         if values['control_loop'] == 'thread':
@@ -212,7 +197,7 @@ class TrajectoryExecutor(Node):
             + f', {settings.publish_rate:g} Hz, default law {settings.motion.default_law}, '
             f'feedback {self.out.feedback_topic or "none"}, safety '
             f'{"on" if self._config.safety_enabled else "off"}, planning in a '
-            f'{self._planning.kind}')
+            f'{self._plans.pool.kind}')
 
     # ------------------------------------------------------------------ parameters
     def _declare_parameters(self) -> dict[str, Any]:
@@ -229,142 +214,66 @@ class TrajectoryExecutor(Node):
             raise StartupError(str(error)) from None
 
     def _apply_parameters(self, values: dict[str, Any]) -> None:
-        settings = ExecutorSettings.from_values(values)
-        old_rate, self.core.settings = self.core.settings.publish_rate, settings
-        if self.core.feedback is not None:
-            self.core.feedback.set_limits(settings.feedback_stale_periods,
-                                          settings.motion.period)
-        if settings.publish_rate != old_rate and self.timer is not None:
-            self.timer.timer_period_ns = int(1e9 / settings.publish_rate)
+        if self.core.use_settings(ExecutorSettings.from_values(values)) and \
+                self.timer is not None:
+            self.timer.timer_period_ns = int(1e9 / self.core.settings.publish_rate)
 
     # ------------------------------------------------------------------ the controller action
     def _controller_link(self) -> ControllerLink:
         controller = self._config.controller
         self._goal_tolerances = (path_tolerance_of(controller), goal_tolerance_of(controller),
                                  controller.goal_time_tolerance)
-        return ControllerLink(self, self.out.controller_action, waits_of(controller),
+        link = ControllerLink(self, self.out.controller_action, waits_of(controller),
                               controller.goal_time_tolerance, MutuallyExclusiveCallbackGroup(),
                               self._on_controller_outcome)
+        self.moves = ControllerMoves(self.core, link.action, self._output_lock,
+                                     self._controller_positions)
+        return link
 
     def _on_controller_outcome(self, owner: Owner, outcome: ControllerOutcome) -> None:
-        """The controller ended ``owner``'s goal: end the move with its words; on a failure
-        hold, and let the commanded state follow the measured one."""
-        if owner.done.is_set():
-            # The executor ended the move (cancel, new goal, stop): this is the cancel's end.
-            if outcome.outcome is Outcome.CANCELED:
-                self.get_logger().info(f'{owner.name}: controller goal: {outcome.message}')
-            else:
-                self.get_logger().warning(f'{owner.name}: controller goal: {outcome.message}')
-            return
-        code = motion_code_of(outcome.outcome)
-        if code == MotionCode.SUCCESS:
-            owner.finish(code, outcome.message)
-            return
-        message = f'{self.link.action}: {outcome.message}'
-        now = time.monotonic()
-        with self._output_lock:
-            self.runner.stop(now, code, message, owner)
-            owner.finish(code, message)
-            measured = self._measured(now, owner)
-            if measured is not None:
-                self.runner.set_pose(measured)
-        self.get_logger().warning(f'{owner.name}: {code.name}: {message}')
+        line = self.moves.outcome(owner, outcome, time.monotonic())
+        # One call site per severity: rclpy refuses a call site whose severity changes.
+        if line is not None and line.level == 'info':
+            self.get_logger().info(line.text)
+        elif line is not None:
+            self.get_logger().warning(line.text)
 
-    def _adopt_measured(self) -> None:
-        """With the action, the controller holds the arm between moves, where it ended (a
-        fault, a cancel it never acknowledged): the commanded state of an arm at rest
-        follows the measured one, so the next move starts where the arm is."""
-        if self.link is None or self.core.feedback is None:
-            return
-        q, age = self.core.feedback.latest(time.monotonic())
-        if q is not None and not age.stale:
-            with self._output_lock:
-                self.runner.set_pose(q)       # no effect while a move runs
-
-    def _measured(self, now: float, owner: Owner) -> np.ndarray | None:
-        """The measured pose (chain order): the feedback topic's, else the actual state in
-        the controller's last feedback of ``owner``'s goal."""
-        if self.core.feedback is not None:
-            q, age = self.core.feedback.latest(now)
-            if q is not None and not age.stale:
-                return q
+    def _controller_positions(self, owner: Owner) -> np.ndarray | None:
+        """The actual positions in the controller's last feedback of ``owner``'s goal."""
         controller = self.link.latest_feedback(owner)
         if controller is None:
             return None
         q, _ = positions_by_name(self.names, controller.joint_names, controller.actual.positions)
         return q
 
-    def _controller_feedback(self, feedback: MoveToTarget.Feedback, owner: Owner
-                             ) -> MoveToTarget.Feedback:
-        controller = self.link.latest_feedback(owner) if self.link is not None else None
-        if controller is not None:
-            names = list(controller.joint_names)
-            feedback.controller_desired = JointState(
-                name=names, position=list(controller.desired.positions),
-                velocity=list(controller.desired.velocities))
-            feedback.controller_actual = JointState(
-                name=names, position=list(controller.actual.positions),
-                velocity=list(controller.actual.velocities))
-            feedback.controller_error = list(controller.error.positions)
-        return feedback
-
     # ------------------------------------------------------------------ the arm model
-    def _planner_of(self, model: ArmModel) -> tuple[worker.PlannerSpec, MotionPlanner]:
-        """The planner (and the spec the planning process builds it from) of ``model``."""
-        spec = worker.PlannerSpec(model.urdf, self.arm, self._config, model.base_link,
+    def _spec_of(self, model: ArmModel, scene: SceneData | None) -> worker.PlannerSpec:
+        return worker.PlannerSpec(model.urdf, self.arm, self._config, model.base_link,
                                   model.tip_link, self._default_solver, SolveOptions(),
                                   avoid_obstacle=self.get_parameter('avoid_obstacle').value,
-                                  mesh_search_paths=tuple(self._mesh_paths),
-                                  scene=self._scene_data)
-        return spec, worker.build_planner(spec, model)
+                                  mesh_search_paths=tuple(self._mesh_paths), scene=scene)
 
     def _use_scene(self, scene: Scene) -> None:
-        """A new scene from the safety monitor: the next plan, live target and follow step
-        are checked against it, planned with its ball (moved, resized or removed) as the
-        arm's ball. The live follow's tick check takes it here, the plans in the pool."""
-        self._scene_data = SceneData.of(scene)
-        reason = self.follow.set_scene(self._scene_data)
+        """A new scene from the safety monitor: plans (ExecutorPlanning) and the live
+        follow's tick check take it."""
+        self._plans.use_scene(scene, self.core)
+        reason = self.follow.set_scene(self._plans.scene)
         if reason:
             self.get_logger().error(reason)
-        safety = self.core.planner.safety
-        if safety is not None and not same_ball(obstacle_in(scene),
-                                                configured_ball(safety.geometry)):
-            self._planner_stale = True      # the ball's rule lives in the planner itself
-            return
-
-        def report(done: Future) -> None:
-            if not done.cancelled() and done.exception() is not None:
-                self.get_logger().error(f'scene version {scene.version} not usable for '
-                                        f'planning: {done.exception()}')
-        # Only the planner that plans and validates takes it (the pool's: in process or not);
-        # this process's planner never checks a path when planning runs in its own process.
-        self._planning.set_scene(self._scene_data).add_done_callback(report)
 
     def _use_planner(self, built: tuple[worker.PlannerSpec, MotionPlanner]) -> None:
-        spec, planner = built
-        self.model = planner.model
+        self.model = built[1].model
         self._passive = PassiveJoints.of(self.model)
-        self.core.set_planner(planner)
+        self._plans.use_planner(built, self.core)
         self.follow.reset(self.model)
-        self._planning.restart(spec, planner)
 
     def _submit(self, name: str, *args: object) -> Future:
-        """Plan, validate or solve a live target in the pool, with the scene's ball in use."""
-        if self._planner_stale:
-            self._planner_stale = False
-            try:
-                spec, planner = self._planner_of(self.model)
-                self.core.set_planner(planner)
-                self._planning.rebuild(spec, planner)
-            except ValueError as error:
-                self.get_logger().error(f"the scene's ball: {error}; planning goes on with "
-                                        'the previous one')
-        return self._planning.submit(name, *args)
+        return self._plans.submit(self.core, name, *args)
 
     def destroy_node(self) -> None:
         if self._loop is not None:
             self._loop.stop()
-        self._planning.close()
+        self._plans.pool.close()
         super().destroy_node()
 
     # ------------------------------------------------------------------ inputs
@@ -413,14 +322,9 @@ class TrajectoryExecutor(Node):
         now = time.monotonic()
         stamp = Time(nanoseconds=self._wall.nanoseconds(now)).to_msg()
         self.core.check_feedback(now)
-        if self.link is not None and self.core.feedback is not None:
-            # A move past its playback still waits for the controller's result: a stale
-            # measured state ends it too (the runner only stops moves it is playing).
-            measured, age = self.core.feedback.latest(now)
-            if measured is not None and age.stale:
-                self.link.end_all(MotionCode.NO_JOINT_STATE, (
-                    f'measured joint state on {self.core.feedback.topic} is stale '
-                    f'({age.age:.3f} s old, more than {age.limit:.3f} s)'))
+        stale = self.moves.stale_end(now) if self.link is not None else None
+        if stale is not None:
+            self.link.end_all(*stale)
         with self._output_lock:
             tick = self.runner.tick(now)
             if tick.q is not None:
@@ -443,9 +347,7 @@ class TrajectoryExecutor(Node):
                                               self.out.controller_joints) \
             if self.out.output in ('joint_trajectory', 'follow_joint_trajectory') else None
         if self.link is not None and not self.link.wait_for_server(self.link.waits.server_wait):
-            return MotionCode.CONTROLLER_MISSING, (
-                f'no FollowJointTrajectory action server on {self.link.action} within '
-                f'{self.link.waits.server_wait:g} s: is the controller running and active?')
+            return self.moves.missing(self.link.waits.server_wait)
         tolerance = self.core.settings.motion.validation.start_tolerance
         with self._output_lock:
             code, reason = self.runner.start(trajectory, owner, time.monotonic(), tolerance)
@@ -464,24 +366,35 @@ class TrajectoryExecutor(Node):
         self.path_publisher.publish(planned_path_markers(path))
 
     # ------------------------------------------------------------------ the action
+    def _on_goal_request(self, _goal: MoveToTarget.Goal) -> GoalResponse:
+        """Every goal is accepted (a refused one ends at once with its code and words),
+        except while the node shuts down: that rejection's words go out first."""
+        if not shutting_down(self.context):
+            return GoalResponse.ACCEPT
+        self.refusal_publisher.publish(String(data=goal_refusal_words(
+            'a new goal', MotionCode.INTERNAL_ERROR, 'the executor is shutting down')))
+        return GoalResponse.REJECT
+
     def _on_cancel(self, goal_handle: ServerGoalHandle) -> CancelResponse:
         self.core.cancel(bytes(goal_handle.goal_id.uuid), time.monotonic())
         return CancelResponse.ACCEPT
 
     def _execute_goal(self, goal_handle: ServerGoalHandle) -> MoveToTarget.Result:
         uuid = bytes(goal_handle.goal_id.uuid)
-        self._adopt_measured()
+        if self.link is not None:
+            self.moves.adopt_measured(time.monotonic())
         owner = self.core.register(uuid, f'goal {uuid.hex()[:8]}')
         try:
             end = self.core.run_goal(
                 owner, messages.goal_from_message(goal_handle.request),
                 lambda: goal_handle.is_cancel_requested, partial(self._submit, 'plan'),
                 self._begin, self._publish_plan,
-                lambda progress: goal_handle.publish_feedback(self._controller_feedback(
+                lambda progress: goal_handle.publish_feedback(controller_feedback_into(
                     messages.feedback_message(progress, self.names,
-                                              self.get_clock().now().to_msg()), owner)))
+                                              self.get_clock().now().to_msg()),
+                    self.link.latest_feedback(owner) if self.link is not None else None)))
             if self.link is not None:
-                end = self._settled(owner, end)
+                end = self.moves.settled(end, self.link.settle(owner), time.monotonic())
             return self._finish_goal(goal_handle, owner, end)
         except Exception as error:  # noqa: BLE001 - a bug must end the goal, not the node
             if shutting_down(self.context):
@@ -493,34 +406,14 @@ class TrajectoryExecutor(Node):
         finally:
             self.core.unregister(uuid, owner)
 
-    def _settled(self, owner: Owner, end: GoalEnd) -> GoalEnd:
-        """A move the executor ended: its controller goal cancelled and acknowledged (bounded
-        wait), said in the result. A stale joint state with the server gone is the controller
-        dying (its joint states stop with it)."""
-        outcome = self.link.settle(owner)
-        if outcome is None or end.code in (MotionCode.SUCCESS, *CONTROLLER_CODES):
-            return end
-        if end.code == MotionCode.NO_JOINT_STATE and outcome.outcome in (
-                Outcome.CANCEL_UNANSWERED, Outcome.CONTROLLER_LOST):
-            # Its joint states stopped and it answers nothing: the controller is gone. The
-            # arm is where it was last measured, and the commanded state goes there too.
-            measured = self.core.feedback.latest(time.monotonic())[0] \
-                if self.core.feedback is not None else None
-            if measured is not None:
-                with self._output_lock:
-                    self.runner.set_pose(measured)
-            return replace(end, code=MotionCode.CONTROLLER_LOST, message=(
-                f'{self.link.action}: the controller went away during the goal: its joint '
-                f'states stopped ({end.message}) and {outcome.message}'))
-        if outcome.outcome is Outcome.CANCELED:
-            return replace(end, message=f'{end.message}; the controller goal was cancelled')
-        return replace(end, message=f'{end.message}; controller goal: {outcome.message}')
-
     def _finish_goal(self, goal_handle: ServerGoalHandle, owner: Owner, end: GoalEnd
                      ) -> MoveToTarget.Result:
         report = goal_report(owner, self.runner.pose(), end.plan, end.path, self.core.tip_of)
         result = messages.result_message(end.code, end.message, report, end.ik_code,
                                          owner.record, self.names)
+        if end.refused:         # its words out before the result
+            self.refusal_publisher.publish(String(data=goal_refusal_words(
+                owner.name, end.code, end.message)))
         if not goal_handle.is_active:
             return result
         if end.code == MotionCode.SUCCESS:
@@ -548,7 +441,8 @@ class TrajectoryExecutor(Node):
         return response
 
     def _execute_trajectory(self, message: JointTrajectory) -> tuple[MotionCode, str]:
-        self._adopt_measured()
+        if self.link is not None:
+            self.moves.adopt_measured(time.monotonic())
         trajectory, error = trajectory_from_points(self.names, message.joint_names,
                                                    messages.points_from_message(message))
         if error is not None:

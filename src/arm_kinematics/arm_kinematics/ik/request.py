@@ -193,6 +193,19 @@ def resolve_options(request: IKRequest, defaults: SolveOptions) -> tuple[SolveOp
     return defaults.with_changes(**changes).validated()
 
 
+def _not_applicable_words(name: str, reason: str) -> str:
+    return f'default solver "{name}" does not apply to this arm: {reason}'
+
+
+def default_solver_refusal(model: ArmModel, name: str) -> str:
+    """'' when solver ``name`` applies to ``model``, else the words IKDispatcher raises,
+    from the solver's class alone (no solver built, nothing compiled)."""
+    if name not in SOLVERS:
+        return _not_applicable_words(name, 'unknown name')
+    reason = solver_class(name).reason_for(model)
+    return _not_applicable_words(name, reason) if reason else ''
+
+
 class IKDispatcher:
     """Holds one solver instance per applicable name and answers IKRequests."""
 
@@ -227,8 +240,8 @@ class IKDispatcher:
             else:
                 self.solvers[name] = cls(model, workspace)
         if default_solver not in self.solvers:
-            raise ValueError(f'default solver "{default_solver}" does not apply to this arm: '
-                             f'{self.not_applicable.get(default_solver, "unknown name")}')
+            raise ValueError(_not_applicable_words(
+                default_solver, self.not_applicable.get(default_solver, 'unknown name')))
         self.default_solver = default_solver
 
     def collision_checker(self) -> Any:

@@ -218,10 +218,15 @@ class ArmModel:
         return self.kernel.fk(self._one_pose(q))
 
     def joint_origins_and_axes(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """World origins (n, 3) and unit axes (n, 3) of every joint, and the tip position (3,)."""
-        frames, tip = self.kernel.joint_frames(self._one_pose(q))
-        frames = np.array(frames)
-        return frames[:, :3], frames[:, 3:], np.array(tip)
+        """World origins (n, 3) and unit axes (n, 3) of every joint, and the tip position (3,).
+
+        The plain-numpy walk, not the compiled kernel: this serves start-up (the chain
+        rules, the reach bounds, the safety geometry, the solvers' recognition, at q = 0),
+        and a node that never solves then never imports numba (model/kernel.py)."""
+        frames = self._frames_one(self._one_pose(q))
+        axes = np.array([frame[:3, :3] @ joint.axis for frame, joint in
+                         zip(frames[:-1], self.joints)]).reshape(self.dof, 3)
+        return frames[:-1, :3, 3].copy(), axes, frames[-1, :3, 3].copy()
 
     def joint_points(self, q: np.ndarray) -> np.ndarray:
         """World origins of every joint and the tip position for N configurations, m.

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from arm_kinematics.common.log_line import brief_names
 from arm_kinematics.common.urdf_tree import DescriptionError, JointSpec, read_tree
 
 FULL_TURN = 2.0 * math.pi
@@ -22,6 +23,12 @@ FULL_TURN = 2.0 * math.pi
 # (its time parameterisation's DEFAULT_VEL_MAX); the configuration's motion.default_joint_speed
 # replaces it.
 DEFAULT_JOINT_SPEED = 1.0
+# The most moving joints (mimic ones too) a chain may have. Real arms have up to about 20
+# (snake arms a few dozen); every node and solver is linear or better in the joints up to
+# here, but the safety capsules pair every link with every other and the lab, markers and
+# servos draw or drive each one: a description of absurd size (3000 joints) is refused
+# at once, in one line, rather than served after minutes. docs/tests.md has the figures.
+MAX_CHAIN_JOINTS = 200
 
 
 @dataclass(frozen=True)
@@ -95,6 +102,12 @@ def build_chain(urdf: str, base: str, tip: str, default_speed: float
             raise DescriptionError(f'joint "{joint.name}" is {joint.kind}; only revolute, '
                                    'continuous, prismatic and fixed joints are supported in '
                                    'the chain')
+    moving = [j.name for j in chain if j.moves]
+    if len(moving) > MAX_CHAIN_JOINTS:
+        raise DescriptionError(
+            f'the chain "{base}" -> "{tip}" has {len(moving)} moving joints '
+            f'({brief_names(moving)}); at most {MAX_CHAIN_JOINTS} are served '
+            '(arm_kinematics.model.chain.MAX_CHAIN_JOINTS)')
     variables = [j.name for j in chain if j.moves and j.mimic is None]
     if not variables:
         locked = [j.name for j in chain if j.locked]

@@ -16,19 +16,81 @@ arrays, never different code.
 numba is imported here and nowhere else: every compiled function of the project is
 declared with :data:`compiled` from this module. Compiled code is cached on disk (numba's
 ``cache=True``), so only the first process after an install pays the compilation.
+
+numba is imported on the first call of a compiled function, not when a module declaring one
+is imported: importing numba costs about 0.25 s and 100 MB, and the nodes that never solve
+(arm_info, markers, servo_bridge, ...) import the modules that declare compiled functions
+(through ``arm.py``) without calling one. ``compiled`` therefore returns a stand-in; the
+first call of any stand-in compiles them all (from the disk cache) and puts numba's
+dispatchers in their place in every ``arm_kinematics`` module that holds one, because a
+compiled function calling another resolves it by the name in its module's globals.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 import math
+import sys
+import threading
 from typing import Any, Protocol
 
-import numba
 import numpy as np
 
-# Every compiled function of the project: no Python objects inside, cached on disk.
-compiled = numba.njit(cache=True, nogil=True)
+
+class _Deferred:
+    """A compiled function before numba is imported: calls go to its dispatcher, made on
+    the first call of any of them (``_compile_all``)."""
+
+    def __init__(self, function: Callable[..., Any]) -> None:
+        self.py_func = function
+        self.dispatcher: Any = None
+        self.__name__, self.__qualname__ = function.__name__, function.__qualname__
+        self.__module__, self.__doc__ = function.__module__, function.__doc__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.dispatcher is None:
+            _compile_all()
+        return self.dispatcher(*args, **kwargs)
+
+
+_DEFERRED: list[_Deferred] = []
+_JIT: Any = None                  # numba.njit(cache=True, nogil=True) once imported
+_LOCK = threading.RLock()
+
+
+def _compile_all() -> None:
+    global _JIT
+    with _LOCK:
+        if _JIT is None:
+            import numba
+            _JIT = numba.njit(cache=True, nogil=True)
+        for deferred in _DEFERRED:
+            if deferred.dispatcher is None:
+                deferred.dispatcher = _JIT(deferred.py_func)
+        # Every module of the package that holds a stand-in (its own functions and those it
+        # imported by name) gets the dispatcher in its place.
+        for name, module in list(sys.modules.items()):
+            if not name.startswith('arm_kinematics') or module is None:
+                continue
+            for attribute, value in list(vars(module).items()):
+                if isinstance(value, _Deferred):
+                    setattr(module, attribute, value.dispatcher)
+
+
+def compiled(function: Callable[..., Any]) -> Any:
+    """Every compiled function of the project: no Python objects inside, cached on disk
+    (numba's ``njit(cache=True, nogil=True)``), numba imported on first use (see above)."""
+    with _LOCK:
+        if _JIT is not None:
+            return _JIT(function)
+        deferred = _Deferred(function)
+        _DEFERRED.append(deferred)
+        return deferred
+
+
+def numba_loaded() -> bool:
+    """True once a compiled function has been called in this process (numba imported)."""
+    return _JIT is not None
 
 
 class _Model(Protocol):

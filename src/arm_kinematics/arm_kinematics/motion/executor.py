@@ -6,6 +6,25 @@ do: which pose a new command starts from, when the measured state is stale, who 
 arm (a new command preempts the old one), how a goal was interrupted, and what a live
 target does (``follow.LiveFollow``). The node converts messages to these calls and back.
 
+What the node (``arm_ik.nodes.trajectory_executor``) does by these rules and ``follow``'s:
+- One goal at a time: a new goal preempts (the running one ends PREEMPTED, the arm holds,
+  the new one plans from there). Every goal is accepted; an invalid one is aborted at once
+  with its code and message. Cancel holds the current pose without a jump and ends CANCELED.
+- Every move (and the live target's IK answer with the way to it) is planned and checked in
+  the planning process (``kinematics.motion.planning_pool``) before its first point is sent:
+  nothing of a failed plan is published; a follow step is checked again in the tick (a refused
+  target or step: the arm stays, a warning names the contact). The tick runs on a ControlThread
+  (SCHED_FIFO ``realtime_priority``) or, ``control_loop: timer``, an rclpy timer; wall clock.
+- Holding publishes nothing on the controller outputs except one hold point when a motion
+  is stopped; ``joint_states`` repeats the held pose at the fixed rate.
+- With ``publish_on_start: false`` nothing is published until a command, which starts from
+  the measured state (``feedback_topic``) or ``initial_positions``. No plan survives a restart.
+- Feedback older than ``feedback_stale_periods`` of its own period: hold, STALE_FEEDBACK,
+  resume only on a new command. Live target older than ``watchdog_timeout``: hold; later
+  targets are followed from there at the law's speed limits.
+- Emergency stop: held within one control period; goals and targets refused until ~/reset,
+  which succeeds only once the last emergency_stop message was false.
+
 Units: rad, s (monotonic clock), m.
 """
 
@@ -51,6 +70,19 @@ class GoalEnd:
     plan: Plan | None = None
     ik_code: int = 0
     path: PathOutcome | None = None
+
+    @property
+    def refused(self) -> bool:
+        """The goal was refused: it ended without a plan to run, and not by its client (a
+        cancel or a newer goal). MoveToTarget carries no reason for a rejection, so the node
+        also publishes these words where a client looks for them (``goal_refusal_words``)."""
+        return self.plan is None and self.code not in (
+            MotionCode.SUCCESS, MotionCode.CANCELED, MotionCode.PREEMPTED)
+
+
+def goal_refusal_words(goal_name: str, code: MotionCode, message: str) -> str:
+    """One line for a refused goal: 'goal 1a2b3c4d refused: EMERGENCY_STOPPED: ...'."""
+    return f'{goal_name} refused: {code.name}: {message}'
 
 
 @dataclass(frozen=True)
@@ -244,6 +276,14 @@ class ExecutorCore:
         self._active: Owner | None = None
         self._owners: dict[Hashable, Owner] = {}
         self.estop_pressed = False
+
+    def use_settings(self, settings: ExecutorSettings) -> bool:
+        """New run-time parameters, swapped in whole (the feedback's staleness limits too);
+        True when the publish rate changed (the node's timer follows)."""
+        old_rate, self.settings = self.settings.publish_rate, settings
+        if self.feedback is not None:
+            self.feedback.set_limits(settings.feedback_stale_periods, settings.motion.period)
+        return settings.publish_rate != old_rate
 
     def set_planner(self, planner: MotionPlanner) -> None:
         """A rebuilt planner (new obstacle radius or link lengths): its safety check from now."""

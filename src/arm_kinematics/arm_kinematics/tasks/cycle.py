@@ -269,9 +269,11 @@ class CycleRunner:
             active.deadline = now + active.duration + self.settings.result_timeout
         return self._take()
 
-    def goal_rejected(self, token: int, now: float, stamp: float) -> list[Effect]:
-        return self.goal_failed(token, 'the executor rejected the goal',
-                                MotionCode.INVALID_GOAL, now, stamp)
+    def goal_rejected(self, token: int, now: float, stamp: float,
+                      reason: str = 'the executor rejected the goal') -> list[Effect]:
+        """The executor rejected goal ``token``; ``reason``: the client's words for it (with
+        the executor's own, arm_ik.goal_refusals, when it published them)."""
+        return self.goal_failed(token, reason, MotionCode.INVALID_GOAL, now, stamp)
 
     def goal_failed(self, token: int, reason: str, code: int, now: float,
                     stamp: float) -> list[Effect]:

@@ -9,7 +9,9 @@ Faults are injected on command, from the process's standard input (one per line,
 :data:`HELP`) or :meth:`SimBus.command` when the bus runs in a thread of a test::
 
     lose ID N | corrupt ID N | remove ID | restore ID | error ID WORD | slow ID SECONDS
-    push ID TICKS (move a joint by hand, torque off) | vanish | replug | status
+    push ID TICKS (move a joint by hand, torque off) | hand ID:TICKS ... (several at once)
+    | vanish | replug | status | writes | changed ID SINCE (when a new goal for ID reached the
+    bus after SINCE, a time.monotonic() value: for latency benchmarks)
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from arm_servos.sim.servo import SimServo
 
 HELP = ('commands: lose ID N | corrupt ID N | remove ID | restore ID | '
         'error ID overload|overheating|voltage|clear | slow ID SECONDS | push ID TICKS | '
-        'vanish | replug | status | writes')
+        'hand ID:TICKS ... | vanish | replug | status | writes | changed ID SINCE')
 # Error words → the bits each protocol uses for them (Feetech status byte, Dynamixel reg 70).
 ERROR_BITS = {'feetech': {'voltage': 1, 'overheating': 4, 'overload': 32, 'clear': 0},
               'dynamixel': {'voltage': 1, 'overheating': 4, 'overload': 32, 'clear': 0}}
@@ -51,7 +53,8 @@ class SimBus:
     """Servos on one pty; ``link`` is a stable path (a symlink to the pty's device)."""
 
     def __init__(self, protocol: str, servos: Sequence[SimServo], link: str | Path,
-                 baudrate: int = 1_000_000, return_delay: float = 20e-6) -> None:
+                 baudrate: int = 1_000_000, return_delay: float = 20e-6,
+                 coalesce: bool = True) -> None:
         if protocol not in CODECS:
             raise ValueError(f'unknown protocol {protocol!r}; choose from {sorted(CODECS)}')
         self.protocol = protocol
@@ -60,9 +63,17 @@ class SimBus:
         self.link = Path(link)
         self.baudrate = baudrate
         self.return_delay = return_delay
+        # The replies of one sync read written in one go when the last one is due, as a USB
+        # adapter hands them over in one transfer, rather than each when due: one wake-up of
+        # this process and of the bridge per cycle instead of one per servo (a busy machine
+        # delays every wake-up). The bridge's cycle ends at the last reply either way; a
+        # slowed servo (``slow``) still answers on its own, late.
+        self.coalesce = coalesce
+        self._batch: list[tuple[float, bytes]] | None = None
         self.bad_instructions = 0
         self.instructions = 0
         self.goal_writes: list[tuple[float, dict[int, int]]] = []  # (time, goals), for tests
+        self.goal_write_count = 0     # goal_writes keeps the last 20000 (a long demo)
         self.torque_writes = 0
         self._lock = threading.Lock()
         self._master = -1
@@ -202,13 +213,18 @@ class SimBus:
                 self.torque_writes += 1
             if goals:
                 self.goal_writes.append((clock, goals))
+                self.goal_write_count += 1
+                if len(self.goal_writes) > 40000:
+                    del self.goal_writes[:20000]
             return
         if ins.instruction == SYNC_READ:
             address, size, ids = codec.sync_header(ins.params)
+            self._batch = [] if self.coalesce else None
             for servo_id in ids:
                 servo = self.servos.get(servo_id)
                 if servo is not None:
                     clock = self._reply(servo, clock, servo.read(address, size, clock))
+            self._push_batch()
             return
         servo = self.servos.get(ins.servo_id)
         if servo is None:
@@ -242,9 +258,25 @@ class SimBus:
             faults.corrupt_replies -= 1
             packet = packet[:-1] + bytes([packet[-1] ^ 0x5A])
         due = clock + self.return_delay + faults.extra_delay + self._byte_time(len(packet))
+        if self._batch is not None:
+            if faults.extra_delay > 0:
+                self._push_batch()
+                self._batch = []
+            self._batch.append((due, packet))
+            if faults.extra_delay > 0:
+                self._push_batch()
+                self._batch = []
+            return due
         self._sequence += 1
         heapq.heappush(self._outbox, (due, self._sequence, packet))
         return due
+
+    def _push_batch(self) -> None:
+        batch, self._batch = self._batch, None
+        if batch:
+            self._sequence += 1
+            heapq.heappush(self._outbox, (batch[-1][0], self._sequence,
+                                          b''.join(p for _, p in batch)))
 
     # ------------------------------------------------------------------ faults
     def command(self, line: str) -> str:
@@ -275,7 +307,17 @@ class SimBus:
                 os.write(self._wake_w, b'x')
             return f'adapter plugged in: {self.link} -> {self.device}'
         if verb == 'writes':
-            return f'goal writes {len(self.goal_writes)}, torque writes {self.torque_writes}'
+            return f'goal writes {self.goal_write_count}, torque writes {self.torque_writes}'
+        if verb == 'hand':     # a hand moving several joints of a leader arm at once
+            moves = [(self._servo(a.split(':')[0]), float(a.split(':')[1])) for a in args]
+            for servo, _ in moves:
+                if servo.torque_on:
+                    raise ValueError(f'servo {servo.servo_id} has torque on and does not move')
+            for servo, ticks in moves:
+                servo.position = ticks
+            return f'hand: {len(moves)} servos moved'
+        if verb == 'changed':
+            return self._changed(int(args[0]), float(args[1]))
         if verb == 'status':
             return '; '.join(
                 f'id {s.servo_id}: pos {s.position:.0f} goal {s.goal_ticks()} '
@@ -309,6 +351,20 @@ class SimBus:
         return f'servo {servo.servo_id}: {verb} {" ".join(args[1:])}'.rstrip()
 
 
+    def _changed(self, servo_id: int, since: float) -> str:
+        """'TIME TICKS' of the first goal write for ``servo_id`` at or after ``since`` whose
+        goal differs from the last one before it ('none' if there is none yet)."""
+        before = None
+        for clock, goals in self.goal_writes:
+            if servo_id not in goals:
+                continue
+            if clock < since:
+                before = goals[servo_id]
+            elif goals[servo_id] != before:
+                return f'{clock:.6f} {goals[servo_id]}'
+        return 'none'
+
+
 def parse_ticks(text: str, count: int, what: str) -> list[float]:
     values = [float(v) for v in text.split(',')] if text else []
     if len(values) == 1:
@@ -330,6 +386,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument('--position', default='2048', help='start ticks, one or per id')
     parser.add_argument('--goal', default='', help='stale goal ticks left in the servos')
     parser.add_argument('--tau', type=float, default=0.05, help='motor time constant, s')
+    parser.add_argument('--per-reply', action='store_true', help='write each reply of a sync '
+                        'read when it is due (default: all of them when the last one is)')
     parser.add_argument('--control', default='', help='also take commands from this named '
                         'pipe (created; e.g. echo "error 3 overload" > PATH)')
     args = parser.parse_args(argv)
@@ -339,7 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     voltage = 7.4 if args.protocol == 'feetech' else 12.0
     servos = [SimServo(i, args.protocol, position=p, goal=g, tau=args.tau, voltage=voltage)
               for i, p, g in zip(ids, positions, goals)]
-    bus = SimBus(args.protocol, servos, args.link, args.baud)
+    bus = SimBus(args.protocol, servos, args.link, args.baud, coalesce=not args.per_reply)
     print(f'servo_sim: {args.protocol} bus, ids {ids}, {args.baud} baud on {bus.link} '
           f'-> {bus.device}', flush=True)
     fifo = Path(args.control) if args.control else None

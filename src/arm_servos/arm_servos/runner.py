@@ -1,0 +1,306 @@
+"""The servo bridge's bus thread and its goal, ROS-free: what the node asks what to do.
+
+:class:`BridgeRunner` owns the bus cycle (read every servo, follow the active trajectory goal,
+write what the safety rules allow), the one trajectory goal at a time (accepted or rejected
+with the reason, preempted, cancelled, aborted by a fault), the torque requests answered once
+their write is on the bus, and the command stream. The ``servo_bridge`` node turns messages
+into these calls and the answers into messages; the benchmark drives the same object.
+
+Timing: the loop runs at ``rate``; a new command (``~/commands``, or a follower's teleop
+target) is written at once by the caller, between two cycles, so the time from a command to
+its goal on the bus is the write's (and at worst a cycle's read), not up to one period of
+waiting (issue 38.4).
+
+In the ``leader`` role (teleoperation) the bus is only read: torque is never written, enable,
+commands and goals are refused with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+import threading
+import time
+from typing import Any
+
+from arm_kinematics.control.codes import ResultCode
+from arm_kinematics.control.goal_rules import Sample, TrajectoryGoal, TrajectoryGoalRules
+from arm_kinematics.control.tracker import GoalTracker
+from arm_servos.bridge import BridgeCore, Diagnostic, JointReading
+from arm_servos.safety import Outcome
+
+PREEMPTED = 'Current goal preempted by new incoming action.'
+LEADER_REFUSAL = 'this bridge is a teleoperation leader: it only reads, torque stays off'
+
+
+@dataclass(frozen=True)
+class Finished:
+    """How a goal ended: succeeded True, aborted False, cancelled None."""
+
+    handle: Any
+    succeeded: bool | None
+    code: int
+    message: str
+
+
+@dataclass(frozen=True)
+class Progress:
+    """The active goal's feedback: desired sample, measured positions, trajectory time."""
+
+    handle: Any
+    desired: Sample
+    measured: tuple[float, ...]
+    elapsed: float
+
+
+class BridgeRunner:
+    """The bus loop and the goal of one bridge (see the module docstring).
+
+    Args:
+        core: the bus, calibration and safety rules.
+        rules: FollowJointTrajectory acceptance and tolerances for ``joints``.
+        joints: the controller joints, in order (goals and commands use them).
+        rate: Hz of the bus cycle.
+        clock: the trajectory clock, s (the node's ROS time: goals' stamps are on it).
+        apply_wait: s a torque request waits for the bus thread's write before saying so.
+        leader: read only (teleoperation leader).
+    """
+
+    def __init__(self, core: BridgeCore, rules: TrajectoryGoalRules, joints: Sequence[str],
+                 rate: float, clock: Callable[[], float], apply_wait: float,
+                 leader: bool = False) -> None:
+        self.core = core
+        self.rules = rules
+        self.joints = tuple(joints)
+        self.period = 1.0 / rate
+        self.clock = clock
+        self.apply_wait = apply_wait
+        self.leader = leader
+        # False: a command waits for the next cycle's write (the old loop; the benchmark's peer).
+        self.write_on_command = True
+        self.lock = threading.Lock()
+        # Signalled after each bus cycle: a torque request answers once its change is on the
+        # bus.
+        self.written = threading.Condition(self.lock)
+        self.cycles = 0
+        self.cycle_times: list[float] = []
+        self.on_reading: Callable[[JointReading], None] = lambda _: None
+        self.on_fault: Callable[[str], None] = lambda _: None
+        self._tracker: GoalTracker | None = None
+        self._handle: Any = None
+        self._finished: Finished | None = None
+        self._desired: Sample | None = None
+        self._running = False
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ the loop
+    def start(self) -> None:
+        self._running = True
+        self._thread = threading.Thread(target=self._loop, name='servo-bus', daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        with self.lock:
+            self._running = False
+            self.written.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+
+    def cycle(self, now: float) -> JointReading:
+        """One bus cycle (under the lock): read, follow the goal, write."""
+        fault = self.core.read(now)
+        if fault:
+            policy = self.core.safety.config.on_fault
+            self.on_fault(f'arm stopped ({policy}): {fault}')
+            self._end(False, ResultCode.PATH_TOLERANCE_VIOLATED,
+                      f'{fault}; the arm stopped ({policy})')
+        if not self.leader:
+            self._follow(now)
+            self.core.write(time.monotonic())
+        self.cycles += 1
+        self.written.notify_all()
+        return self.core.reading()
+
+    def _loop(self) -> None:
+        next_cycle = time.monotonic()
+        while self._running:
+            start = time.monotonic()
+            with self.lock:
+                reading = self.cycle(start)
+                self.cycle_times.append(start)
+                del self.cycle_times[:-200]
+            self.on_reading(reading)
+            next_cycle += self.period
+            with self.lock:
+                # Until the next cycle, the bus is idle: a command writes meanwhile (command()).
+                while self._running and (delay := next_cycle - time.monotonic()) > 0:
+                    self.written.wait(delay)
+            if next_cycle - time.monotonic() < -self.period:
+                next_cycle = time.monotonic()    # late by a whole cycle: do not burst
+
+    def _follow(self, now: float) -> None:
+        """The active goal's command for this cycle, and its verdict."""
+        if self._tracker is None or self._finished is not None:
+            return
+        safety = self.core.safety
+        measured = [safety.measured.get(j) for j in self.joints]
+        t = self.clock()
+        sample = self._tracker.sample(t)
+        outcome = safety.command(dict(zip(self.joints, sample.positions.tolist())), now,
+                                 from_trajectory=True)
+        if not outcome.ok:
+            self._end(False, ResultCode.PATH_TOLERANCE_VIOLATED, outcome.message)
+            return
+        if any(m is None for m in measured):
+            return
+        verdict = self._tracker.check(t, measured)
+        self._desired = verdict.desired
+        if verdict.done:
+            self._end(verdict.code == ResultCode.SUCCESSFUL, int(verdict.code), verdict.message)
+
+    def _end(self, succeeded: bool | None, code: int, message: str, hold: bool = True) -> None:
+        """Mark the active goal finished; the node sends its result at its next poll."""
+        if self._tracker is None or self._finished is not None:
+            return
+        self._finished = Finished(self._handle, succeeded, int(code), message)
+        self.core.safety.end_trajectory(time.monotonic(), hold=hold and succeeded is not True)
+
+    # ------------------------------------------------------------------ goals
+    def goal_reason(self, goal: TrajectoryGoal) -> str:
+        """'' to accept ``goal``, else why not (JTC's rules, then range and speed)."""
+        if self.leader:
+            return LEADER_REFUSAL
+        with self.lock:
+            safety = self.core.safety
+            answer = self.rules.accept(goal, self.clock(), active=safety.mode == 'enabled')
+            reason = answer.reason
+            if answer.accepted:
+                reason = safety.trajectory_reason(
+                    goal.joint_names, [(p.time_from_start, p.positions) for p in goal.points])
+            if reason and safety.mode != 'enabled':
+                fault = f': {safety.fault}' if safety.fault else ''
+                reason += f' (the arm is {safety.mode}{fault})'
+        return reason
+
+    def accept(self, goal: TrajectoryGoal, handle: Any) -> Finished | None:
+        """Make ``goal`` the active one; returns how the previous goal ends, if one was
+        active (preempted, or the end its last cycle gave it if not sent yet)."""
+        with self.lock:
+            previous = None
+            if self._handle is not None:
+                previous = self._finished or Finished(self._handle, False,
+                                                      ResultCode.INVALID_GOAL, PREEMPTED)
+            safety = self.core.safety
+            start = [safety.setpoint.get(j, safety.measured.get(j) or 0.0) for j in self.joints]
+            self._tracker = GoalTracker(self.rules, goal, self.clock(), start)
+            self._handle = handle
+            self._finished = None
+            self._desired = None
+        return previous
+
+    def poll(self, cancel_requested: Callable[[Any], bool] = lambda _: False
+             ) -> Finished | Progress | None:
+        """The active goal's end (then it is no longer active) or its progress;
+        ``cancel_requested(handle)``: whether its client asked to cancel it."""
+        with self.lock:
+            if self._handle is None:
+                return None
+            if self._finished is None and cancel_requested(self._handle):
+                self._end(None, ResultCode.SUCCESSFUL, '')
+            if self._finished is not None:
+                finished = self._finished
+                self._tracker, self._handle, self._finished, self._desired = \
+                    None, None, None, None
+                return finished
+            if self._desired is None or self._tracker is None:
+                return None
+            measured = tuple(self.core.safety.measured.get(j) or 0.0 for j in self.joints)
+            return Progress(self._handle, self._desired, measured,
+                            self.clock() - self._tracker.trajectory.start_time)
+
+    # ------------------------------------------------------------------ requests
+    def _wait_written(self) -> bool:
+        """Wait (holding the lock) for the bus thread's next write; False when it wrote
+        nothing within apply_wait (a stalled bus thread or a port that blocks)."""
+        target = self.cycles + 1
+        return self.written.wait_for(lambda: self.cycles >= target, self.apply_wait)
+
+    def enable(self) -> Outcome:
+        """Torque on, answered after the bus cycle that wrote it."""
+        if self.leader:
+            return Outcome(False, f'cannot enable: {LEADER_REFUSAL}')
+        with self.lock:
+            outcome = self.core.safety.enable(time.monotonic())
+            if not outcome.ok:
+                return outcome
+            if not self._wait_written():
+                self.core.safety.disable()
+                return Outcome(False, 'cannot enable: the bus wrote nothing in '
+                               f'{self.apply_wait:.2f} s; torque left off')
+            safety = self.core.safety
+            if safety.mode != 'enabled':
+                return Outcome(False, 'cannot enable: '
+                               f'{self.core.bus_error or safety.fault or safety.mode}')
+        return outcome
+
+    def disable(self) -> Outcome:
+        if self.leader:
+            return Outcome(True, f'torque off: {LEADER_REFUSAL}')
+        with self.lock:
+            outcome = self.core.safety.disable()
+            self._end(False, ResultCode.PATH_TOLERANCE_VIOLATED, 'torque disabled')
+            return Outcome(outcome.ok, outcome.message + self._torque_off_unwritten())
+
+    def estop(self, source: str, wait: bool = False) -> str:
+        """Torque off and latched; the active goal aborts naming ``source``."""
+        with self.lock:
+            outcome = self.core.safety.estop(source)
+            self._end(False, ResultCode.PATH_TOLERANCE_VIOLATED,
+                      f'{source}: torque off on every servo')
+            unwritten = self._torque_off_unwritten() if wait and not self.leader else ''
+        return outcome.message + unwritten
+
+    def _torque_off_unwritten(self) -> str:
+        if self._wait_written():
+            return ''
+        return (f' (the bus wrote nothing in {self.apply_wait:.2f} s: torque goes off on its '
+                'next cycle)')
+
+    def reset(self) -> Outcome:
+        with self.lock:
+            return self.core.safety.reset()
+
+    @property
+    def estopped(self) -> bool:
+        return self.core.safety.mode == 'estop'
+
+    def command(self, values: Sequence[float]) -> tuple[str, str]:
+        """A ~/commands target, one value per controller joint: (refusal, warning) in words,
+        each '' when there is none. An accepted command is written at once (by this thread,
+        so it blocks for the write: about 0.5 ms at 1 Mbaud)."""
+        if self.leader:
+            return LEADER_REFUSAL, ''
+        if len(values) != len(self.joints):
+            return (f'{len(values)} values for the {len(self.joints)} joints '
+                    f'{list(self.joints)}', '')
+        with self.lock:
+            if self._tracker is not None:
+                return 'a trajectory goal is running', ''
+            outcome = self.core.safety.command(dict(zip(self.joints, values)), time.monotonic())
+            if not outcome.ok:
+                return outcome.message, ''
+            if self.write_on_command:
+                # Written here, by the caller, under the lock: the bus thread is between two
+                # cycles (it holds the lock during each), and a hand-over to it would add a
+                # thread wake-up (and a GIL hand-over) to every command's latency.
+                self.core.write(time.monotonic())
+        return '', outcome.message
+
+    def diagnostics(self, prefix: str) -> tuple[list[Diagnostic], float]:
+        """The statuses of /diagnostics and the measured bus cycles per second."""
+        with self.lock:
+            statuses = self.core.diagnostics(prefix)
+            starts = list(self.cycle_times)
+        rate = (len(starts) - 1) / (starts[-1] - starts[0]) if len(starts) > 2 and \
+            starts[-1] > starts[0] else 0.0
+        return statuses, rate

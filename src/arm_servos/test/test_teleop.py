@@ -1,0 +1,116 @@
+"""Leader-follower teleoperation's rules, ROS-free (arm_servos.teleop; RELIABILITY 44): the
+mapping through both calibrations, and when the follower holds (silent leader, a jump, a bad
+reading) and resumes (only on request)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from arm_servos.calibration import Calibration, urdf_joints
+from arm_servos.teleop import JointMap, Teleop, TeleopConfig
+
+CALIBRATION = Path(__file__).resolve().parents[1] / 'calibration'
+JOINTS = ('shoulder_pan', 'shoulder_lift', 'elbow_flex', 'wrist_flex', 'wrist_roll', 'gripper')
+
+
+@pytest.fixture(scope='module')
+def calibrations():
+    from arm_testing.real_arms import REAL_ARMS
+    urdf = REAL_ARMS['so101'].urdf()
+    assert set(JOINTS) <= set(urdf_joints(urdf))
+    return (Calibration.load(CALIBRATION / 'so101_leader.yaml', urdf, JOINTS),
+            Calibration.load(CALIBRATION / 'so101.yaml', urdf, JOINTS))
+
+
+@pytest.fixture
+def teleop(calibrations):
+    leader, follower = calibrations
+    return Teleop(JointMap(leader, follower, JOINTS), TeleopConfig(silent_timeout=0.1,
+                                                                  max_leader_speed=5.0,
+                                                                  jump_margin=0.02))
+
+
+def _reading(values=(0.1, -0.2, 0.3, 0.1, 0.0, 0.45)):
+    return JOINTS, list(values)
+
+
+def test_arm_joints_map_angle_for_angle_and_the_gripper_range_onto_the_gripper_range(
+        calibrations):
+    leader, follower = calibrations
+    mapping = JointMap(leader, follower, JOINTS)
+    targets, clipped = mapping.follower_positions(dict(zip(JOINTS, (0.1, -0.2, 0.3, 0.1, 0.0,
+                                                                    0.45))))
+    assert targets[:5] == pytest.approx((0.1, -0.2, 0.3, 0.1, 0.0))
+    grip = follower.joint('gripper')
+    assert targets[5] == pytest.approx(grip.lower + 0.5 * (grip.upper - grip.lower))
+    assert clipped == ()
+    # Through both calibrations: the leader's ticks → its radians → the follower's ticks.
+    lj, fj = leader.joint('wrist_flex'), follower.joint('wrist_flex')
+    ticks = 2300
+    assert fj.to_ticks(mapping.follower_positions(
+        {**dict(zip(JOINTS, targets)), 'wrist_flex': lj.to_radians(ticks)})[0][3]) == \
+        fj.to_ticks(lj.to_radians(ticks))
+    assert lj.to_radians(ticks) < 0 < fj.to_radians(ticks)       # mounted the other way
+    targets, clipped = mapping.follower_positions(dict(zip(JOINTS, (0, 0, 1.7, 0, 0, 0.0))))
+    assert targets[2] == pytest.approx(follower.joint('elbow_flex').upper)
+    assert clipped == ('elbow_flex',)
+
+
+def test_it_follows_only_after_resume_and_never_before(teleop):
+    assert teleop.leader(*_reading(), 0.0, 0.0).command is None
+    assert teleop.state == 'waiting'
+    assert teleop.resume(0.01).ok
+    decision = teleop.leader(*_reading(), 0.01, 0.01)
+    assert decision.command is not None and len(decision.command) == 6
+
+
+def test_a_silent_leader_holds_the_follower_until_resumed(teleop):
+    teleop.leader(*_reading(), 0.0, 0.0)
+    teleop.resume(0.0)
+    assert not teleop.check(0.05).hold
+    decision = teleop.check(0.2)
+    assert decision.hold and 'leader silent for 0.20 s' in decision.reason
+    assert not teleop.check(0.3).hold                      # once
+    assert teleop.leader(*_reading(), 0.3, 0.3).command is None     # back, still held
+    assert teleop.state == 'held'
+    assert not teleop.resume(0.6).ok                       # stale reading: refused
+    teleop.leader(*_reading(), 0.61, 0.61)
+    assert teleop.resume(0.62).ok
+    assert teleop.leader(*_reading(), 0.63, 0.63).command is not None
+
+
+def test_a_leader_jump_faster_than_a_hand_holds_the_follower_and_is_not_passed_on(teleop):
+    teleop.leader(*_reading(), 0.0, 0.0)
+    teleop.resume(0.0)
+    assert teleop.leader(*_reading((0.12, -0.2, 0.3, 0.1, 0.0, 0.45)), 0.005,
+                         0.005).command is not None        # 4 rad/s: a hand
+    decision = teleop.leader(*_reading((0.12, -0.2, 0.9, 0.1, 0.0, 0.45)), 0.01, 0.01)
+    assert decision.hold and decision.command is None
+    assert 'leader joint elbow_flex jumped 0.600 rad in 5.0 ms' in decision.reason
+    assert teleop.leader(*_reading((0.12, -0.2, 0.9, 0.1, 0.0, 0.45)), 0.015,
+                         0.015).command is None
+
+
+@pytest.mark.parametrize('values, words', [
+    ((0.1, math.nan, 0.3, 0.1, 0.0, 0.45), 'not finite for shoulder_lift'),
+    ((0.1, -0.2, 0.3, 0.1, 0.0), 'lacks gripper'),
+])
+def test_a_bad_leader_reading_holds(teleop, values, words):
+    teleop.leader(*_reading(), 0.0, 0.0)
+    teleop.resume(0.0)
+    names = JOINTS[:len(values)]
+    decision = teleop.leader(names, list(values), 0.005, 0.005)
+    assert decision.hold and words in decision.reason
+
+
+def test_bad_settings_and_a_leader_without_a_joint_are_refused(calibrations):
+    leader, follower = calibrations
+    with pytest.raises(ValueError, match='silent_timeout'):
+        TeleopConfig(silent_timeout=0.0)
+    with pytest.raises(ValueError, match='max_leader_speed'):
+        TeleopConfig(max_leader_speed=math.inf)
+    with pytest.raises(ValueError, match='the leader calibration has no joint elbow'):
+        JointMap(leader, follower, JOINTS + ('elbow',))
