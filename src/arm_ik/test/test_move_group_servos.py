@@ -39,7 +39,7 @@ def test_move_action_on_the_simulated_servo_bus(tmp_path):
                 JointState, 'servo_bridge/joint_states',
                 lambda m: measured.append([m.position[list(m.name).index(n)]
                                            for n in JOINTS]), 10)
-            action = client.action(MoveGroup, 'move_action')
+            action = client.action(MoveGroup, 'move_action', timeout=120.0)
             deadline = time.monotonic() + 60.0
             while not measured and time.monotonic() < deadline:
                 time.sleep(0.05)
@@ -61,7 +61,10 @@ def test_move_action_on_the_simulated_servo_bus(tmp_path):
                     break
                 time.sleep(0.5)
             assert code.val == MoveItErrorCodes.SUCCESS, code.message
-            time.sleep(1.0)
+            deadline = time.monotonic() + 15.0
+            while not np.allclose(measured[-1], target, atol=0.03) and \
+                    time.monotonic() < deadline:
+                time.sleep(0.05)
             assert np.allclose(measured[-1], target, atol=0.03)
         finally:
             client.close()

@@ -58,10 +58,10 @@ class Client:
         finally:
             self.node.destroy_client(client)
 
-    def action(self, kind, name: str):
+    def action(self, kind, name: str, timeout: float = 30.0):
         from rclpy.action import ActionClient
         client = ActionClient(self.node, kind, name)
-        if not client.wait_for_server(timeout_sec=30.0):
+        if not client.wait_for_server(timeout_sec=timeout):
             raise AssertionError(f'action {name} is not available')
         return client
 
