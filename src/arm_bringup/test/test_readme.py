@@ -56,7 +56,7 @@ BLOCKS = [block for path in DOCUMENTS
           for block in read_blocks(path, path.relative_to(REPO).as_posix())]
 # Chapters the README links that other branches bring (issues 37 and 38); a name leaves this
 # list when its file exists.
-PENDING_CHAPTERS = {'docs/moveit.md'}
+PENDING_CHAPTERS: set[str] = set()
 # What the scratch root holds: the built workspace and the files the documents' commands read.
 ROOT_ENTRIES = ('.venv', 'install', 'build', 'src', 'requirements', 'tools', 'benchmarks',
                 'Makefile', 'ruff.toml', 'README.md', 'docs')
@@ -75,6 +75,8 @@ ERROR_LINE = re.compile(r'Traceback \(most recent call last\)|\[FATAL\]|\[ERROR\
 # What the README says a block prints (the comments beside its commands), keyed by a
 # fragment of the block's text.
 EXPECT = {
+    'RobotDescription.from_node(node': (r'^home: True', r'^pose: True', r'^line: True',
+                                        r'^ik: \['),
     'arm_config ur5.yaml --check': (r'ur5\.yaml: valid for ur5',
                                     r'^summary: 1 cycle\(s\), \d+ step\(s\) ok, 0 failed'),
     'ik_client --arm ur5': (r'\bOK\b',),
@@ -125,6 +127,15 @@ EXPECT = {
 # What a python block needs that it does not create (see the module docstring).
 PRELUDES = {
     'IKClient(node': "import rclpy\nrclpy.init()\nnode = rclpy.create_node('readme_user')\n",
+    # docs/moveit.md's pymoveit2 script runs against `make move_group ARM=six_axis` in
+    # another terminal: its runner, started here and stopped when the script ends.
+    'RobotDescription.from_node(node': (
+        'import atexit, os, signal, subprocess, sys\n'
+        "_move_group = subprocess.Popen([sys.executable, '-m', 'arm_bringup.move_group', "
+        "'--arm', 'six_axis'], start_new_session=True, stdout=subprocess.DEVNULL, "
+        'stderr=subprocess.DEVNULL)\n'
+        'atexit.register(lambda: (os.killpg(_move_group.pid, signal.SIGINT), '
+        '_move_group.wait(30)))\n'),
 }
 # Bash commands run (in the scratch root) before a block that reads their output.
 NEEDS = {

@@ -17,7 +17,8 @@ this node started still reaches it), target (geometry_msgs/PointStamped, the liv
 (arm_interfaces/Scene, latched, of the safety monitor: every plan, live target and follow
 step is checked against it and self-collision, and a blocked joint move is planned round;
 meshes resolve through ``mesh_search_paths``).
-Services: ~/reset (std_srvs/Trigger), ~/execute_trajectory (arm_interfaces/ExecuteTrajectory).
+Services: ~/reset (std_srvs/Trigger), ~/stop (std_srvs/Trigger: hold whatever moves, as a
+cancel does; move_group's stop), ~/execute_trajectory (arm_interfaces/ExecuteTrajectory).
 Action: ~/move_to_target (arm_interfaces/MoveToTarget). Parameters: executor_parameters.TABLE;
 robot_description is replaceable at run time (same joints, new lengths; not while moving).
 
@@ -172,6 +173,7 @@ class TrajectoryExecutor(Node):
             self.create_subscription(PointStamped, 'target', self._on_target,
                                      qos_profile_sensor_data, callback_group=input_group)
         self.create_service(Trigger, '~/reset', self._on_reset, callback_group=input_group)
+        self.create_service(Trigger, '~/stop', self._on_stop, callback_group=stop_group)
         self.create_service(ExecuteTrajectory, '~/execute_trajectory',
                             self._on_execute_trajectory, callback_group=goal_group)
         self.action_server = ActionServer(
@@ -304,6 +306,16 @@ class TrajectoryExecutor(Node):
     def _on_reset(self, request: Trigger.Request, response: Trigger.Response
                   ) -> Trigger.Response:
         response.success, response.message = self.core.reset()
+        return response
+
+    def _on_stop(self, request: Trigger.Request, response: Trigger.Response
+                 ) -> Trigger.Response:
+        moving = self.core.stop(time.monotonic(), 'stopped by a client (~/stop); the arm '
+                                'holds where it was')
+        if moving and self.link is not None:
+            self.link.cancel_all('stopped by a client')
+        response.success = True
+        response.message = 'stopped: holding' if moving else 'nothing was moving'
         return response
 
     def _on_target(self, message: PointStamped) -> None:
