@@ -99,6 +99,8 @@ EXPECT = {
         r'^summary: 1 cycle\(s\), 10 step\(s\) ok, 0 failed',),
     'SERVOS=sim TELEOP=1': (r'^summary: 1 cycle\(s\), 7 step\(s\) ok, 0 failed',),
     # The README's "From LeRobot": an owner's LeRobot file becomes the project's own.
+    # The README's "From MoveIt code": pymoveit2's Cartesian move and named state, executed.
+    "print('up 10 cm:'": (r'^up 10 cm: True$', r'^home: True$'),
     '--from-lerobot blue.json': (r'servo_calibrate: wrote blue\.yaml \(6 joints\)',),
     'servo_client --ns /so101 move 0.3': (
         r'servo_calibrate: wrote my_so101\.yaml \(6 joints\)',
