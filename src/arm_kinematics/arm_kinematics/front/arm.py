@@ -71,7 +71,7 @@ class Arm(core.Arm):
     def from_urdf(cls, urdf: str | Path, base: str = '', tip: str = '',
                   config: ArmConfig | Mapping | str | Path | None = None, label: str = '',
                   mesh_paths: Sequence[str | Path] = (),
-                  options: SolveOptions | None = None) -> Arm:
+                  options: SolveOptions | None = None, strict: bool | None = None) -> Arm:
         """The arm of a URDF.
 
         Args:
@@ -84,6 +84,9 @@ class Arm(core.Arm):
             mesh_paths: folders where ``package://`` meshes are looked for first (then the
                 URDF's folders, AMENT_PREFIX_PATH, ROS_PACKAGE_PATH and pip's prefixes).
             options: solver settings (default ``SolveOptions()``).
+            strict: True refuses the URDF limit conventions of other tools (SolidWorks'
+                all-zero ``<limit>``, pybullet's lower > upper) instead of reading them as
+                continuous joints with a warning; None: the configuration's ``strict_urdf``.
 
         Raises:
             DescriptionError: the URDF is unreadable or unusable (one line naming the joint,
@@ -91,7 +94,7 @@ class Arm(core.Arm):
         """
         text, path = _read_urdf(urdf)
         config = _read_config(config)
-        loaded = core.load_config_chain(text, config, base, tip)
+        loaded = core.load_config_chain(text, config, base, tip, strict)
         value = core.build_arm(loaded.model, config, label)
         arm = cls(**{f.name: getattr(value, f.name) for f in fields(core.Arm) if f.init})
         arm._front.update(notes=tuple(loaded.report()), urdf_path=path,
