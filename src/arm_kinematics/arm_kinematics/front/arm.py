@@ -167,8 +167,10 @@ class Arm(core.Arm):
 
     def checker(self) -> Any:
         """This thread's collision checker of the arm (URDF shapes, the ``scene``)."""
-        with self._build_lock:
-            local = self._front.setdefault('local', threading.local())
+        local = self._front.get('local')
+        if local is None:
+            with self._build_lock:
+                local = self._front.setdefault('local', threading.local())
         checker = getattr(local, 'checker', None)
         if checker is None:
             checker = local.checker = self.collision_checker(
