@@ -22,21 +22,21 @@ import time
 from geometry_msgs.msg import PointStamped, PoseStamped
 import numpy as np
 import pytest
+from rcl_interfaces.msg import Log, ParameterType, ParameterValue
 from rcl_interfaces.msg import Parameter as ParameterMsg
-from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
 from rclpy.action import ActionServer, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
-from std_msgs.msg import String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker
 import yaml
 
 from arm_bringup.process_group import executable_path
+from arm_ik.goal_refusals import refusal_message, REFUSAL_QOS, refusal_topic
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import BallState, IKErrorCode, MotionErrorCode, TargetStatus
 from arm_kinematics.description.bundled import load_model
@@ -75,7 +75,7 @@ class FakeExecutor:
     ``path(goal)`` is the result's executed path; by default, as a real executor's, it ends
     at the pose reached (``reached``, of ``model``: the arm's own unless given). A goal for
     which ``reject(goal)`` gives words is rejected, the words published first on the latched
-    ``goal_refusal`` as the real executor does (arm_ik.goal_refusals).
+    ``goal_rejections`` as the real executor does (arm_ik.goal_refusals).
     """
 
     def __init__(self, node, arm: str,
@@ -89,8 +89,9 @@ class FakeExecutor:
         ns = ns or f'/{arm}'
         self.goals: list[MoveToTarget.Goal] = []
         self.reject = reject or (lambda goal: '')
+        self.node = node
         self.refusals = node.create_publisher(
-            String, f'{ns}/trajectory_executor/goal_refusal', RECORD_QOS)
+            Log, refusal_topic(f'{ns}/trajectory_executor/move_to_target'), REFUSAL_QOS)
         self.requests = 0
         self.unanswered = unanswered
         self.answer = answer or (lambda goal: (MotionErrorCode.SUCCESS, ''))
@@ -144,7 +145,7 @@ class FakeExecutor:
             return GoalResponse.REJECT
         words = self.reject(request)
         if words:
-            self.refusals.publish(String(data=words))
+            self.refusals.publish(refusal_message(self.node, words))
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 
@@ -463,7 +464,7 @@ def test_a_failed_target_is_reported_with_its_code(case):
 @uses_case('rejected_goal')
 def test_a_rejected_goal_is_reported_with_the_executors_words(case):
     """The action protocol carries no reason for a rejection: target_input reports the
-    executor's own words from its latched goal_refusal (issue 39), not just "rejected"."""
+    executor's own words from its latched goal_rejections (issue 39), not just "rejected"."""
     node, spin, fake, recorder = case.node, case.spin, case.fake, case.recorder
     words = REJECTION_WORDS
     clicks = node.create_publisher(PointStamped, f'{case.ns}/clicked_point', 10)
