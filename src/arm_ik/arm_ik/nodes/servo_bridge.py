@@ -8,7 +8,7 @@ with the controller stand-in).
 Publishes: joint_states (sensor_msgs/JointState, measured, every bus cycle in which every servo
 answered), /diagnostics (diagnostic_msgs/DiagnosticArray: per servo voltage, temperature, load,
 error bits in words; the bus's counters).
-Publishes too: ~/goal_rejections (rcl_interfaces/Log, reliable + transient local, depth 10):
+Publishes too: ~/goal_rejections (arm_ik.goal_refusals: rcl_interfaces/Log, latched, depth 10):
 each rejected goal's reason, as the bridge logs it; servo_client prints it (the action
 protocol carries no reason for a rejection).
 Serves: ~/follow_joint_trajectory (control_msgs/action/FollowJointTrajectory, the rules of
@@ -33,15 +33,16 @@ import sys
 
 from control_msgs.action import FollowJointTrajectory
 from diagnostic_msgs.msg import DiagnosticArray
-from rcl_interfaces.msg import Log, ParameterDescriptor
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray
 from std_srvs.srv import Trigger
 
 from arm_ik.arm_config import read_description
+from arm_ik.goal_refusals import refusal_message, refusal_publisher
 from arm_ik.nodes.common import (
     declare_parameters,
     LATCHED_QOS,
@@ -70,10 +71,6 @@ from arm_servos.drivers import DRIVERS
 from arm_servos.eeprom import eeprom_refusal
 from arm_servos.runner import BridgeRunner, Finished
 from arm_servos.safety import SafetyConfig, ServoSafety
-
-# The last few rejections for a client that subscribes just before sending its goal.
-REJECTIONS_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
-                            durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 class ServoBridge(Node):
@@ -129,7 +126,7 @@ class ServoBridge(Node):
         self.state_pub = self.create_publisher(JointState, 'joint_states', QoSProfile(depth=10))
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics',
                                                      QoSProfile(depth=10))
-        self.rejections_pub = self.create_publisher(Log, '~/goal_rejections', REJECTIONS_QOS)
+        self.rejections_pub = refusal_publisher(self)   # arm_ik.goal_refusals
         self.server = ActionServer(
             self, FollowJointTrajectory, '~/follow_joint_trajectory',
             execute_callback=self._execute, goal_callback=self._on_goal,
@@ -186,9 +183,7 @@ class ServoBridge(Node):
         reason = self.runner.goal_reason(goal_from_message(request))
         if reason:
             self.get_logger().error(f'goal rejected: {reason}')
-            self.rejections_pub.publish(Log(
-                stamp=self.get_clock().now().to_msg(), level=Log.ERROR,
-                name=self.get_fully_qualified_name(), msg=reason))
+            self.rejections_pub.publish(refusal_message(self, reason))
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 

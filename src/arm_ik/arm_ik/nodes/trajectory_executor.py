@@ -46,12 +46,12 @@ from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Bool, Float64MultiArray, String
+from std_msgs.msg import Bool, Float64MultiArray
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
-from arm_ik.goal_refusals import REFUSAL_TOPIC
+from arm_ik.goal_refusals import refusal_message, refusal_publisher
 from arm_ik.middleware import cancel_settled, ControlThread, shutting_down
 from arm_ik.nodes import motion_messages as messages
 from arm_ik.nodes.common import (
@@ -156,8 +156,7 @@ class TrajectoryExecutor(Node):
         self.path_publisher = self.create_publisher(MarkerArray, 'planned_path', LATCHED_QOS)
         self.status_publisher = self.create_publisher(ExecutorStatus, '~/status', LATCHED_QOS)
         # The words of a refused goal, for its client (arm_ik.goal_refusals says why).
-        self.refusal_publisher = self.create_publisher(String, f'~/{REFUSAL_TOPIC}',
-                                                       LATCHED_QOS)
+        self.refusal_publisher = refusal_publisher(self)
         self.link = self._controller_link() if self.out.output == 'follow_joint_trajectory' \
             else None
         self.create_subscription(Bool, 'emergency_stop', self._on_emergency_stop, LATCHED_QOS,
@@ -382,7 +381,7 @@ class TrajectoryExecutor(Node):
         except while the node shuts down: that rejection's words go out first."""
         if not shutting_down(self.context):
             return GoalResponse.ACCEPT
-        self.refusal_publisher.publish(String(data=goal_refusal_words(
+        self.refusal_publisher.publish(refusal_message(self, goal_refusal_words(
             'a new goal', MotionCode.INTERNAL_ERROR, 'the executor is shutting down')))
         return GoalResponse.REJECT
 
@@ -423,7 +422,7 @@ class TrajectoryExecutor(Node):
         result = messages.result_message(end.code, end.message, report, end.ik_code,
                                          owner.record, self.names)
         if end.refused:         # its words out before the result
-            self.refusal_publisher.publish(String(data=goal_refusal_words(
+            self.refusal_publisher.publish(refusal_message(self, goal_refusal_words(
                 owner.name, end.code, end.message)))
         if not goal_handle.is_active:
             return result
