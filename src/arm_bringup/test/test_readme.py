@@ -75,8 +75,8 @@ ERROR_LINE = re.compile(r'Traceback \(most recent call last\)|\[FATAL\]|\[ERROR\
 # What the README says a block prints (the comments beside its commands), keyed by a
 # fragment of the block's text.
 EXPECT = {
-    'RobotDescription.from_node(node': (r'^home: True', r'^pose: True', r'^line: True',
-                                        r'^ik: \['),
+    # docs/moveit.md's pymoveit2 script (the README's shorter one is keyed below).
+    "print('pose:'": (r'^home: True', r'^pose: True', r'^line: True', r'^ik: \['),
     'arm_config ur5.yaml --check': (r'ur5\.yaml: valid for ur5',
                                     r'^summary: 1 cycle\(s\), \d+ step\(s\) ok, 0 failed'),
     'ik_client --arm ur5': (r'\bOK\b',),
