@@ -206,6 +206,12 @@ class ServoSafety:
         self._hold_written = False
         return Outcome(True, 'torque on, holding the measured position')
 
+    def enable_failed(self, reason: str) -> None:
+        """The enable's goal write was not confirmed: torque stays off, ``fault`` says why."""
+        self.mode = 'disabled'
+        self.fault = reason
+        self._pending_torque = None
+
     def disable(self) -> Outcome:
         if self.mode == 'estop':
             return Outcome(True, 'torque already off (e-stop latched)')
