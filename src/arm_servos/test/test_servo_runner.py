@@ -120,7 +120,7 @@ def test_an_estop_and_a_hold_are_written_at_once(runner):
     assert not runner.hold('teleop hold').ok
 
 
-class _Boom(RuntimeError):
+class _BoomError(RuntimeError):
     pass
 
 
@@ -138,7 +138,7 @@ def test_an_exception_in_a_cycle_or_a_command_stops_the_arm_and_the_loop_goes_on
     def bad_read():
         calls['read'] += 1
         if calls['read'] == 1:
-            raise _Boom('decoder bug')
+            raise _BoomError('decoder bug')
         return real_read()
     bus.read = bad_read
     runner.period = 0.02                     # a few cycles in this test
@@ -149,7 +149,7 @@ def test_an_exception_in_a_cycle_or_a_command_stops_the_arm_and_the_loop_goes_on
         time.sleep(0.02)
     assert runner._thread.is_alive() and calls['read'] >= 3      # still cycling
     assert runner.core.safety.mode == 'fault'
-    assert faults and 'internal error in the bus cycle: _Boom: decoder bug' in faults[0]
+    assert faults and 'internal error in the bus cycle: _BoomError: decoder bug' in faults[0]
     assert len(faults) == 1                                      # logged once
     deadline = time.monotonic() + 10.0
     while not (statuses and statuses[-1].startswith('fault: internal error')) and \
@@ -159,10 +159,10 @@ def test_an_exception_in_a_cycle_or_a_command_stops_the_arm_and_the_loop_goes_on
     assert runner.enable().ok, runner.core.safety.fault
 
     def bad_write(goals):
-        raise _Boom('driver bug')
+        raise _BoomError('driver bug')
     bus.write_goals = bad_write
     reason, _ = runner.command([0.1, 0.1, 0.1])               # no exception reaches the node
-    assert 'internal error in the command write: _Boom: driver bug' in reason
+    assert 'internal error in the command write: _BoomError: driver bug' in reason
     assert runner.core.safety.mode == 'fault'
     bus.write_goals = real_write
 
