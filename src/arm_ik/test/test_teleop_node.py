@@ -143,7 +143,8 @@ def test_the_leader_only_reads_and_refuses_enable(pair):
     assert all(abs(v) < 0.01 for v in pair.last('leader').values()), pair.last('leader')
     refused = pair.call('/leader/servo_bridge/enable')
     assert not refused.success and 'teleoperation leader' in refused.message
-    assert pair.leader_sim.command('writes') == 'goal writes 0, torque writes 0'
+    # Torque switched off once on connect (a hand must move it), nothing else written.
+    assert pair.leader_sim.command('writes') == 'goal writes 0, torque writes 1'
 
 
 def test_the_follower_moves_with_the_leader_after_resume(pair):

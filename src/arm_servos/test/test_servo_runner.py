@@ -108,16 +108,18 @@ def test_an_estop_and_a_hold_are_written_at_once(runner):
     assert runner.enable().ok
     cycles = runner.cycles
     assert runner.command([0.3, 0.3, 0.3]) == ('', '')
-    message = runner.hold('teleop hold')
-    assert message.ok, message.message
-    assert runner.core.safety.target == runner.core.safety.setpoint
-    assert 'torque on' in runner.sim.command('status')
     message = runner.estop('e-stop service')
     assert 'latched' in message and 'failed' not in message
     # Should 1: torque off before the next cycle (0.5 Hz: two seconds away).
     assert 'torque on' not in runner.sim.command('status')
     assert runner.cycles == cycles
     assert not runner.hold('teleop hold').ok
+    assert runner.reset().ok and runner.enable().ok
+    assert runner.command([0.3, 0.3, 0.3]) == ('', '')
+    outcome = runner.hold('teleop hold')
+    assert outcome.ok, outcome.message
+    assert runner.core.safety.target == runner.core.safety.setpoint
+    assert 'torque on' in runner.sim.command('status')
 
 
 class _BoomError(RuntimeError):
