@@ -148,7 +148,9 @@ def test_the_leader_only_reads_and_refuses_enable(pair):
 
 
 def test_the_follower_moves_with_the_leader_after_resume(pair):
-    assert pair.teleop_state and pair.teleop_state[-1].startswith('waiting')
+    # teleop starts once it has read the follower bridge's controller_joints.
+    pair.wait(lambda: bool(pair.teleop_state), "teleop's state", 60.0)
+    assert pair.teleop_state[-1].startswith('waiting')
     assert pair.call('/follower/servo_bridge/enable').success
     pair.wait(lambda: abs(pair.last('leader')['shoulder_pan']) < 0.01, 'a fresh leader')
     pair.resume()
@@ -197,6 +199,9 @@ def test_a_leader_jump_faster_than_a_hand_holds_the_follower(pair):
 
 def test_an_estop_of_the_follower_bridge_holds_teleop_and_blocks_resume(pair):
     # Should 4: the follower e-stopped through its own service, not the topic.
+    pair.hand({3: 1987})            # the leader back where the follower held
+    pair.settle(0.3)
+    pair.resume()
     pair.call('/follower/servo_bridge/estop')
     pair.wait(lambda: 'the follower is estop: e-stop service' in pair.teleop_state[-1],
               'teleop held by the follower e-stop')

@@ -210,9 +210,10 @@ class Teleop:
         self._follower_received = now
 
     def follower_state(self, status: str) -> Decision:
-        """The follower bridge's ``~/state``: anything but 'enabled' holds."""
+        """The follower bridge's ``~/state``: anything but 'enabled' holds a following
+        teleop (waiting or held, resume says why it is refused)."""
         self.follower_status = status
-        if status != 'enabled':
+        if status != 'enabled' and self.state == 'following':
             return self._hold(f'the follower is {status}')
         return Decision()
 
