@@ -320,11 +320,9 @@ class ServoSafety:
             return BusActions(torque, goals)
         dt = 0.0 if self._last_step is None else max(0.0, now - self._last_step)
         self._last_step = now
-        if not self.trajectory_active and now - self._last_command > self.config.command_timeout:
-            if self.target != self.setpoint:
-                self._hold_measured()      # the stream stopped: hold where the arm is
-            elif self._commanded:
-                self._rearm_approach()     # stopped at its target: resuming starts slowly
+        if not self.trajectory_active and now - self._last_command > self.config.command_timeout \
+                and self.target != self.setpoint:
+            self._hold_measured()          # the stream stopped: hold where the arm is
         caught_up = True
         for name in self.names:
             if name not in self.setpoint or name not in self.target:

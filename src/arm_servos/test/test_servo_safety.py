@@ -240,18 +240,14 @@ def _caught_up(safety: ServoSafety, target: float, t: float) -> float:
     return t
 
 
-@pytest.mark.parametrize('hold', ['stream stopped at its target', 'stream stopped on its way',
-                                  'hold request', 'cancelled goal'])
+@pytest.mark.parametrize('hold', ['stream stopped on its way', 'hold request', 'cancelled goal'])
 def test_after_any_hold_the_next_motion_starts_at_the_approach_velocity(hold):
     # M1: a teleop resume (or a ~/commands stream that comes back) 1.2 rad away from where
     # the arm held must not move at the URDF speed (RELIABILITY 21: no lurch).
     safety = _enabled(SafetyConfig(approach_velocity=0.5, command_timeout=0.2), shoulder=0.0)
     safety.step(0.0)
     t = _caught_up(safety, 0.1, 0.0)          # the first motion is over: full speed now
-    if hold == 'stream stopped at its target':
-        t += 0.5
-        safety.step(t)
-    elif hold == 'stream stopped on its way':
+    if hold == 'stream stopped on its way':
         safety.command({'shoulder': 1.0}, t)
         safety.step(t + 0.05)
         safety.observe(_states(0.15, -0.3), t + 0.05)
@@ -269,6 +265,17 @@ def test_after_any_hold_the_next_motion_starts_at_the_approach_velocity(hold):
     assert safety.command({'shoulder': start + 1.2}, t + 0.01).ok
     moved = _angles(safety.step(t + 0.11).goals)['shoulder'] - start
     assert moved == pytest.approx(0.5 * 0.11, abs=3e-3)      # not 2 rad/s × 0.11 s
+
+
+def test_a_stream_that_stopped_at_its_target_keeps_full_speed():
+    # Not a hold (nothing to stop): a gripper goal or a step command later is not slowed.
+    safety = _enabled(SafetyConfig(approach_velocity=0.5, command_timeout=0.2), shoulder=0.0)
+    safety.step(0.0)
+    t = _caught_up(safety, 0.1, 0.0) + 0.5
+    safety.step(t)
+    assert safety.command({'shoulder': 1.0}, t + 0.01).ok
+    assert _angles(safety.step(t + 0.11).goals)['shoulder'] == pytest.approx(0.1 + 2.0 * 0.11,
+                                                                            abs=3e-3)
 
 
 def test_a_hold_request_is_refused_unless_enabled():
