@@ -137,8 +137,8 @@ class Decision:
 
     Attributes:
         command: the follower's targets, controller order, to send now (None: send nothing).
-        hold: True once, when the follower must hold now (the node commands its measured
-            position); ``reason`` says why.
+        hold: True once, when the follower must hold now (the node asks the follower's
+            bridge to hold at its own measured position); ``reason`` says why.
     """
 
     command: tuple[float, ...] | None = None
