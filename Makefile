@@ -24,6 +24,8 @@ SERVOS ?=
 # TELEOP=1 (with SERVOS=sim): leader-follower teleoperation on two simulated buses
 # (docs/teleoperation.md).
 TELEOP ?=
+# make move_group: the SRDF of your arm (groups, named states, disabled collisions).
+SRDF ?=
 # Any other option of the demo runner, e.g. DEMO_ARGS=--no-lab.
 DEMO_ARGS ?=
 PYTEST_ARGS ?=
@@ -68,7 +70,7 @@ LOG_BASE := log$(SUFFIX)
 RUN_ENV := export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST RMW_IMPLEMENTATION=rmw_fastrtps_cpp \
            && set +u && source $(INSTALL_BASE)/setup.bash && set -u
 
-.PHONY: help setup build lint test test-core demo bench clean
+.PHONY: help setup build lint test test-core demo move_group bench clean
 
 help:
 	@echo 'make test   build the workspace, lint, run every test (ROS_WHEELS=jazzy|kilted)'
@@ -79,6 +81,10 @@ help:
 	@echo '            follow_joint_trajectory; SERVOS=sim the SO-101 on the simulated'
 	@echo '            servo bus, TELEOP=1 with it: leader-follower teleoperation;'
 	@echo '            DEMO_ARGS=--no-lab for other runner options)'
+	@echo 'make move_group  MoveIt'"'"'s move_group interface for one arm until Ctrl-C (ARM=six_axis,'
+	@echo '            or URDF=robot.urdf [SRDF=robot.srdf] [BASE=.. TIP=..]; CONTROLLER=stand_in;'
+	@echo '            SERVOS=sim the SO-101 on the simulated servo bus;'
+	@echo '            docs/moveit.md)'
 	@echo 'make bench  run the benchmarks, write bench_results.json'
 	@echo 'make clean  remove build, install, log folders (venvs stay)'
 
@@ -130,6 +136,14 @@ demo: build
 	  $(if $(ARM_CONFIG),--arm-config $(abspath $(ARM_CONFIG)),) \
 	  $(if $(CONTROLLER),--controller $(CONTROLLER),) \
 	  $(if $(SERVOS),--servos $(SERVOS),) $(if $(TELEOP),--teleop,) $(DEMO_ARGS)
+
+move_group: build
+	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m arm_bringup.move_group \
+	  $(if $(ARM),--arm $(ARM),) $(if $(URDF),--urdf $(abspath $(URDF)),) \
+	  $(if $(SRDF),--srdf $(abspath $(SRDF)),) \
+	  $(if $(BASE),--base $(BASE),) $(if $(TIP),--tip $(TIP),) \
+	  $(if $(ARM_CONFIG),--arm-config $(abspath $(ARM_CONFIG)),) \
+	  $(if $(CONTROLLER),--controller $(CONTROLLER),) $(if $(SERVOS),--servos $(SERVOS),)
 
 BENCH_STAMP := $(if $(VENV),$(VENV)/.bench-installed,)
 

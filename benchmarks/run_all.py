@@ -17,19 +17,22 @@ HERE = Path(__file__).resolve().parent
 # burst against ik_server, then path
 # and batch IK (core lines, then ~/ik/batch against ~/solve_ik over DDS), the live follow,
 # the latency the FollowJointTrajectory action adds over the topic route, the servo
-# bridge on the simulated bus, and teleoperation (leader to follower) on two of them.
+# bridge on the simulated bus, teleoperation (leader to follower) on two of them, and
+# move_group's round trips against the project's own services.
 SCRIPTS = ('bench_ik.py', 'bench_urdf_arms.py', 'bench_families.py', 'bench_safety.py',
            'bench_collision.py', 'bench_services.py', 'bench_burst.py', 'bench_motion.py',
            'bench_paths.py', 'bench_follow.py', 'bench_controller_action.py', 'bench_servos.py',
-           'bench_teleop.py')
+           'bench_teleop.py', 'bench_move_group.py')
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--quick', action='store_true', help='smaller samples, for smoke runs')
+    parser.add_argument('--only', action='append', choices=SCRIPTS, metavar='SCRIPT',
+                        help=f'run only this benchmark (repeatable): one of {", ".join(SCRIPTS)}')
     args = parser.parse_args(argv)
     failures = []
-    for script in SCRIPTS:
+    for script in args.only or SCRIPTS:
         path = HERE / script
         if not path.exists():
             continue

@@ -23,6 +23,7 @@ setup(
             'ik_server = arm_ik.nodes.ik_server:main',
             'trajectory_executor = arm_ik.nodes.trajectory_executor:main',
             'servo_node = arm_ik.nodes.servo_node:main',
+            'move_group = arm_ik.nodes.move_group:main',
             'ik_client = arm_ik.client:main',
             'ik_path = arm_ik.path_client:main',
             'arm_config = arm_ik.arm_config:main',

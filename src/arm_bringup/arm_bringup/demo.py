@@ -87,10 +87,12 @@ def start_nodes(group: ProcessGroup, arm: ArmSource, description: str, log_dir: 
     return started
 
 
-def start_stand_in(group: ProcessGroup, arm: ArmSource, description: str) -> str:
+def start_stand_in(group: ProcessGroup, arm: ArmSource, description: str,
+                   namespace: str = '') -> str:
     """controller_stand_in as the arm's joint_trajectory_controller (and its
     joint_state_broadcaster), set up from the arm: its chain, home and controller section,
-    under the controller name of ``controller.action``; that name."""
+    under the controller name of ``controller.action``, in ``namespace`` (default the
+    arm's); that name."""
     config = ArmConfig.from_file(arm.config_path()) if arm.config_path() else ArmConfig()
     try:
         model_arm = load_arm(description, config, arm.base_frame, arm.tip_frame, arm.label)
@@ -103,7 +105,7 @@ def start_stand_in(group: ProcessGroup, arm: ArmSource, description: str) -> str
         raise PipelineError(str(error)) from None
     joints = list(model_arm.model.joint_names)
     group.start_node(NODE_PACKAGE, 'controller_stand_in', name=name,
-                     namespace=f'/{arm.label}', params={
+                     namespace=namespace or f'/{arm.label}', params={
                          'joints': joints, 'initial_positions': [float(x) for x in model_arm.home],
                          'joint_states_topic': MEASURED,
                          'update_rate': float(controller.update_rate),

@@ -185,6 +185,7 @@ class DemoDriver(Node):
             on_failed=lambda _, reason: ends.append(reason), on_feedback=lambda _, message:
             feedback.append(message), response_timeout=GOAL_ANSWER_WAIT,
             server=f'/{self.arm}/trajectory_executor')
+        sent = self.refusals.mark()      # the refusal words are matched by their stamps
         courier.send(1, goal, 0.0, label='demo:', name=move.label)
         try:
             if not self.wait_until(lambda: bool(ends), MOVE_TIMEOUT, tick=courier.tick):
@@ -194,8 +195,8 @@ class DemoDriver(Node):
             self._watch_safety = False
         if ends[0] is REJECTED:
             # The executor's words come on a topic of their own (arm_ik.goal_refusals).
-            self.wait_until(lambda: bool(self.refusals.since(started)), WORDS_WAIT)
-            return StepResult(False, f'{move.label}: {self.refusals.sentence(started)}')
+            self.wait_until(lambda: bool(self.refusals.since(sent)), WORDS_WAIT)
+            return StepResult(False, f'{move.label}: {self.refusals.sentence(sent)}')
         if isinstance(ends[0], str):
             return StepResult(False, f'{move.label}: {ends[0]}')
         wrapped = ends[0]

@@ -126,18 +126,21 @@ SCENARIOS = {
 
 def workspace_scenario(arm: Arm, seed: int = 0) -> Scenario:
     """A cycle for any arm, derived from its workspace: targets the arm reaches (FK of
-    poses between home and random configurations inside the limits, each checked safe and
-    above the base plane), one beyond its reach, and home.
+    poses between home and random configurations inside the limits, each checked safe, free
+    of collisions and above the base plane), one beyond its reach, and home.
 
     The targets come from the arm's own FK, so they are reachable whatever the URDF; the
     unreachable one lies a metre past the reach sphere.
     """
     model = arm.model
     rng = np.random.default_rng(seed)
+    # The executor refuses a goal whose links touch (its collision checker, with the URDF's
+    # meshes where they are found): a target of the demo is one the arm reaches without.
+    checker = arm.collision_checker()
     targets = []
     for q in model.random_configurations(200, rng):
         pose = model.clamp(arm.home + 0.5 * (q - arm.home))
-        if not arm.safety.check_pose(pose).safe:
+        if not arm.safety.check_pose(pose).safe or not checker.is_free(pose):
             continue
         tip = model.fk(pose)[:3, 3]
         # Above the base plane (most arms stand on what their base is fixed to) and away

@@ -56,7 +56,7 @@ BLOCKS = [block for path in DOCUMENTS
           for block in read_blocks(path, path.relative_to(REPO).as_posix())]
 # Chapters the README links that other branches bring (issues 37 and 38); a name leaves this
 # list when its file exists.
-PENDING_CHAPTERS = {'docs/moveit.md', 'docs/lerobot.md', 'docs/teleoperation.md'}
+PENDING_CHAPTERS: set[str] = set()
 # What the scratch root holds: the built workspace and the files the documents' commands read.
 ROOT_ENTRIES = ('.venv', 'install', 'build', 'src', 'requirements', 'tools', 'benchmarks',
                 'Makefile', 'ruff.toml', 'README.md', 'docs')
@@ -75,6 +75,8 @@ ERROR_LINE = re.compile(r'Traceback \(most recent call last\)|\[FATAL\]|\[ERROR\
 # What the README says a block prints (the comments beside its commands), keyed by a
 # fragment of the block's text.
 EXPECT = {
+    'RobotDescription.from_node(node': (r'^home: True', r'^pose: True', r'^line: True',
+                                        r'^ik: \['),
     'arm_config ur5.yaml --check': (r'ur5\.yaml: valid for ur5',
                                     r'^summary: 1 cycle\(s\), \d+ step\(s\) ok, 0 failed'),
     'ik_client --arm ur5': (r'\bOK\b',),
@@ -90,7 +92,16 @@ EXPECT = {
     'IKClient(node': (r"\{'base_yaw': |OUT_OF_REACH",),
     "decoded_messages('demo.mcap'": (r"^\[\('/ccd5/", r'^\d+\.\d\d s  progress \d\.\d\d$'),
     'CollisionChecker(': (r'^collision: ',),
-    'make demo CYCLES=1 SERVOS=sim': (r'^summary: 1 cycle\(s\), 10 step\(s\) ok, 0 failed',),
+    # Both servo demos (TELEOP=1's block holds the other's text): every step ok, and each its
+    # own count.
+    'make demo CYCLES=1 SERVOS=sim': (r'^summary: 1 cycle\(s\), \d+ step\(s\) ok, 0 failed',),
+    'SERVOS=sim      # ... summary: 1 cycle(s), 10': (
+        r'^summary: 1 cycle\(s\), 10 step\(s\) ok, 0 failed',),
+    'SERVOS=sim TELEOP=1': (r'^summary: 1 cycle\(s\), 7 step\(s\) ok, 0 failed',),
+    # The README's "From LeRobot": an owner's LeRobot file becomes the project's own.
+    # The README's "From MoveIt code": pymoveit2's Cartesian move and named state, executed.
+    "print('up 10 cm:'": (r'^up 10 cm: True$', r'^home: True$'),
+    '--from-lerobot blue.json': (r'servo_calibrate: wrote blue\.yaml \(6 joints\)',),
     'servo_client --ns /so101 move 0.3': (
         r'servo_calibrate: wrote my_so101\.yaml \(6 joints\)',
         r'^enable: done: torque on, holding the measured position',
@@ -99,10 +110,34 @@ EXPECT = {
         r'^move: refused: PATH_TOLERANCE_VIOLATED: servo 3 \(elbow_flex\) reports overload',
         r'^estop: done: torque off on every servo',
         r'^enable: refused: e-stop is latched: reset it first'),
+    # docs/lerobot.md: a LeRobot file drives the arm to LeRobot's angles; a recalibrated servo
+    # is refused naming the joint and the field; the project's file written from it.
+    'homing 3 1017': (
+        r'^enable: done: torque on, holding the measured position',
+        r'^move: done: SUCCESSFUL: Goal successfully reached!',
+        r'^OK +servo_bridge: servo 1 \(shoulder_pan\): OK \[position \(rad\)=0\.30',
+        r'^enable: refused: calibration does not match the servos, torque refused: '
+        r'joints\.elbow_flex\.homing_offset: the file says 1081, servo 3 holds 1017',
+        r'servo_calibrate: wrote my_so101\.yaml \(6 joints\)'),
+    # docs/lerobot.md's gripper from pymoveit2: open reached; closing on an object stalls at
+    # the torque limit max_effort set (1 N·m of 2.9), the servo still on and gripping.
+    'gripper.close()': (r'^open: True$', r'^close: False$',
+                        r'^The gripper stopped at 0\.(49|50|51)\d* without reaching its goal\. '
+                        r'It stalled',
+                        r'^id 6: .* torque limit 0\.345 load -?0\.345 torque on'),
 }
 # What a python block needs that it does not create (see the module docstring).
 PRELUDES = {
     'IKClient(node': "import rclpy\nrclpy.init()\nnode = rclpy.create_node('readme_user')\n",
+    # docs/moveit.md's pymoveit2 script runs against `make move_group ARM=six_axis` in
+    # another terminal: its runner, started here and stopped when the script ends.
+    'RobotDescription.from_node(node': (
+        'import atexit, os, signal, subprocess, sys\n'
+        "_move_group = subprocess.Popen([sys.executable, '-m', 'arm_bringup.move_group', "
+        "'--arm', 'six_axis'], start_new_session=True, stdout=subprocess.DEVNULL, "
+        'stderr=subprocess.DEVNULL)\n'
+        'atexit.register(lambda: (os.killpg(_move_group.pid, signal.SIGINT), '
+        '_move_group.wait(30)))\n'),
 }
 # Bash commands run (in the scratch root) before a block that reads their output.
 NEEDS = {

@@ -10,6 +10,14 @@ ranges (cut to the URDF limits) are written. Ids, models and directions come fro
 order, direction +1). ``--yes`` runs without prompts and sweeps for ``--sweep-seconds``
 (tests, scripted setups).
 
+An arm calibrated with LeRobot needs no second calibration: ``--from-lerobot FILE.json``
+writes the project's file from LeRobot's (no port, nothing moves), and ``--template`` takes a
+LeRobot file as it is::
+
+    ros2 run arm_ik servo_calibrate --urdf so101.urdf \\
+        --from-lerobot ~/.cache/huggingface/lerobot/calibration/robots/so101_follower/blue.json \\
+        --output my_so101.yaml
+
 Exit status 0 on success, 2 on bad input (URDF, template, ids, a joint not moved, a servo not
 answering), 1 when the port cannot be opened or the file cannot be written.
 """
@@ -43,14 +51,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "URDF's root)")
     parser.add_argument('--tip', default='', help='tool link of the chain (default: tool0 or '
                         'the deepest leaf)')
-    parser.add_argument('--port', required=True, help='serial device (e.g. /dev/ttyACM0, or '
-                        "the simulated bus's link)")
+    parser.add_argument('--port', default='', help='serial device (e.g. /dev/ttyACM0, or '
+                        "the simulated bus's link; required unless --from-lerobot)")
+    parser.add_argument('--from-lerobot', default='', metavar='FILE.json',
+                        help="a LeRobot calibration file: write the project's file from it "
+                        '(no bus, nothing moves)')
+    parser.add_argument('--joint-map', default='', help='with a LeRobot file: motor=joint,... '
+                        "where LeRobot's motor names are not the URDF's joints (motor=- leaves "
+                        'one out)')
     parser.add_argument('--template', default='', help='calibration whose ids, models and '
                         'directions to keep (e.g. the SO-101 example)')
     parser.add_argument('--ids', default='', help='servo ids in chain order, comma separated '
                         '(without --template)')
-    parser.add_argument('--protocol', choices=PROTOCOLS, default='feetech',
-                        help='servo protocol (without --template; default feetech)')
+    parser.add_argument('--protocol', choices=PROTOCOLS, default='',
+                        help='servo protocol (without --template; default feetech; for a '
+                        'LeRobot file: from its folder name)')
     parser.add_argument('--baudrate', type=int, default=0,
                         help="bits/s (default: the template's, else 1000000)")
     parser.add_argument('--output', required=True, help='calibration file to write')
@@ -62,7 +77,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def _plans(args: argparse.Namespace, arm: ServoArm, urdf: str) -> tuple[list, str, int]:
     if args.template:
-        template = arm.load(args.template, urdf)
+        template = arm.load(args.template, urdf, args.joint_map, args.protocol)
         return (plans_from(template), template.protocol,
                 args.baudrate or template.baudrate)
     if not args.ids:
@@ -74,13 +89,47 @@ def _plans(args: argparse.Namespace, arm: ServoArm, urdf: str) -> tuple[list, st
     if len(ids) != len(arm.chain):
         raise CalibrationError(f'--ids: {len(ids)} ids for the {len(arm.chain)} joints of the '
                                f'chain ({", ".join(arm.chain)})')
-    model = 'sts3215' if args.protocol == 'feetech' else 'xl430-w250'
+    protocol = args.protocol or 'feetech'
+    model = 'sts3215' if protocol == 'feetech' else 'xl430-w250'
     plans = [ServoPlan(name, servo_id, model) for name, servo_id in zip(arm.chain, ids)]
-    return plans, args.protocol, args.baudrate or 1_000_000
+    return plans, protocol, args.baudrate or 1_000_000
+
+
+def _from_lerobot(args: argparse.Namespace) -> int:
+    """Convert a LeRobot calibration file into the project's (nothing on the bus)."""
+    try:
+        urdf = read_description(args.urdf)
+        arm = ServoArm.from_urdf(urdf, args.base, args.tip)
+        result = arm.load(args.from_lerobot, urdf, args.joint_map, args.protocol)
+    except (DescriptionError, CalibrationError) as error:
+        print(f'servo_calibrate: {error}', file=sys.stderr)
+        return EXIT_BAD_INPUT
+    header = (f'Written by servo_calibrate from the LeRobot calibration {args.from_lerobot} and '
+              f'{args.urdf} (chain {", ".join(arm.chain)}).\n'
+              "offset: ticks at the URDF zero (the middle of LeRobot's range: its DEGREES "
+              "mode); the gripper's range is LeRobot's 0..100;\nhoming_offset: what the "
+              "servo's EEPROM must hold (checked on connect).")
+    return _write(args.output, result.to_yaml(header), len(result.joints))
+
+
+def _write(output: str, text: str, count: int) -> int:
+    try:
+        with open(output, 'w', encoding='utf-8') as stream:
+            stream.write(text)
+    except OSError as error:
+        print(f'servo_calibrate: cannot write {output}: {error.strerror}', file=sys.stderr)
+        return EXIT_FAILED
+    print(f'servo_calibrate: wrote {output} ({count} joints)')
+    return EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.from_lerobot:
+        return _from_lerobot(args)
+    if not args.port:
+        print('servo_calibrate: --port is required (unless --from-lerobot)', file=sys.stderr)
+        return EXIT_BAD_INPUT
     if not args.sweep_seconds > 0:
         print('servo_calibrate: --sweep-seconds must be > 0', file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -131,14 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         bus.close()
     header = (f'Written by servo_calibrate from {args.urdf} (chain {", ".join(arm.chain)}).\n'
               'offset: ticks at the URDF zero; range: measured travel cut to the URDF limits.')
-    try:
-        with open(args.output, 'w', encoding='utf-8') as stream:
-            stream.write(result.to_yaml(header))
-    except OSError as error:
-        print(f'servo_calibrate: cannot write {args.output}: {error.strerror}', file=sys.stderr)
-        return EXIT_FAILED
-    print(f'servo_calibrate: wrote {args.output} ({len(result.joints)} joints)')
-    return EXIT_OK
+    return _write(args.output, result.to_yaml(header), len(result.joints))
 
 
 if __name__ == '__main__':

@@ -51,8 +51,7 @@ class BridgeClient:
         self._clients: dict[str, object] = {}
         self.action = ActionClient(self.node, FollowJointTrajectory,
                                    f'{self.prefix}/follow_joint_trajectory')
-        self._rejections: list = []
-        self._rejection_subscription = None
+        self._refusals = None       # arm_ik.goal_refusals.RefusalWords, before the first goal
 
     def _spin_until(self, done: Callable[[], bool], what: str, timeout: float | None = None,
                     tick: Callable[[], None] | None = None) -> None:
@@ -113,7 +112,7 @@ class BridgeClient:
             time_from_start=Duration(sec=int(seconds), nanosec=int(seconds % 1 * 1e9)))]
         outcome: list[tuple[bool, str]] = []
         self._listen_for_rejections()
-        sent = self._stamp_now()
+        sent = self._refusals.mark()
 
         def result_words(_: int, wrapped: Any) -> None:
             answer = wrapped.result
@@ -133,36 +132,21 @@ class BridgeClient:
         ok, words = outcome[0]
         return (ok, words) if ok or words else (False, self._rejection_words(sent))
 
-    def _stamp_now(self) -> float:
-        return self.node.get_clock().now().nanoseconds * 1e-9
-
     def _listen_for_rejections(self) -> None:
         """Subscribe (once, before the first goal) to the bridge's ~/goal_rejections, where it
-        publishes the reason of each goal it rejects (the action protocol carries none)."""
-        if self._rejection_subscription is not None:
-            return
-        from rcl_interfaces.msg import Log
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-        qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
-                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self._rejection_subscription = self.node.create_subscription(
-            Log, f'{self.prefix}/goal_rejections', self._rejections.append, qos)
+        publishes the reason of each goal it rejects (arm_ik.goal_refusals)."""
+        if self._refusals is None:
+            from arm_ik.goal_refusals import RefusalWords
+            self._refusals = RefusalWords(self.node, f'{self.prefix}/follow_joint_trajectory',
+                                          server='the servo bridge')
 
     def _rejection_words(self, sent: float, wait: float = 2.0) -> str:
-        """The bridge's reason for rejecting the goal sent at ``sent`` (its clock, s): the
-        first rejection it published after that (same host, one clock); after ``wait`` s
-        without one, a pointer to its log."""
-        def reason() -> str:
-            for message in self._rejections:
-                if message.stamp.sec + message.stamp.nanosec * 1e-9 >= sent - 0.05:
-                    return message.msg
-            return ''
+        """The bridge's reason for rejecting the goal sent at ``sent`` (a ``mark()``): the
+        first it published after that; after ``wait`` s without one, where it would be."""
         deadline = time.monotonic() + wait
-        while not reason() and time.monotonic() < deadline:
+        while not self._refusals.since(sent) and time.monotonic() < deadline:
             self.executor.spin_once(timeout_sec=0.05)
-        words = reason()
-        return f'goal rejected: {words}' if words else \
-            'goal rejected (the reason is in the servo_bridge log)'
+        return self._refusals.sentence(sent)
 
     def joints(self) -> list[str]:
         """The controller joints, from the bridge's joint_states (chain joints only)."""

@@ -182,6 +182,22 @@ def test_cancel_interrupted_and_interruption(planner):
     core.cancel(b'id', 0.0)                          # gone: harmless
 
 
+def test_a_client_stop_holds_a_move_and_ends_a_planning_goal(planner):
+    core = _core(planner)
+    assert core.stop(0.0, 'stop') is False                 # nothing moves: nothing changes
+    assert core.runner.mode != Mode.HOLDING
+    owner = Owner('goal')
+    core.take_over(owner)
+    assert core.stop(0.0, 'stopped by a client') is True   # still planning: it never starts
+    assert owner.outcome == MotionCode.CANCELED
+    moving = Owner('move')
+    code, _ = core.runner.start(_line(HOME, HOME + 0.3, duration=2.0, names=core.names),
+                                moving, time.monotonic())
+    assert code == MotionCode.SUCCESS and core.runner.mode == Mode.MOVING
+    assert core.stop(time.monotonic(), 'stopped by a client') is True
+    assert core.runner.mode == Mode.HOLDING and moving.outcome == MotionCode.CANCELED
+
+
 def test_emergency_stop_ends_a_planning_goal_and_reset_needs_release(planner):
     core = _core(planner)
     owner = Owner('goal')

@@ -18,12 +18,30 @@ from visualization_msgs.msg import Marker, MarkerArray
 from arm_ik.nodes.common import LATCHED_QOS
 from arm_interfaces.msg import ArmReadout, IKErrorCode, IKStatus, PlannedPath, SafetyStatus
 from arm_kinematics.visual.arm_visual import PATH_END, PATH_START
-from arm_testing.ros_harness import call_service, config_file, wait_for
+from arm_testing.ros_harness import (
+    call_service,
+    claimed_domain,
+    config_file,
+    node_on_domain,
+    process_group,
+    wait_for,
+)
 
-NS = '/pointer3'
 Q_HOME = [0.0, 0.5235987755982988, -1.0471975511965976]
 JOINTS = ['base_yaw', 'shoulder_pitch', 'elbow_pitch']
 STATIC = {'floor', 'reach_circles', 'reach_shell'}
+# The module's markers processes, a namespace each, started at once on one domain (a start-up
+# is most of a test's time). Tests that only look, or reset what they change, share one:
+# 'scene' (the marker scene, then NaN joint states), 'plain' (parameter checks, then a new
+# description). name -> (namespace, parameters).
+RIGS = {
+    'scene': ('/scene/pointer3', {'show_capsules': True, 'marker_lifetime': 2.5}),
+    'plain': ('/plain/pointer3', {}),
+    'stale': ('/stale/pointer3', {'show_capsules': True, 'contact_memory': 1.0,
+                                  'state_timeout': 0.5, 'marker_lifetime': 1.5,
+                                  'republish_rate': 2.0}),
+    'bad_start': ('/bad_start/pointer3', {'marker_lifetime': 0.5, 'republish_rate': 1.0}),
+}
 
 
 def namespaces(message: MarkerArray) -> set[str]:
@@ -37,16 +55,16 @@ def by_ns(message: MarkerArray, ns: str) -> list[Marker]:
 class Graph:
     """The test's publishers and spies around one markers process."""
 
-    def __init__(self, node, spin) -> None:
-        self.node, self.spin = node, spin
+    def __init__(self, node, spin, ns: str) -> None:
+        self.node, self.spin, self.ns = node, spin, ns
         self.markers: list[MarkerArray] = []
         self.readouts: list[ArmReadout] = []
-        node.create_subscription(MarkerArray, f'{NS}/markers', self.markers.append, LATCHED_QOS)
-        node.create_subscription(ArmReadout, f'{NS}/readout', self.readouts.append, 50)
-        self.joints = node.create_publisher(JointState, f'{NS}/joint_states', 10)
-        self.ik = node.create_publisher(IKStatus, f'{NS}/ik_status', 10)
-        self.safety = node.create_publisher(SafetyStatus, f'{NS}/safety_status', 10)
-        self.plan = node.create_publisher(PlannedPath, f'{NS}/plan', LATCHED_QOS)
+        node.create_subscription(MarkerArray, f'{ns}/markers', self.markers.append, LATCHED_QOS)
+        node.create_subscription(ArmReadout, f'{ns}/readout', self.readouts.append, 50)
+        self.joints = node.create_publisher(JointState, f'{ns}/joint_states', 10)
+        self.ik = node.create_publisher(IKStatus, f'{ns}/ik_status', 10)
+        self.safety = node.create_publisher(SafetyStatus, f'{ns}/safety_status', 10)
+        self.plan = node.create_publisher(PlannedPath, f'{ns}/plan', LATCHED_QOS)
 
     def wait_markers(self, condition, what: str, timeout: float = 15.0) -> MarkerArray:
         start = len(self.markers)
@@ -75,11 +93,21 @@ class Graph:
         self.ik.publish(status)
 
 
-def start_markers(processes, urdf_of, **params):
+def start_markers(processes, urdf_of, ns: str, **params):
     all_params = {'robot_description': urdf_of('pointer3'), 'arm': 'pointer3',
                   'arm_config': config_file('pointer3')}
     all_params.update(params)
-    return processes.start_node('arm_ik', 'markers', namespace=NS, params=all_params)
+    return processes.start_node('arm_ik', 'markers', namespace=ns, params=all_params)
+
+
+@pytest.fixture(scope='module')
+def rig(urdf_of):
+    """(process group, started processes by RIGS name, (test node, spin)) on one domain."""
+    with claimed_domain() as claim, process_group(claim) as group, \
+            node_on_domain(claim) as client:
+        started = {name: start_markers(group, urdf_of, ns, **params)
+                   for name, (ns, params) in RIGS.items()}
+        yield group, started, client
 
 
 def planned_path() -> PlannedPath:
@@ -105,10 +133,15 @@ def failed_line() -> PlannedPath:
     return plan
 
 
-def test_markers_appear_with_their_namespaces(processes, ros_node, urdf_of, load_arm):
-    node, spin = ros_node
-    process = start_markers(processes, urdf_of, show_capsules=True, marker_lifetime=2.5)
-    graph = Graph(node, spin)
+def _rig(rig, name: str):
+    """(process, namespace, node, spin) of the RIGS process ``name``."""
+    _, started, (node, spin) = rig
+    return started[name], RIGS[name][0], node, spin
+
+
+def test_markers_appear_with_their_namespaces(rig, load_arm):
+    process, ns, node, spin = _rig(rig, 'scene')
+    graph = Graph(node, spin, ns)
     # Before anything is known: the static scene, latched, after a DELETEALL.
     first = graph.wait_markers(lambda m: STATIC <= namespaces(m), 'the static scene')
     assert first.markers[0].action == Marker.DELETEALL, process.output()
@@ -196,23 +229,22 @@ def test_markers_appear_with_their_namespaces(processes, ros_node, urdf_of, load
     assert process.alive(), process.output()
 
 
-def _set(node, spin, name: str, value: ParameterValue):
-    client = node.create_client(SetParameters, f'{NS}/markers/set_parameters')
+def _set(node, spin, ns: str, name: str, value: ParameterValue):
+    client = node.create_client(SetParameters, f'{ns}/markers/set_parameters')
     wait_for(client.service_is_ready, 20.0, spin, 'set_parameters')
     return call_service(client, SetParameters.Request(
         parameters=[ParameterMsg(name=name, value=value)]), spin, 10.0).results[0]
 
 
-def _get(node, spin, name: str):
-    client = node.create_client(GetParameters, f'{NS}/markers/get_parameters')
+def _get(node, spin, ns: str, name: str):
+    client = node.create_client(GetParameters, f'{ns}/markers/get_parameters')
     wait_for(client.service_is_ready, 20.0, spin, 'get_parameters')
     reply = call_service(client, GetParameters.Request(names=[name]), spin, 10.0)
     return parameter_value_to_python(reply.values[0])
 
 
-def test_bad_parameters_are_rejected(processes, ros_node, urdf_of):
-    node, spin = ros_node
-    process = start_markers(processes, urdf_of)
+def test_bad_parameters_are_rejected(rig):
+    process, ns, node, spin = _rig(rig, 'plain')
 
     def double(value: float) -> ParameterValue:
         return Parameter('x', value=value).to_parameter_msg().value
@@ -230,13 +262,14 @@ def test_bad_parameters_are_rejected(processes, ros_node, urdf_of):
             ('floor_colour', ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY,
                                             double_array_value=[1.0, math.nan, 0.0, 1.0]),
              'g = nan')):
-        result = _set(node, spin, name, value)
+        result = _set(node, spin, ns, name, value)
         assert not result.successful, (name, value)
         assert result.reason and fragment in result.reason, result.reason
-    assert _get(node, spin, 'update_rate') == 10.0
-    assert _get(node, spin, 'floor_colour') == pytest.approx([0.55, 0.55, 0.6, 0.3])
-    assert _set(node, spin, 'update_rate', double(20.0)).successful
-    assert _get(node, spin, 'update_rate') == 20.0
+    assert _get(node, spin, ns, 'update_rate') == 10.0
+    assert _get(node, spin, ns, 'floor_colour') == pytest.approx([0.55, 0.55, 0.6, 0.3])
+    assert _set(node, spin, ns, 'update_rate', double(20.0)).successful
+    assert _get(node, spin, ns, 'update_rate') == 20.0
+    assert _set(node, spin, ns, 'update_rate', double(10.0)).successful   # shared: reset
     assert process.alive(), process.output()
 
 
@@ -245,19 +278,18 @@ def _shell(message: MarkerArray) -> tuple[float, ...]:
     return tuple(m.scale.x for m in sorted(by_ns(message, 'reach_shell'), key=lambda m: m.id))
 
 
-def test_robot_description_replaced_at_run_time(processes, ros_node, urdf_of, load_arm):
+def test_robot_description_replaced_at_run_time(rig, urdf_of, load_arm):
     """New link lengths: the reach shell, its hole and the floor circles follow at once, the
     readout's tip is the new FK; another arm or a broken URDF is refused, nothing changes."""
-    node, spin = ros_node
-    process = start_markers(processes, urdf_of)
-    graph = Graph(node, spin)
+    process, ns, node, spin = _rig(rig, 'plain')
+    graph = Graph(node, spin, ns)
     first = graph.wait_markers(lambda m: STATIC <= namespaces(m), 'the static scene')
     assert _shell(first) == pytest.approx((2 * 1.8, 2 * 0.1))
     graph.wait_subscribed()
     longer = urdf_of('pointer3', l1='1.2', l2='0.9')
     text = ParameterType.PARAMETER_STRING
     start = len(graph.markers)
-    result = _set(node, spin, 'robot_description', ParameterValue(type=text,
+    result = _set(node, spin, ns, 'robot_description', ParameterValue(type=text,
                                                                   string_value=longer))
     assert result.successful, result.reason
     wait_for(lambda: any(_shell(m) == pytest.approx((2 * 2.1, 2 * 0.3))
@@ -277,26 +309,25 @@ def test_robot_description_replaced_at_run_time(processes, ros_node, urdf_of, lo
     # Refused with the reason: another arm (other joints), broken XML. The new shell stays.
     for description, words in ((urdf_of('six_axis'), 'only lengths may change'),
                                ('<robot name="x"/>', 'robot_description is not usable')):
-        result = _set(node, spin, 'robot_description', ParameterValue(type=text,
+        result = _set(node, spin, ns, 'robot_description', ParameterValue(type=text,
                                                                       string_value=description))
         assert not result.successful and words in result.reason, result.reason
-    assert _get(node, spin, 'robot_description') == longer
+    assert _get(node, spin, ns, 'robot_description') == longer
     later = graph.wait_markers(lambda m: STATIC <= namespaces(m), 'a heartbeat scene')
     assert _shell(later) == pytest.approx((4.2, 0.6))
     assert process.alive(), process.output()
 
 
-def test_bad_startup_parameter_stops_the_node(processes, urdf_of):
-    process = start_markers(processes, urdf_of, marker_lifetime=0.5, republish_rate=1.0)
+def test_bad_startup_parameter_stops_the_node(rig):
+    process, _, _, _ = _rig(rig, 'bad_start')
     assert process.wait_for_exit(20.0) == 1
     assert 'must exceed the heartbeat period' in process.output()
 
 
-def test_stale_markers_disappear(processes, ros_node, urdf_of):
-    node, spin = ros_node
-    process = start_markers(processes, urdf_of, show_capsules=True, contact_memory=1.0,
-                            state_timeout=0.5, marker_lifetime=1.5, republish_rate=2.0)
-    graph = Graph(node, spin)
+def test_stale_markers_disappear(rig, urdf_of):
+    processes = rig[0]
+    process, ns, node, spin = _rig(rig, 'stale')
+    graph = Graph(node, spin, ns)
     graph.wait_subscribed()
     graph.publish_ik(IKErrorCode.OK, [1.0, 0.2, 1.1])
 
@@ -318,16 +349,15 @@ def test_stale_markers_disappear(processes, ros_node, urdf_of):
     # A restart begins with a DELETEALL and shows nothing of the run before.
     processes.stop(process)
     graph.markers.clear()
-    start_markers(processes, urdf_of)
+    rig[1]['stale'] = start_markers(processes, urdf_of, ns)
     fresh = graph.wait_markers(lambda m: STATIC <= namespaces(m), 'the restarted scene')
     assert fresh.markers[0].action == Marker.DELETEALL
     assert 'target' not in namespaces(fresh)
 
 
-def test_nan_joint_states_never_reach_the_viewer(processes, ros_node, urdf_of):
-    node, spin = ros_node
-    process = start_markers(processes, urdf_of, show_capsules=True)
-    graph = Graph(node, spin)
+def test_nan_joint_states_never_reach_the_viewer(rig):
+    process, ns, node, spin = _rig(rig, 'scene')
+    graph = Graph(node, spin, ns)
     graph.wait_subscribed()
 
     def fed() -> bool:

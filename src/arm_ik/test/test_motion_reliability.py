@@ -315,17 +315,16 @@ def test_case22_emergency_stop_holds_and_refuses_until_reset(arm):
 
 def test_case22_a_refused_goal_has_its_words_for_the_client(arm):
     """MoveToTarget carries no reason for a refusal (a rejection has none at all): the
-    executor publishes the words of every refused goal on its latched ~/goal_refusal, where
-    the clients that send goals (arm_ik.goal_refusals: the demo driver, target_input) read
-    them (issue 39)."""
-    from std_msgs.msg import String
+    executor publishes the words of every refused goal on its latched ~/goal_rejections, where
+    the clients that send goals (arm_ik.goal_refusals: the demo driver, target_input,
+    servo_client) read them (issue 39)."""
+    from rcl_interfaces.msg import Log
 
-    from arm_ik.goal_refusals import refusal_topic
-    from arm_ik.nodes.common import LATCHED_QOS
+    from arm_ik.goal_refusals import REFUSAL_QOS, refusal_topic
     words: list[str] = []
     arm.node.create_subscription(
-        String, refusal_topic('/six_axis/trajectory_executor/move_to_target'),
-        lambda message: words.append(message.data), LATCHED_QOS)
+        Log, refusal_topic('/six_axis/trajectory_executor/move_to_target'),
+        lambda message: words.append(message.msg), REFUSAL_QOS)
     with arm.emergency_stop_held() as _:
         arm.wait_state(ESTOP)
         assert arm.move(arm.goal(joints=HOME)).code == 8

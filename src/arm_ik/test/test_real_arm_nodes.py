@@ -178,10 +178,15 @@ def test_ur5_return_all_lists_every_distinct_solution_once(pipeline):
 
 
 def _move_home_plus_a_quarter_radian_and_arrive(client, arm) -> np.ndarray:
-    """Send the tip to FK(home + 0.25 rad), check the goal succeeds and the published joint
+    """Send the tip to FK(home + 0.25 rad) (or the first of home - 0.25, home ± 0.1 rad
+    whose links do not touch: with the URDF's meshes found, the UR5's convex hulls of base
+    and upper arm meet at home + 0.25), check the goal succeeds and the published joint
     states reach it within 10 s (1 mm); return the pose that arrived."""
     client.wait_for_server(60.0)
-    target = arm.model.fk(arm.model.clamp(arm.home + 0.25))[:3, 3]
+    checker = arm.collision_checker()
+    pose = next(q for q in (arm.model.clamp(arm.home + step) for step in (0.25, -0.25, 0.1, -0.1))
+                if checker.is_free(q))
+    target = arm.model.fk(pose)[:3, 3]
     outcome = client.move(client.goal(position=target.tolist()))
     assert outcome.code == 0, outcome.message
     deadline = time.monotonic() + 10.0

@@ -197,8 +197,8 @@ def test_servo_client_prints_the_bridges_own_reason_for_a_rejected_goal(rig, mon
     finally:
         client.close()
     assert not ok
-    assert 'goal rejected: elbow_flex: point 0 at 1.6800 rad is outside the calibrated ' \
-        'range' in message, message
+    assert 'the servo bridge rejected the goal: elbow_flex: point 0 at 1.6800 rad is ' \
+        'outside the calibrated range' in message, message
 
 
 def test_an_overload_aborts_the_goal_in_words_and_shows_in_diagnostics(rig):

@@ -78,3 +78,50 @@ def test_a_missing_adapter_exits_1_with_the_port_named(tmp_path):
     _, err = run.communicate(timeout=60)
     assert run.returncode == 1 and 'cannot open /dev/ttyNOPE0' in err
     assert 'Traceback' not in err
+
+
+LEROBOT = Path(__file__).resolve().parents[2] / 'arm_servos' / 'test' / 'lerobot_calibrations'
+
+
+@pytest.mark.parametrize('name', ['robots/so101_follower/blue_follower.json',
+                                  'teleoperators/koch_leader/koch_leader.json'])
+def test_from_lerobot_writes_the_projects_file_without_a_bus(tmp_path, name):
+    import json
+
+    from arm_servos.lerobot import load_calibration
+    urdf = REAL_ARMS['so101'].path
+    output = tmp_path / 'my_arm.yaml'
+    run = _calibrate('--urdf', str(urdf), '--from-lerobot', str(LEROBOT / name),
+                     '--output', str(output))
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 0, err
+    assert f'wrote {output} (6 joints)' in out
+    written = Calibration.load(output, urdf.read_text(), SO101_CHAIN)
+    direct = load_calibration(LEROBOT / name, urdf.read_text(), SO101_CHAIN)
+    assert written.protocol == direct.protocol and written.names == direct.names
+    owners = json.loads((LEROBOT / name).read_text())
+    for joint in written.joints:
+        assert joint.homing_offset == owners[joint.name]['homing_offset']
+        twin = direct.joint(joint.name)
+        assert all(abs(joint.to_radians(t) - twin.to_radians(t)) < 1e-9
+                   for t in range(0, 4096, 5))
+    # A template may be a LeRobot file too (ids, models and directions from it).
+    assert 'LeRobot' in output.read_text().splitlines()[0]
+
+
+def test_from_lerobot_refuses_a_motor_the_urdf_lacks(tmp_path):
+    import json
+    data = json.loads((LEROBOT / 'robots/so101_follower/blue_follower.json').read_text())
+    data['jaw'] = data.pop('gripper')
+    source = tmp_path / 'so101_follower' / 'x.json'
+    source.parent.mkdir()
+    source.write_text(json.dumps(data))
+    run = _calibrate('--urdf', str(REAL_ARMS['so101'].path), '--from-lerobot', str(source),
+                     '--output', str(tmp_path / 'x.yaml'))
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 2 and 'jaw: motor name is not a movable joint' in err
+    assert not (tmp_path / 'x.yaml').exists()
+    run = _calibrate('--urdf', str(REAL_ARMS['so101'].path), '--from-lerobot', str(source),
+                     '--joint-map', 'jaw=gripper', '--output', str(tmp_path / 'x.yaml'))
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 0, err

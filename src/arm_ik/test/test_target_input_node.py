@@ -7,32 +7,36 @@ these tests depend on target_input alone. The end-to-end tests at the bottom run
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
 import math
 import os
 from pathlib import Path
 import signal
 import subprocess
+import threading
 import time
 
 from geometry_msgs.msg import PointStamped, PoseStamped
 import numpy as np
 import pytest
+from rcl_interfaces.msg import Log, ParameterType, ParameterValue
 from rcl_interfaces.msg import Parameter as ParameterMsg
-from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
 from rclpy.action import ActionServer, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
-from std_msgs.msg import String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker
 import yaml
 
 from arm_bringup.process_group import executable_path
+from arm_ik.goal_refusals import refusal_message, REFUSAL_QOS, refusal_topic
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import BallState, IKErrorCode, MotionErrorCode, TargetStatus
 from arm_kinematics.description.bundled import load_model
@@ -49,7 +53,8 @@ CONFIG = Path(__file__).resolve().parents[2] / 'arm_bringup' / 'config'
 # Deep and durable on the test side, so a burst of reports between two spins is all kept.
 RECORD_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
-START_TIMEOUT = 20.0
+# Bounds only: the module's target_input processes start at once (the `started` fixture).
+START_TIMEOUT = 60.0
 
 
 def _executor_installed() -> bool:
@@ -70,7 +75,7 @@ class FakeExecutor:
     ``path(goal)`` is the result's executed path; by default, as a real executor's, it ends
     at the pose reached (``reached``, of ``model``: the arm's own unless given). A goal for
     which ``reject(goal)`` gives words is rejected, the words published first on the latched
-    ``goal_refusal`` as the real executor does (arm_ik.goal_refusals).
+    ``goal_rejections`` as the real executor does (arm_ik.goal_refusals).
     """
 
     def __init__(self, node, arm: str,
@@ -79,11 +84,14 @@ class FakeExecutor:
                  unanswered: int = 0,
                  path: Callable[[MoveToTarget.Goal], JointTrajectory | None] | None = None,
                  model: ArmModel | None = None,
-                 reject: Callable[[MoveToTarget.Goal], str] | None = None) -> None:
+                 reject: Callable[[MoveToTarget.Goal], str] | None = None,
+                 ns: str | None = None) -> None:
+        ns = ns or f'/{arm}'
         self.goals: list[MoveToTarget.Goal] = []
         self.reject = reject or (lambda goal: '')
+        self.node = node
         self.refusals = node.create_publisher(
-            String, f'/{arm}/trajectory_executor/goal_refusal', RECORD_QOS)
+            Log, refusal_topic(f'{ns}/trajectory_executor/move_to_target'), REFUSAL_QOS)
         self.requests = 0
         self.unanswered = unanswered
         self.answer = answer or (lambda goal: (MotionErrorCode.SUCCESS, ''))
@@ -95,7 +103,7 @@ class FakeExecutor:
         self.held: list[Future] = []
         # Reentrant: a parked goal callback must not block the test node's other callbacks.
         self.server = ActionServer(node, MoveToTarget,
-                                   f'/{arm}/trajectory_executor/move_to_target', self._execute,
+                                   f'{ns}/trajectory_executor/move_to_target', self._execute,
                                    goal_callback=self._on_goal,
                                    callback_group=ReentrantCallbackGroup())
 
@@ -137,7 +145,7 @@ class FakeExecutor:
             return GoalResponse.REJECT
         words = self.reject(request)
         if words:
-            self.refusals.publish(String(data=words))
+            self.refusals.publish(refusal_message(self.node, words))
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 
@@ -167,16 +175,16 @@ class FakeExecutor:
 
 
 class Recorder:
-    """Everything target_input reports: status and ball states."""
+    """Everything target_input reports: status and ball states (``ns``: its namespace)."""
 
-    def __init__(self, node, arm: str) -> None:
+    def __init__(self, node, ns: str) -> None:
         self.status: list[TargetStatus] = []
         self.balls: list[BallState] = []
         self.markers: list[Marker] = []
-        node.create_subscription(Marker, f'/{arm}/ball_marker', self.markers.append, RECORD_QOS)
-        node.create_subscription(TargetStatus, f'/{arm}/target_status', self.status.append,
+        node.create_subscription(Marker, f'{ns}/ball_marker', self.markers.append, RECORD_QOS)
+        node.create_subscription(TargetStatus, f'{ns}/target_status', self.status.append,
                                  RECORD_QOS)
-        node.create_subscription(BallState, f'/{arm}/ball_state', self.balls.append, RECORD_QOS)
+        node.create_subscription(BallState, f'{ns}/ball_state', self.balls.append, RECORD_QOS)
 
     def with_state(self, state: int, source: str | None = None) -> list[TargetStatus]:
         return [s for s in self.status
@@ -232,15 +240,168 @@ def _send_until_goal(node, spin, fake: FakeExecutor, recorder: Recorder, publish
     assert len(fake.goals) > before, 'no goal reached the fake executor'
 
 
-def test_clicked_point_and_goal_pose_become_goals(processes, ros_node, urdf_of):
-    node, spin = ros_node
-    fake = FakeExecutor(node, 'manipulator3d')
-    recorder = Recorder(node, 'manipulator3d')
-    process = _start_target_input(processes, 'manipulator3d', urdf_of,
-                                  motion_law='linear_cartesian', duration=1.5,
-                                  goal_pose_type='full_pose')
-    clicks = node.create_publisher(PointStamped, '/manipulator3d/clicked_point', 10)
-    poses = node.create_publisher(PoseStamped, '/manipulator3d/goal_pose', 10)
+# ------------------------------------------------------- one target_input per case, at once
+# A start-up (Python, rclpy, numba, the arm model, discovery) is most of such a test's time,
+# and the tests below do not depend on each other: each one's target_input runs in a namespace
+# of its own (/<case>/<arm>), all started at once on one domain with every fake executor and
+# recorder made first, on one test node spun by a thread of its own (so every fake answers
+# at once whichever test runs, as each did while its own test waited: a fake that is not
+# spun while its node sends goals is a lost goal). Only the cases of the selected tests
+# start. The tests that need a process of their own (the lagging joint_states, the console,
+# the real executor) still start theirs.
+SEQUENCE = 'manipulator3d_pick_place.yaml'
+REJECTION_WORDS = ('goal 0a1b2c3d refused: EMERGENCY_STOPPED: emergency stop active: goals '
+                   'are refused until ~/reset')
+TAKE_OVER_START = [0.6, -0.3, 0.1]
+DESCRIPTION_GOAL = [0.45, 0.45, 0.15]
+
+
+def _fails_at_goal(goal: MoveToTarget.Goal) -> tuple[int, str]:
+    if _goal_point(goal) == pytest.approx([0.45, 0.45, 0.15]):
+        return MotionErrorCode.UNSAFE_PATH, 'the path hits the obstacle'
+    return MotionErrorCode.SUCCESS, ''
+
+
+def _no_fake_options(_load_arm) -> dict:
+    return {}
+
+
+# case -> (arm, target_input's parameters, the FakeExecutor's options given load_arm)
+CASES: dict[str, tuple[str, dict, Callable[..., dict]]] = {
+    'clicks': ('manipulator3d', {'motion_law': 'linear_cartesian', 'duration': 1.5,
+                                 'goal_pose_type': 'full_pose'}, _no_fake_options),
+    'failed_target': ('ccd5', {}, lambda _: {'answer': lambda goal: (
+        MotionErrorCode.IK_FAILED, 'target 1.6 m from the shoulder')}),
+    'rejected_goal': ('ccd5', {}, lambda _: {'reject': lambda goal: REJECTION_WORDS}),
+    'unreachable_start': ('manipulator3d', {'sequence_file': SEQUENCE, 'start': [1.5, 0.0, 0.2],
+                                            'cycles': 1}, _no_fake_options),
+    'scripted_manipulator3d': ('manipulator3d', {'cycles': 1, 'sequence_file': SEQUENCE},
+                               _no_fake_options),
+    'scripted_ccd5': ('ccd5', {'cycles': 2, 'sequence_file': 'ccd5_pick_place.yaml'},
+                      _no_fake_options),
+    'failed_move': ('manipulator3d', {'sequence_file': SEQUENCE},
+                    lambda _: {'answer': _fails_at_goal}),
+    # START stays in flight until the test clicks, however late its turn comes.
+    'take_over': ('manipulator3d', {'sequence_file': SEQUENCE, 'result_timeout': 600.0},
+                  lambda _: {'hold': lambda goal: _is_point(goal, TAKE_OVER_START)}),
+    'no_result': ('manipulator3d', {'result_timeout': 1.0, 'sequence_file': SEQUENCE},
+                  lambda _: {'hold': lambda goal: True}),
+    'cycle_services': ('ccd5', {'autostart': False, 'sequence_file': 'ccd5_pick_place.yaml'},
+                       lambda _: {'hold': lambda goal: _is_point(goal, [0.6, -0.3, 0.6])}),
+    'new_description': ('manipulator3d', {'sequence_file': SEQUENCE, 'start': [1.5, 0.0, 0.2],
+                                          'cycles': 1},
+                        lambda load_arm: {'hold': lambda goal: _is_point(goal, DESCRIPTION_GOAL),
+                                          'model': load_arm('manipulator3d', L1='0.9',
+                                                            L2='0.8')}),
+    'unanswered': ('manipulator3d', {'cycles': 1, 'response_timeout': 1.0,
+                                     'sequence_file': SEQUENCE},
+                   lambda _: {'unanswered': 1}),
+}
+
+
+def uses_case(case: str):
+    """Marks a test as using CASES[case] ('{arm}' is filled from the test's parameters)."""
+    def mark(test):
+        test.target_input_case = case
+        return test
+    return mark
+
+
+@dataclass
+class Started:
+    """One case's target_input, its fake executor and recorder, and the test node."""
+
+    ns: str
+    process: object
+    fake: FakeExecutor
+    recorder: Recorder
+    node: object
+    spin: Callable[..., None]
+    stop: Callable[[], object]
+
+
+def _case_of(item) -> str | None:
+    case = getattr(getattr(item, 'function', None), 'target_input_case', None)
+    if case is None:
+        return None
+    callspec = getattr(item, 'callspec', None)
+    return case.format(**(callspec.params if callspec else {}))
+
+
+def _selected_cases(request) -> list[str]:
+    return sorted({_case_of(item) for item in request.session.items
+                   if item.module is request.module and _case_of(item) is not None})
+
+
+def _interrupt(process) -> None:
+    """Ctrl-C to a grouped target_input, without waiting: the group reaps it at its end."""
+    if process.alive():
+        try:
+            os.killpg(process.popen.pid, signal.SIGINT)
+        except ProcessLookupError:
+            pass
+
+
+@contextmanager
+def _node_spun_in_a_thread(claim) -> Iterator[tuple]:
+    """(node, spin) on ``claim``'s domain, its executor spinning in a thread of its own;
+    ``spin`` only lets time pass (the tests' waits call it between their checks)."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=claim.domain_id)
+    node = rclpy.create_node('test_client', context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+
+    def spin(timeout: float = 0.05) -> None:
+        time.sleep(min(timeout, 0.02))
+    try:
+        yield node, spin
+    finally:
+        executor.shutdown()
+        thread.join(5.0)
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+
+@pytest.fixture(scope='module')
+def started(request, urdf_of, load_arm):
+    """Every selected case's target_input, started at once; case -> Started."""
+    with claimed_domain() as claim, process_group(claim) as group, \
+            _node_spun_in_a_thread(claim) as (node, spin):
+        cases = {}
+        for case in _selected_cases(request):
+            arm, params, options = CASES[case]
+            ns = f'/{case}/{arm}'
+            fake = FakeExecutor(node, arm, ns=ns, **options(load_arm))
+            cases[case] = (ns, fake, Recorder(node, ns))
+        processes = {case: group.start_node('arm_ik', 'target_input', namespace=ns,
+                                            params=_params(CASES[case][0], urdf_of,
+                                                           **CASES[case][1]))
+                     for case, (ns, _, _) in cases.items()}
+        yield {case: Started(ns, processes[case], fake, recorder, node, spin,
+                             partial(_interrupt, processes[case]))
+               for case, (ns, fake, recorder) in cases.items()}
+
+
+@pytest.fixture
+def case(request, started) -> Iterator[Started]:
+    """The test's case (``uses_case``); its target_input is stopped after the test (an idle
+    node still spends CPU on its timers while the other tests run)."""
+    this = started[_case_of(request.node)]
+    yield this
+    this.stop()
+
+
+@uses_case('clicks')
+def test_clicked_point_and_goal_pose_become_goals(case):
+    node, spin, fake, recorder, process = (case.node, case.spin, case.fake, case.recorder,
+                                           case.process)
+    clicks = node.create_publisher(PointStamped, f'{case.ns}/clicked_point', 10)
+    poses = node.create_publisher(PoseStamped, f'{case.ns}/goal_pose', 10)
 
     click = PointStamped()
     click.header.frame_id = 'base_link'
@@ -286,13 +447,10 @@ def test_clicked_point_and_goal_pose_become_goals(processes, ros_node, urdf_of):
     assert process.alive(), process.output()
 
 
-def test_a_failed_target_is_reported_with_its_code(processes, ros_node, urdf_of):
-    node, spin = ros_node
-    fake = FakeExecutor(node, 'ccd5', lambda goal: (MotionErrorCode.IK_FAILED,
-                                                     'target 1.6 m from the shoulder'))
-    recorder = Recorder(node, 'ccd5')
-    _start_target_input(processes, 'ccd5', urdf_of)
-    clicks = node.create_publisher(PointStamped, '/ccd5/clicked_point', 10)
+@uses_case('failed_target')
+def test_a_failed_target_is_reported_with_its_code(case):
+    node, spin, fake, recorder = case.node, case.spin, case.fake, case.recorder
+    clicks = node.create_publisher(PointStamped, f'{case.ns}/clicked_point', 10)
     click = PointStamped()
     click.point.x, click.point.z = 1.6, 0.2
     _send_until_goal(node, spin, fake, recorder, lambda: clicks.publish(click))
@@ -303,16 +461,13 @@ def test_a_failed_target_is_reported_with_its_code(processes, ros_node, urdf_of)
     assert 'IK_FAILED: target 1.6 m from the shoulder' in failure.message
 
 
-def test_a_rejected_goal_is_reported_with_the_executors_words(processes, ros_node, urdf_of):
+@uses_case('rejected_goal')
+def test_a_rejected_goal_is_reported_with_the_executors_words(case):
     """The action protocol carries no reason for a rejection: target_input reports the
-    executor's own words from its latched goal_refusal (issue 39), not just "rejected"."""
-    node, spin = ros_node
-    words = ('goal 0a1b2c3d refused: EMERGENCY_STOPPED: emergency stop active: goals are '
-             'refused until ~/reset')
-    fake = FakeExecutor(node, 'ccd5', reject=lambda goal: words)
-    recorder = Recorder(node, 'ccd5')
-    _start_target_input(processes, 'ccd5', urdf_of)
-    clicks = node.create_publisher(PointStamped, '/ccd5/clicked_point', 10)
+    executor's own words from its latched goal_rejections (issue 39), not just "rejected"."""
+    node, spin, fake, recorder = case.node, case.spin, case.fake, case.recorder
+    words = REJECTION_WORDS
+    clicks = node.create_publisher(PointStamped, f'{case.ns}/clicked_point', 10)
     click = PointStamped()
     click.point.x, click.point.z = 1.6, 0.2
     deadline = time.monotonic() + START_TIMEOUT
@@ -327,25 +482,22 @@ def test_a_rejected_goal_is_reported_with_the_executors_words(processes, ros_nod
     assert f'the executor rejected the goal: {words}' in failures[-1].message
 
 
-def _set(node, spin, arm: str, name: str, value: ParameterValue):
-    client = node.create_client(SetParameters, f'/{arm}/target_input/set_parameters')
+def _set(node, spin, ns: str, name: str, value: ParameterValue):
+    client = node.create_client(SetParameters, f'{ns}/target_input/set_parameters')
     wait_for(client.service_is_ready, START_TIMEOUT, spin, 'set_parameters service')
     return call_service(client, SetParameters.Request(
         parameters=[ParameterMsg(name=name, value=value)]), spin, 10.0).results[0]
 
 
-def _set_parameter(node, spin, arm: str, name: str, values: list[float]):
-    return _set(node, spin, arm, name, ParameterValue(
+def _set_parameter(node, spin, ns: str, name: str, values: list[float]):
+    return _set(node, spin, ns, name, ParameterValue(
         type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=values))
 
 
-def test_unreachable_start_is_refused_and_no_goal_is_sent(processes, ros_node, urdf_of):
-    node, spin = ros_node
-    fake = FakeExecutor(node, 'manipulator3d')
-    recorder = Recorder(node, 'manipulator3d')
-    process = _start_target_input(processes, 'manipulator3d', urdf_of,
-                                  sequence_file='manipulator3d_pick_place.yaml',
-                                  start=[1.5, 0.0, 0.2], cycles=1)
+@uses_case('unreachable_start')
+def test_unreachable_start_is_refused_and_no_goal_is_sent(case):
+    node, spin, fake, recorder, process = (case.node, case.spin, case.fake, case.recorder,
+                                           case.process)
     wait_for(lambda: recorder.with_state(TargetStatus.REFUSED), START_TIMEOUT, spin,
              'START refused')
     refusal = recorder.with_state(TargetStatus.REFUSED)[0]
@@ -362,15 +514,15 @@ def test_unreachable_start_is_refused_and_no_goal_is_sent(processes, ros_node, u
     assert fake.goals == []
 
     # Updates are checked the same way: an unreachable GOAL is rejected with the reason...
-    rejected = _set_parameter(node, spin, 'manipulator3d', 'goal', [0.3, 0.0, -0.2])
+    rejected = _set_parameter(node, spin, case.ns, 'goal', [0.3, 0.0, -0.2])
     assert not rejected.successful
     assert 'GOAL [0.300, 0.000, -0.200] m is unreachable' in rejected.reason
     assert 'needs at least 0.000 m' in rejected.reason
-    rejected = _set_parameter(node, spin, 'manipulator3d', 'start', [0.5, math.nan, 0.2])
+    rejected = _set_parameter(node, spin, case.ns, 'start', [0.5, math.nan, 0.2])
     assert not rejected.successful and 'finite' in rejected.reason
     assert fake.goals == []
     # ...and a reachable START lets the refused cycle start.
-    accepted = _set_parameter(node, spin, 'manipulator3d', 'start', [0.5, -0.2, 0.15])
+    accepted = _set_parameter(node, spin, case.ns, 'start', [0.5, -0.2, 0.15])
     assert accepted.successful, accepted.reason
     wait_for(lambda: len(fake.goals) >= 2, START_TIMEOUT, spin, 'the cycle after the update')
     assert _goal_point(fake.goals[1]) == pytest.approx([0.5, -0.2, 0.15])
@@ -381,13 +533,9 @@ def test_unreachable_start_is_refused_and_no_goal_is_sent(processes, ros_node, u
     ('manipulator3d', 1, ['home', 'start', 'goal', 'home']),
     ('ccd5', 2, ['pick', 'lift', 'place', 'home'] * 2),
 ])
-def test_scripted_cycle_against_a_fake_executor(arm, cycles, targets, processes, ros_node,
-                                                urdf_of, load_arm):
-    node, spin = ros_node
-    fake = FakeExecutor(node, arm)
-    recorder = Recorder(node, arm)
-    process = _start_target_input(processes, arm, urdf_of, cycles=cycles,
-                                  sequence_file=f'{arm}_pick_place.yaml')
+@uses_case('scripted_{arm}')
+def test_scripted_cycle_against_a_fake_executor(arm, cycles, targets, case, load_arm):
+    spin, fake, recorder, process = case.spin, case.fake, case.recorder, case.process
     _wait(lambda: recorder.with_state(TargetStatus.FINISHED), 60.0, spin,
           f'{cycles} cycle(s) of {arm}_pick_place', process)
     assert process.alive(), process.output()
@@ -425,17 +573,9 @@ def test_scripted_cycle_against_a_fake_executor(arm, cycles, targets, processes,
     assert carried and marker.color.g > marker.color.r             # green once put down
 
 
-def test_a_failed_move_stops_the_cycle(processes, ros_node, urdf_of):
-    node, spin = ros_node
-
-    def answer(goal: MoveToTarget.Goal) -> tuple[int, str]:
-        if _goal_point(goal) == pytest.approx([0.45, 0.45, 0.15]):
-            return MotionErrorCode.UNSAFE_PATH, 'the path hits the obstacle'
-        return MotionErrorCode.SUCCESS, ''
-    fake = FakeExecutor(node, 'manipulator3d', answer)
-    recorder = Recorder(node, 'manipulator3d')
-    _start_target_input(processes, 'manipulator3d', urdf_of,
-                        sequence_file='manipulator3d_pick_place.yaml')
+@uses_case('failed_move')
+def test_a_failed_move_stops_the_cycle(case):
+    spin, fake, recorder = case.spin, case.fake, case.recorder
     wait_for(lambda: recorder.with_state(TargetStatus.FAILED), START_TIMEOUT, spin,
              'the GOAL move reported as failed')
     failure = recorder.with_state(TargetStatus.FAILED)[0]
@@ -541,7 +681,7 @@ def test_the_cycle_decides_on_the_moves_end_when_joint_states_lag(processes, ros
     arm.resume = lambda name, k: resumed if (name, k) == ('start', 2) else None
     arm.hold_goal = lambda name, k: (name, k) == ('goal', 2)
     fake = FakeExecutor(node, 'manipulator3d', hold=arm.hold, path=arm.path)
-    recorder = Recorder(node, 'manipulator3d')
+    recorder = Recorder(node, '/manipulator3d')
     process = _start_target_input(processes, 'manipulator3d', urdf_of, cycles=2, autostart=False,
                                   response_timeout=60.0, current_pose_timeout=30.0, start=start,
                                   goal=goal, sequence_file='manipulator3d_pick_place.yaml')
@@ -559,7 +699,7 @@ def test_the_cycle_decides_on_the_moves_end_when_joint_states_lag(processes, ros
           "cycle 2's GOAL move", process)
     assert not recorder.with_state(TargetStatus.FAILED), \
         recorder.with_state(TargetStatus.FAILED)[0].message
-    shortened = _set(node, spin_arm, 'manipulator3d', 'current_pose_timeout',
+    shortened = _set(node, spin_arm, '/manipulator3d', 'current_pose_timeout',
                      ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=0.5))
     assert shortened.successful, shortened.reason
     fake.release()
@@ -584,15 +724,11 @@ def test_the_cycle_decides_on_the_moves_end_when_joint_states_lag(processes, ros
     assert process.alive(), process.output()
 
 
-def test_a_click_takes_over_the_running_cycle(processes, ros_node, urdf_of):
-    node, spin = ros_node
-    start = [0.6, -0.3, 0.1]
-    fake = FakeExecutor(node, 'manipulator3d', hold=lambda goal: _is_point(goal, start))
-    recorder = Recorder(node, 'manipulator3d')
-    _start_target_input(processes, 'manipulator3d', urdf_of,
-                        sequence_file='manipulator3d_pick_place.yaml')
+@uses_case('take_over')
+def test_a_click_takes_over_the_running_cycle(case):
+    node, spin, fake, recorder = case.node, case.spin, case.fake, case.recorder
     wait_for(lambda: len(fake.held) == 1, START_TIMEOUT, spin, 'the START move in flight')
-    clicks = node.create_publisher(PointStamped, '/manipulator3d/clicked_point', 10)
+    clicks = node.create_publisher(PointStamped, f'{case.ns}/clicked_point', 10)
     click = PointStamped()
     click.point.x, click.point.y, click.point.z = 0.3, 0.3, 0.4
     clicks.publish(click)
@@ -612,12 +748,9 @@ def test_a_click_takes_over_the_running_cycle(processes, ros_node, urdf_of):
                for s in recorder.with_state(TargetStatus.SUCCEEDED, 'sequence'))
 
 
-def test_a_move_without_result_times_out(processes, ros_node, urdf_of):
-    node, spin = ros_node
-    fake = FakeExecutor(node, 'manipulator3d', hold=lambda goal: True)
-    recorder = Recorder(node, 'manipulator3d')
-    _start_target_input(processes, 'manipulator3d', urdf_of, result_timeout=1.0,
-                        sequence_file='manipulator3d_pick_place.yaml')
+@uses_case('no_result')
+def test_a_move_without_result_times_out(case):
+    spin, fake, recorder = case.spin, case.fake, case.recorder
     wait_for(lambda: recorder.with_state(TargetStatus.FAILED), START_TIMEOUT, spin,
              'the timeout report')
     failure = recorder.with_state(TargetStatus.FAILED)[0]
@@ -634,12 +767,9 @@ def _trigger(node, spin, name: str) -> Trigger.Response:
     return future.result()
 
 
-def test_cycle_services_and_parameter_checks(processes, ros_node, urdf_of):
-    node, spin = ros_node
-    fake = FakeExecutor(node, 'ccd5', hold=lambda goal: _is_point(goal, [0.6, -0.3, 0.6]))
-    recorder = Recorder(node, 'ccd5')
-    _start_target_input(processes, 'ccd5', urdf_of, autostart=False,
-                        sequence_file='ccd5_pick_place.yaml')
+@uses_case('cycle_services')
+def test_cycle_services_and_parameter_checks(case):
+    node, spin, fake, recorder = case.node, case.spin, case.fake, case.recorder
     text = ParameterType.PARAMETER_STRING
     for name, value, words in [
             ('motion_law', ParameterValue(type=text, string_value='teleport'), 'is not one of'),
@@ -652,18 +782,18 @@ def test_cycle_services_and_parameter_checks(processes, ros_node, urdf_of):
                                                double_value=0.0), 'must be > 0'),
             ('start', ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY,
                                      double_array_value=[0.5, 0.0, 0.3]), "no point 'start'")]:
-        result = _set(node, spin, 'ccd5', name, value)
+        result = _set(node, spin, case.ns, name, value)
         assert not result.successful and words in result.reason, (name, result.reason)
     deadline = time.monotonic() + 1.0       # autostart off: nothing is sent by itself
     while time.monotonic() < deadline:
         spin()
     assert fake.goals == []
 
-    started = _trigger(node, spin, '/ccd5/target_input/run_cycle')
+    started = _trigger(node, spin, f'{case.ns}/target_input/run_cycle')
     assert started.success, started.message
     wait_for(lambda: fake.held, 10.0, spin, 'the LIFT move in flight')
-    assert not _trigger(node, spin, '/ccd5/target_input/run_cycle').success   # running
-    stopped = _trigger(node, spin, '/ccd5/target_input/stop_cycle')
+    assert not _trigger(node, spin, f'{case.ns}/target_input/run_cycle').success   # running
+    stopped = _trigger(node, spin, f'{case.ns}/target_input/stop_cycle')
     assert stopped.success and stopped.message == 'cycle stopped'
     wait_for(lambda: recorder.with_state(TargetStatus.STOPPED), 10.0, spin, 'STOPPED report')
     assert '~/stop_cycle was called' in recorder.with_state(TargetStatus.STOPPED)[0].message
@@ -672,30 +802,25 @@ def test_cycle_services_and_parameter_checks(processes, ros_node, urdf_of):
     assert len(_distinct(fake.goals)) == 2
 
 
-def test_robot_description_replaced_at_run_time(processes, ros_node, urdf_of, load_arm):
+@uses_case('new_description')
+def test_robot_description_replaced_at_run_time(case, urdf_of, load_arm):
     """Longer links: the START the desk arm cannot reach becomes reachable, the refused cycle
     is checked again and runs, HOME aimed at the new links' FK. Another arm, a broken URDF
     and any model while a cycle runs are refused with the reason, and change nothing."""
-    node, spin = ros_node
-    goal_point = [0.45, 0.45, 0.15]
-    fake = FakeExecutor(node, 'manipulator3d', hold=lambda goal: _is_point(goal, goal_point),
-                        model=load_arm('manipulator3d', L1='0.9', L2='0.8'))
-    recorder = Recorder(node, 'manipulator3d')
-    process = _start_target_input(processes, 'manipulator3d', urdf_of,
-                                  sequence_file='manipulator3d_pick_place.yaml',
-                                  start=[1.5, 0.0, 0.2], cycles=1)
+    node, spin, fake, recorder, process = (case.node, case.spin, case.fake, case.recorder,
+                                           case.process)
     _wait(lambda: recorder.with_state(TargetStatus.REFUSED), START_TIMEOUT, spin,
           'START refused', process)
     assert 'maximum reach 1.100 m' in recorder.with_state(TargetStatus.REFUSED)[0].message
 
     def set_description(urdf: str):
-        return _set(node, spin, 'manipulator3d', 'robot_description',
+        return _set(node, spin, case.ns, 'robot_description',
                     ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=urdf))
     for description, words in ((urdf_of('pointer3'), 'only lengths may change'),
                                ('<robot', 'robot_description is not usable')):
         result = set_description(description)
         assert not result.successful and words in result.reason, result.reason
-    rejected = _set_parameter(node, spin, 'manipulator3d', 'goal', [1.5, 0.0, 0.3])
+    rejected = _set_parameter(node, spin, case.ns, 'goal', [1.5, 0.0, 0.3])
     assert not rejected.successful and 'maximum reach 1.100 m' in rejected.reason
     assert fake.goals == []
 
@@ -711,7 +836,7 @@ def test_robot_description_replaced_at_run_time(processes, ros_node, urdf_of, lo
     # While the cycle runs: no new model; the reach check is the longer arm's.
     result = set_description(urdf_of('manipulator3d'))
     assert not result.successful and 'stop the cycle' in result.reason, result.reason
-    rejected = _set_parameter(node, spin, 'manipulator3d', 'goal', [1.9, 0.0, 0.2])
+    rejected = _set_parameter(node, spin, case.ns, 'goal', [1.9, 0.0, 0.2])
     assert not rejected.successful and 'maximum reach 1.700 m' in rejected.reason
     fake.release()
     _wait(lambda: recorder.with_state(TargetStatus.FINISHED), START_TIMEOUT, spin,
@@ -719,18 +844,14 @@ def test_robot_description_replaced_at_run_time(processes, ros_node, urdf_of, lo
     # Finished: the desk arm's own lengths are taken back, and its reach with them.
     result = set_description(urdf_of('manipulator3d'))
     assert result.successful, result.reason
-    rejected = _set_parameter(node, spin, 'manipulator3d', 'goal', [1.5, 0.0, 0.3])
+    rejected = _set_parameter(node, spin, case.ns, 'goal', [1.5, 0.0, 0.3])
     assert not rejected.successful and 'maximum reach 1.100 m' in rejected.reason
     assert process.alive(), process.output()
 
 
-def test_an_unanswered_goal_is_sent_again(processes, ros_node, urdf_of):
-    node, spin = ros_node
-    fake = FakeExecutor(node, 'manipulator3d', unanswered=1)
-    recorder = Recorder(node, 'manipulator3d')
-    process = _start_target_input(processes, 'manipulator3d', urdf_of, cycles=1,
-                                  response_timeout=1.0,
-                                  sequence_file='manipulator3d_pick_place.yaml')
+@uses_case('unanswered')
+def test_an_unanswered_goal_is_sent_again(case):
+    spin, fake, recorder, process = case.spin, case.fake, case.recorder, case.process
     wait_for(lambda: recorder.with_state(TargetStatus.FINISHED), 40.0, spin,
              'the cycle after the lost first goal')
     assert fake.requests >= 5       # HOME twice, then START, GOAL, HOME
@@ -782,7 +903,7 @@ def test_bad_sequence_file_refuses_to_start(index, sequence_refusals):
 def test_interactive_console_asks_until_reachable(ros_domain, ros_node, urdf_of, tmp_path):
     node, spin = ros_node
     fake = FakeExecutor(node, 'manipulator3d')
-    recorder = Recorder(node, 'manipulator3d')
+    recorder = Recorder(node, '/manipulator3d')
     params = tmp_path / 'params.yaml'
     params.write_text(yaml.safe_dump({'/**': {'ros__parameters': _params(
         'manipulator3d', urdf_of, sequence_file='manipulator3d_pick_place.yaml',
@@ -825,7 +946,7 @@ def test_interactive_console_asks_until_reachable(ros_domain, ros_node, urdf_of,
 @pytest.mark.parametrize('arm', ['ccd5', 'manipulator3d'])
 def test_pick_and_place_end_to_end(arm, processes, ros_node, urdf_of):
     node, spin = ros_node
-    recorder = Recorder(node, arm)
+    recorder = Recorder(node, f'/{arm}')
     common = _params(arm, urdf_of)
     executor = processes.start_node('arm_ik', 'trajectory_executor', namespace=f'/{arm}',
                                     params=common)

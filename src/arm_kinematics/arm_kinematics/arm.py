@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from arm_kinematics.common.names import ros_name, ros_name_reason
+from arm_kinematics.common.urdf_tree import read_tree
 from arm_kinematics.description.arm_config import ArmConfig, ArmConfigError, home_of
 from arm_kinematics.description.chain_rules import load_chain, LoadedChain
 from arm_kinematics.description.frames import default_frames
@@ -208,12 +209,16 @@ def load_arm(urdf: str, config: ArmConfig | None = None, base_frame: str = '',
 
 
 def load_config_chain(urdf: str, config: ArmConfig, base_frame: str = '',
-                      tip_frame: str = '') -> LoadedChain:
+                      tip_frame: str = '', strict: bool | None = None) -> LoadedChain:
     """``load_chain`` with the frames given, else the configuration's, else the defaults,
-    and the configuration's speed for joints whose URDF gives none.
+    and the configuration's speed for joints whose URDF gives none. ``strict`` (None: the
+    configuration's ``strict_urdf``) refuses the URDF limit conventions of other tools
+    (``common.urdf_tree``) anywhere in the file instead of reading them.
 
     Raises:
         DescriptionError: the URDF is unusable (one line naming the joint or link).
     """
+    if config.strict_urdf if strict is None else strict:
+        read_tree(urdf, strict=True)
     return load_chain(urdf, base_frame or config.base_frame or '',
                       tip_frame or config.tip_frame or '', config.default_joint_speed)

@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[2]
 CORE = SRC / 'arm_kinematics' / 'arm_kinematics'
 # Lowest first: a module may import its own layer and the layers before it, never after.
 LAYERS = ('common', 'model', 'description', 'scene', 'ik', 'arm', 'motion', 'control',
-          'tasks', 'visual', 'analysis', 'front')
+          'tasks', 'visual', 'analysis', 'moveit', 'front')
 # Nothing of ROS, nor of the packages built on the core, may be imported by it.
 FORBIDDEN = ('rclpy', 'arm_ik', 'arm_interfaces', 'arm_bringup', 'arm_testing', 'launch',
              'std_msgs', 'sensor_msgs', 'geometry_msgs', 'trajectory_msgs',

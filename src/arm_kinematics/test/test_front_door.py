@@ -187,7 +187,7 @@ def test_plan_goes_round_a_box_in_the_scene_and_path_follows_a_line(ur5):
     mixed = ur5.path([pose.position, pose], start=START)
     assert mixed.code == PathCode.INVALID_INPUT and 'mix positions and poses' in mixed.message
     for bad in ({'q': GOAL, 'position': pose.position}, {}):
-        assert ur5.plan(**bad).code == MotionCode.INVALID_GOAL
+        assert ur5.plan(**bad, start=START).code == MotionCode.INVALID_GOAL
     cartesian = ur5.plan(position=pose.position - [0.0, 0.0, 0.1], start=START)
     assert cartesian.ok and cartesian.goal_q is not None, cartesian.message
 

@@ -215,7 +215,7 @@ def test_pybullets_lower_above_upper_reads_as_no_limit_with_a_warning(tmp_path):
     assert model.velocity_limits.tolist() == [2.0, 2.0, 3.0]   # the limit's other values kept
     for name, low, high in (('base_yaw', '1', '-1'), ('elbow', '0', '-1')):
         assert f'joint "{name}": lower limit {low} is above upper limit {high}; read as "no ' \
-            'limit" (pybullet\'s convention): a continuous joint' in arm.notes
+            'limit" (pybullet\'s convention): a continuous joint' in ' '.join(arm.notes)
     # As yourdfpy reads the file (it does not clamp to limits): the same FK.
     import yourdfpy
     robot = yourdfpy.URDF.load(io.StringIO(PYBULLET_ARM), load_meshes=False,

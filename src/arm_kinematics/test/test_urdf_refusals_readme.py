@@ -14,6 +14,7 @@ import re
 
 import pytest
 
+from arm_kinematics.arm import ArmConfig, load_config_chain
 from arm_kinematics.description.chain_rules import load_chain
 from arm_kinematics.model.arm_model import DescriptionError
 
@@ -51,6 +52,7 @@ def _long_chain(joints: int) -> str:
     return ''.join(parts) + '</robot>'
 
 
+STRICT = 'with `strict_urdf: true`: a revolute all-zero `<limit>` or `lower > upper`'
 CASES = {
     'an empty description': [('', '', '')],
     'text that is not XML': [('<robot', '', '')],
@@ -91,6 +93,13 @@ CASES = {
     'lower above upper on a prismatic joint (on a revolute one: no limit, as pybullet reads '
     'it)': [(_with('type="revolute"', 'type="prismatic"')
                            .replace('lower="-1" upper="1"', 'lower="2" upper="-2"', 1), '', '')],
+    'a bound left out whose default 0 leaves no range (`lower="0.5"` and no `upper`)': [
+        (_with('lower="-1" upper="1"', 'lower="0.5"'), '', ''),
+        (_with('lower="-1" upper="1"', 'upper="-0.5"'), '', '')],
+    # Refused only with the configuration's strict_urdf (STRICT), read by convention without.
+    STRICT: [(_with('lower="-1" upper="1" velocity="1"',
+                    'lower="0" upper="0" effort="0" velocity="0"'), '', ''),
+             (_with('lower="-1" upper="1"', 'lower="1" upper="-1"'), '', '')],
     'a mimic without a leader, of an unknown or fixed joint, in a cycle, or that cannot stay '
     'inside its limits': [
         (_with(f'{LIMIT}</joint><joint name="k"', f'{LIMIT}<mimic/></joint><joint name="k"'),
@@ -150,7 +159,12 @@ def test_each_readme_row_is_what_the_code_says(what):
     words = ROWS[what]
     for text, base, tip in CASES[what]:
         with pytest.raises(DescriptionError) as raised:
-            load_chain(text, base, tip)
+            if what == STRICT:
+                load_chain(text, base, tip)         # read by convention, not refused
+                load_config_chain(text, ArmConfig.from_mapping({'strict_urdf': True}), base,
+                                  tip)
+            else:
+                load_chain(text, base, tip)
         message = str(raised.value)
         assert '\n' not in message
         assert any(word in message for word in words), (what, message, words)

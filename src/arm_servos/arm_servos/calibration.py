@@ -4,8 +4,12 @@ range, checked against the URDF before anything moves.
     angle [rad] = direction × (ticks − offset) / ticks_per_radian
     ticks       = offset + direction × angle × ticks_per_radian
 
-``offset`` is the servo's reading with the joint at the URDF's zero; ``range`` is the measured
-travel intersected with the URDF limits (radians). A file is refused, naming the field, when
+``offset`` is the servo's reading with the joint at the URDF's zero (a half tick where the zero
+sits between two ticks, as a LeRobot calibration's mid-range does); ``range`` is the measured
+travel intersected with the URDF limits (radians). Two optional fields record what the
+servo's EEPROM must hold for the file to be right, checked on connect (``arm_servos.eeprom``):
+``homing_offset`` (the Homing_Offset register LeRobot writes) and ``drive_mode`` (Dynamixel's
+Drive_Mode reverse bit). A file is refused, naming the field, when
 a field is missing or unknown, a value is of the wrong kind, ids repeat, a joint is not a
 movable joint of the URDF, a joint of the URDF chain is missing, or a range leaves the URDF
 limits or the servo's encoder.
@@ -27,6 +31,7 @@ from arm_kinematics.common.yaml_file import read_yaml_file, YamlFileError
 
 PROTOCOLS = ('feetech', 'dynamixel')
 JOINT_FIELDS = ('id', 'model', 'ticks_per_radian', 'direction', 'offset', 'range')
+OPTIONAL_JOINT_FIELDS = ('homing_offset', 'drive_mode')
 TOP_FIELDS = ('protocol', 'baudrate', 'joints')
 ENCODER_TICKS = 4096       # STS3215 and X series: 12-bit absolute encoders
 LIMIT_TOLERANCE = 1e-6     # rad: URDF limits are often written to 5-6 digits
@@ -78,9 +83,11 @@ class JointCalibration:
     model: str
     ticks_per_radian: float
     direction: int
-    offset: int
+    offset: float
     lower: float
     upper: float
+    homing_offset: int | None = None   # the EEPROM's Homing_Offset this file assumes
+    drive_mode: int | None = None      # the EEPROM's Drive_Mode (Dynamixel) this file assumes
 
     def to_radians(self, ticks: float) -> float:
         return self.direction * (ticks - self.offset) / self.ticks_per_radian
@@ -92,10 +99,17 @@ class JointCalibration:
         return self.direction * ticks_per_second / self.ticks_per_radian
 
     def as_mapping(self) -> dict[str, Any]:
-        return {'id': self.servo_id, 'model': self.model,
-                'ticks_per_radian': round(self.ticks_per_radian, 6),
-                'direction': self.direction, 'offset': self.offset,
-                'range': [round(self.lower, 6), round(self.upper, 6)]}
+        offset = int(self.offset) if float(self.offset).is_integer() else \
+            round(self.offset, 6)
+        out = {'id': self.servo_id, 'model': self.model,
+               'ticks_per_radian': round(self.ticks_per_radian, 9),
+               'direction': self.direction, 'offset': offset,
+               'range': [round(self.lower, 6), round(self.upper, 6)]}
+        if self.homing_offset is not None:
+            out['homing_offset'] = self.homing_offset
+        if self.drive_mode is not None:
+            out['drive_mode'] = self.drive_mode
+        return out
 
 
 @dataclass(frozen=True)
@@ -199,7 +213,7 @@ def _joint(name: str, entry: object, urdf: Mapping[str, UrdfJoint]) -> JointCali
                                f'{", ".join(urdf) or "none"})')
     if not isinstance(entry, Mapping):
         raise CalibrationError(f'{where}: expected a mapping with {", ".join(JOINT_FIELDS)}')
-    _known_fields(entry, JOINT_FIELDS, where)
+    _known_fields(entry, JOINT_FIELDS + OPTIONAL_JOINT_FIELDS, where)
     for field_name in JOINT_FIELDS:
         if field_name not in entry:
             raise CalibrationError(f'{where}.{field_name}: missing')
@@ -216,10 +230,15 @@ def _joint(name: str, entry: object, urdf: Mapping[str, UrdfJoint]) -> JointCali
     direction = entry['direction']
     if direction not in (1, -1) or isinstance(direction, bool):
         raise CalibrationError(f'{where}.direction: must be 1 or -1, got {direction!r}')
-    offset = _integer(entry['offset'], f'{where}.offset')
-    if not 0 <= offset < ENCODER_TICKS:
-        raise CalibrationError(f"{where}.offset: {offset} is outside the encoder's "
-                               f'0..{ENCODER_TICKS - 1}')
+    # Not bounded by the encoder: a gripper mapped onto its URDF range (arm_servos.lerobot)
+    # may put its zero outside the travel; the range's ticks are checked below.
+    offset = _number(entry['offset'], f'{where}.offset')
+    homing = entry.get('homing_offset')
+    if homing is not None:
+        homing = _integer(homing, f'{where}.homing_offset')
+    drive_mode = entry.get('drive_mode')
+    if drive_mode is not None and _integer(drive_mode, f'{where}.drive_mode') not in (0, 1):
+        raise CalibrationError(f'{where}.drive_mode: must be 0 or 1, got {drive_mode!r}')
     bounds = entry['range']
     if not isinstance(bounds, Sequence) or isinstance(bounds, str) or len(bounds) != 2:
         raise CalibrationError(f'{where}.range: expected [lower, upper] in rad, got {bounds!r}')
@@ -232,7 +251,8 @@ def _joint(name: str, entry: object, urdf: Mapping[str, UrdfJoint]) -> JointCali
         raise CalibrationError(f'{where}.range: [{lower:g}, {upper:g}] rad is outside the '
                                f'URDF limits [{limit.lower:g}, {limit.upper:g}]')
     joint = JointCalibration(name, servo_id, model.strip(), ticks_per_radian, int(direction),
-                             offset, max(lower, limit.lower), min(upper, limit.upper))
+                             offset, max(lower, limit.lower), min(upper, limit.upper),
+                             homing, drive_mode)
     ends = sorted((joint.to_ticks(joint.lower), joint.to_ticks(joint.upper)))
     if ends[0] < 0 or ends[1] >= ENCODER_TICKS:
         raise CalibrationError(f'{where}.range: reaches ticks {ends[0]}..{ends[1]}, outside '

@@ -34,6 +34,7 @@ from arm_kinematics.control.codes import ResultCode
 from arm_kinematics.control.goal_rules import Sample, TrajectoryGoal, TrajectoryGoalRules
 from arm_kinematics.control.tracker import GoalTracker
 from arm_servos.bridge import BridgeCore, Diagnostic, JointReading
+from arm_servos.eeprom import eeprom_refusal
 from arm_servos.safety import Outcome
 
 PREEMPTED = 'Current goal preempted by new incoming action.'
@@ -301,6 +302,11 @@ class BridgeRunner:
         if self.leader:
             return Outcome(False, f'cannot enable: {LEADER_REFUSAL}')
         with self.lock:
+            # The servos' EEPROM against the calibration first (RELIABILITY 43): a servo
+            # recalibrated or swapped since the file was written never gets torque.
+            refusal = eeprom_refusal(self.core.bus, self.core.calibration)
+            if refusal:
+                return Outcome(False, refusal)
             outcome = self.core.safety.enable(time.monotonic())
             if not outcome.ok:
                 return outcome

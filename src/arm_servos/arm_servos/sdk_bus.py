@@ -211,6 +211,45 @@ class SdkServoBus(ServoBus):
                 self._count_failure(servo_id, result)
         return models
 
+    def read_register(self, servo_id: int, address: int, size: int) -> int | None:
+        """One register of one servo, raw and unsigned (little-endian), retried; None when the
+        servo does not answer (EEPROM checks on connect, not the bus cycle)."""
+        self._ensure_open()
+        for _ in range(self.retries + 1):
+            try:
+                self._discard_input()
+                data, result, _ = self._packets.readTxRx(self._port, servo_id, address, size)
+            except PORT_ERRORS as exc:
+                raise self._port_lost(exc) from None
+            finally:
+                self._release()
+            self.stats.sent += 1
+            if result == self.sdk.COMM_SUCCESS and len(data) >= size:
+                self.stats.received += 1
+                return int.from_bytes(bytes(data[:size]), 'little')
+            self._count_failure(servo_id, result)
+        return None
+
+    def write_register(self, servo_id: int, address: int, size: int, value: int) -> bool:
+        """Write one register of one servo (raw, little-endian) and wait for its status,
+        retried; False when the servo did not acknowledge it."""
+        self._ensure_open()
+        data = list((value & ((1 << 8 * size) - 1)).to_bytes(size, 'little'))
+        for _ in range(self.retries + 1):
+            try:
+                self._discard_input()
+                result, _ = self._packets.writeTxRx(self._port, servo_id, address, size, data)
+            except PORT_ERRORS as exc:
+                raise self._port_lost(exc) from None
+            finally:
+                self._release()
+            self.stats.sent += 1
+            if result == self.sdk.COMM_SUCCESS:
+                self.stats.received += 1
+                return True
+            self._count_failure(servo_id, result)
+        return False
+
     def read(self) -> dict[int, ServoState | None]:
         self._ensure_open()
         start = time.monotonic()

@@ -11,17 +11,22 @@ error bits in words; the bus's counters).
 Publishes too: ~/state (std_msgs/String, reliable + transient local): the arm's mode
 ('disabled', 'enabled', 'fault: <servo and error>', 'estop: <source>') on each change, so a
 teleop node notices an e-stop or a fault of its follower.
-Publishes too: ~/goal_rejections (rcl_interfaces/Log, reliable + transient local, depth 10):
+Publishes too: ~/goal_rejections (arm_ik.goal_refusals: rcl_interfaces/Log, latched, depth 10):
 each rejected goal's reason, as the bridge logs it; servo_client prints it (the action
 protocol carries no reason for a rejection).
 Serves: ~/follow_joint_trajectory (control_msgs/action/FollowJointTrajectory, the rules of
 joint_trajectory_controller), ~/enable, ~/disable, ~/estop, ~/reset_estop, ~/hold (hold the
-measured position now, the next motion slow: teleop's hold) (std_srvs/Trigger).
+measured position now, the next motion slow: teleop's hold) (std_srvs/Trigger),
+~/gripper_cmd (control_msgs/action/GripperCommand, nodes/gripper_action.py).
 Subscribes: ~/commands (std_msgs/Float64MultiArray, one position per controller joint, as
 forward_position_controller), emergency_stop (std_msgs/Bool, reliable + transient local: true
 switches torque off and latches until ~/reset_estop).
 
-With role leader (teleoperation) the bus is only read: torque is never written.
+With role leader (teleoperation) the bus is only read: torque is switched off once each time
+the port opens (a hand moves the arm) and never written otherwise.
+
+A LeRobot calibration file works as it is; the servos' EEPROM (homing offsets) is compared
+with the calibration on connect and before each enable, a mismatch refused before any torque.
 Torque is never switched on at start-up: call ~/enable, which first writes the measured
 position as the goal. A servo fault aborts the active goal with PATH_TOLERANCE_VIOLATED (the arm
 stops, so it leaves its path) and the servo and error in words.
@@ -33,15 +38,16 @@ import sys
 
 from control_msgs.action import FollowJointTrajectory
 from diagnostic_msgs.msg import DiagnosticArray
-from rcl_interfaces.msg import Log, ParameterDescriptor
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from arm_ik.arm_config import read_description
+from arm_ik.goal_refusals import refusal_message, refusal_publisher
 from arm_ik.nodes.common import (
     declare_parameters,
     LATCHED_QOS,
@@ -56,6 +62,7 @@ from arm_ik.nodes.control_messages import (
     GoalResults,
 )
 from arm_ik.nodes.conversions import seconds_of
+from arm_ik.nodes.gripper_action import GripperAction
 from arm_ik.nodes.servo_messages import diagnostics_message, joint_state_message
 from arm_ik.nodes.servo_parameters import PARAMETERS
 from arm_ik.servo_description import ServoArm
@@ -66,12 +73,9 @@ from arm_servos.bridge import BridgeCore, JointReading
 from arm_servos.bus import BusUnavailableError
 from arm_servos.calibration import CalibrationError
 from arm_servos.drivers import DRIVERS
+from arm_servos.eeprom import eeprom_refusal
 from arm_servos.runner import BridgeRunner, Finished
 from arm_servos.safety import SafetyConfig, ServoSafety
-
-# The last few rejections for a client that subscribes just before sending its goal.
-REJECTIONS_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE,
-                            durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 class ServoBridge(Node):
@@ -90,7 +94,8 @@ class ServoBridge(Node):
         urdf = urdf or wait_for_description(self)
         try:
             arm = ServoArm.from_urdf(urdf, values['base_frame'], values['tip_frame'])
-            calibration = arm.load(values['calibration_file'], urdf)
+            calibration = arm.load(values['calibration_file'], urdf,
+                                   values['lerobot_joint_map'], values['lerobot_protocol'])
             safety = ServoSafety(calibration.joints,
                                  {n: j.velocity for n, j in arm.joints.items()},
                                  SafetyConfig(velocity_cap=values['velocity_cap'] or float('inf'),
@@ -126,7 +131,7 @@ class ServoBridge(Node):
         self.state_pub = self.create_publisher(JointState, 'joint_states', QoSProfile(depth=10))
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics',
                                                      QoSProfile(depth=10))
-        self.rejections_pub = self.create_publisher(Log, '~/goal_rejections', REJECTIONS_QOS)
+        self.rejections_pub = refusal_publisher(self)   # arm_ik.goal_refusals
         self.status_pub = self.create_publisher(String, '~/state', LATCHED_QOS)
         self.server = ActionServer(
             self, FollowJointTrajectory, '~/follow_joint_trajectory',
@@ -143,6 +148,8 @@ class ServoBridge(Node):
         self.create_subscription(Bool, 'emergency_stop', self._on_emergency_stop, LATCHED_QOS)
         self.create_timer(1.0 / values['action_monitor_rate'], self._monitor_goal)
         self.create_timer(1.0 / values['diagnostics_rate'], self._publish_diagnostics)
+        self.gripper = None if self.runner.leader else GripperAction(
+            self, self.core, self.runner.lock, {n: j.effort for n, j in arm.joints.items()})
         self._open(values['port'])
         self.runner.on_reading = self._publish_state
         self.runner.on_fault = self.get_logger().error
@@ -151,7 +158,7 @@ class ServoBridge(Node):
         self.get_logger().info(
             f'{calibration.protocol} bus on {values["port"]} at {calibration.baudrate} baud, '
             f'servos {list(calibration.ids)} for {", ".join(calibration.names)}; '
-            f'{values["rate"]:g} Hz; ' + ('leader: reads only, torque never written'
+            f'{values["rate"]:g} Hz; ' + ('leader: reads only, torque off'
                                           if self.runner.leader else 'torque off until ~/enable'))
 
     def _open(self, port: str) -> None:
@@ -166,6 +173,10 @@ class ServoBridge(Node):
         if silent:
             self.get_logger().error(f'servos not answering on {port}: {", ".join(silent)}; '
                                     'enabling is refused until they answer')
+            return
+        refusal = eeprom_refusal(self.core.bus, self.core.calibration)   # RELIABILITY 43
+        if refusal:
+            raise StartupError(refusal)
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -180,9 +191,7 @@ class ServoBridge(Node):
         reason = self.runner.goal_reason(goal_from_message(request))
         if reason:
             self.get_logger().error(f'goal rejected: {reason}')
-            self.rejections_pub.publish(Log(
-                stamp=self.get_clock().now().to_msg(), level=Log.ERROR,
-                name=self.get_fully_qualified_name(), msg=reason))
+            self.rejections_pub.publish(refusal_message(self, reason))
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 

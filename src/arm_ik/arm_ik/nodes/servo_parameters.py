@@ -14,8 +14,13 @@ PARAMETERS = ParameterTable(
     Param('tip_frame', '', 'tip link of the controlled chain (empty: tool0 or the deepest '
           'leaf); calibrated joints off the chain (a gripper) are published and held',
           read_only=True),
-    Param('calibration_file', '', 'calibration YAML written by servo_calibrate (required)',
-          read_only=True),
+    Param('calibration_file', '', 'calibration YAML written by servo_calibrate, or a LeRobot '
+          'calibration JSON as LeRobot wrote it (required)', read_only=True),
+    Param('lerobot_joint_map', '', "LeRobot file: motor=joint,... where its motor names are "
+          "not the URDF's joints (motor=- leaves one out)", read_only=True),
+    Param('lerobot_protocol', '', "LeRobot file: feetech or dynamixel ('': from its folder "
+          'name, e.g. so101_follower, koch_leader)', read_only=True,
+          choices=('', 'feetech', 'dynamixel')),
     Param('port', '', 'serial device, e.g. /dev/ttyACM0 or the simulated bus link (required)',
           read_only=True),
     Param('rate', 100.0, 'Hz, bus cycles (one sync read + one sync write each) and '

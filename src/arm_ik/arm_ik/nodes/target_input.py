@@ -157,7 +157,7 @@ class TargetInput(Node):
         """Carry out what the core decided, in order."""
         for effect in effects:
             if isinstance(effect, core.SendGoal):
-                self._sent_at[effect.token] = time.monotonic()
+                self._sent_at[effect.token] = self.refusals.mark()
                 self.goals.send(effect.token, task_messages.goal_of(
                     effect.goal, self.model.joint_names), effect.duration,
                     f'[{effect.source}]', effect.target_name or 'target')
@@ -342,7 +342,7 @@ class TargetInput(Node):
     def _report_rejections(self, now: float) -> None:
         """Each rejection once its words came, or WORDS_WAIT s after it without them."""
         for token, deadline in list(self._rejected.items()):
-            sent = self._sent_at.get(token, now)
+            sent = self._sent_at.get(token, self.refusals.mark())
             if self.refusals.since(sent) or now >= deadline:
                 del self._rejected[token]
                 self._sent_at.pop(token, None)

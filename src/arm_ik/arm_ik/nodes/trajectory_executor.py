@@ -17,7 +17,8 @@ this node started still reaches it), target (geometry_msgs/PointStamped, the liv
 (arm_interfaces/Scene, latched, of the safety monitor: every plan, live target and follow
 step is checked against it and self-collision, and a blocked joint move is planned round;
 meshes resolve through ``mesh_search_paths``).
-Services: ~/reset (std_srvs/Trigger), ~/execute_trajectory (arm_interfaces/ExecuteTrajectory).
+Services: ~/reset (std_srvs/Trigger), ~/stop (std_srvs/Trigger: hold whatever moves, as a
+cancel does; move_group's stop), ~/execute_trajectory (arm_interfaces/ExecuteTrajectory).
 Action: ~/move_to_target (arm_interfaces/MoveToTarget). Parameters: executor_parameters.TABLE;
 robot_description is replaceable at run time (same joints, new lengths; not while moving).
 
@@ -45,12 +46,12 @@ from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Bool, Float64MultiArray, String
+from std_msgs.msg import Bool, Float64MultiArray
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
-from arm_ik.goal_refusals import REFUSAL_TOPIC
+from arm_ik.goal_refusals import refusal_message, refusal_publisher
 from arm_ik.middleware import cancel_settled, ControlThread, shutting_down
 from arm_ik.nodes import motion_messages as messages
 from arm_ik.nodes.common import (
@@ -155,8 +156,7 @@ class TrajectoryExecutor(Node):
         self.path_publisher = self.create_publisher(MarkerArray, 'planned_path', LATCHED_QOS)
         self.status_publisher = self.create_publisher(ExecutorStatus, '~/status', LATCHED_QOS)
         # The words of a refused goal, for its client (arm_ik.goal_refusals says why).
-        self.refusal_publisher = self.create_publisher(String, f'~/{REFUSAL_TOPIC}',
-                                                       LATCHED_QOS)
+        self.refusal_publisher = refusal_publisher(self)
         self.link = self._controller_link() if self.out.output == 'follow_joint_trajectory' \
             else None
         self.create_subscription(Bool, 'emergency_stop', self._on_emergency_stop, LATCHED_QOS,
@@ -172,6 +172,7 @@ class TrajectoryExecutor(Node):
             self.create_subscription(PointStamped, 'target', self._on_target,
                                      qos_profile_sensor_data, callback_group=input_group)
         self.create_service(Trigger, '~/reset', self._on_reset, callback_group=input_group)
+        self.create_service(Trigger, '~/stop', self._on_stop, callback_group=stop_group)
         self.create_service(ExecuteTrajectory, '~/execute_trajectory',
                             self._on_execute_trajectory, callback_group=goal_group)
         self.action_server = ActionServer(
@@ -306,6 +307,16 @@ class TrajectoryExecutor(Node):
         response.success, response.message = self.core.reset()
         return response
 
+    def _on_stop(self, request: Trigger.Request, response: Trigger.Response
+                 ) -> Trigger.Response:
+        moving = self.core.stop(time.monotonic(), 'stopped by a client (~/stop); the arm '
+                                'holds where it was')
+        if moving and self.link is not None:
+            self.link.cancel_all('stopped by a client')
+        response.success = True
+        response.message = 'stopped: holding' if moving else 'nothing was moving'
+        return response
+
     def _on_target(self, message: PointStamped) -> None:
         outcome = self.follow.target(
             np.array([message.point.x, message.point.y, message.point.z]),
@@ -370,7 +381,7 @@ class TrajectoryExecutor(Node):
         except while the node shuts down: that rejection's words go out first."""
         if not shutting_down(self.context):
             return GoalResponse.ACCEPT
-        self.refusal_publisher.publish(String(data=goal_refusal_words(
+        self.refusal_publisher.publish(refusal_message(self, goal_refusal_words(
             'a new goal', MotionCode.INTERNAL_ERROR, 'the executor is shutting down')))
         return GoalResponse.REJECT
 
@@ -411,7 +422,7 @@ class TrajectoryExecutor(Node):
         result = messages.result_message(end.code, end.message, report, end.ik_code,
                                          owner.record, self.names)
         if end.refused:         # its words out before the result
-            self.refusal_publisher.publish(String(data=goal_refusal_words(
+            self.refusal_publisher.publish(refusal_message(self, goal_refusal_words(
                 owner.name, end.code, end.message)))
         if not goal_handle.is_active:
             return result

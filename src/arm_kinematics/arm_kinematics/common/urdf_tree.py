@@ -8,7 +8,11 @@ namespace prefix the file never declares (Drake's ``drake:``) and blank lines be
 declaration are accepted. Two conventions of other tools are read as they mean them: a
 revolute ``<limit lower="0" upper="0" effort="0" velocity="0"/>`` (CAD exporters' "not set",
 SolidWorks' above all) and a revolute ``lower > upper`` (pybullet's "no limit") make a
-continuous joint. Each assumption is a warning naming the joint. What is broken (a
+continuous joint, each only when every attribute it reads is written in the file (a
+``lower="0.5"`` without ``upper`` is not pybullet's "no limit": the default upper of 0 below
+it is refused). Each assumption is a warning naming the joint, what was assumed and how to
+write the real limits; ``read_tree(text, strict=True)`` refuses both conventions instead
+(an arm configuration's ``strict_urdf: true``). What is broken (a
 number that is not one, a cycle, a mimic of an unknown joint) raises DescriptionError in one
 line naming the joint or link and the attribute.
 """
@@ -210,10 +214,11 @@ def lenient_text(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=4)
-def read_tree(text: str) -> RobotTree:
+def read_tree(text: str, strict: bool = False) -> RobotTree:
     """Read and check every link and joint of a URDF (the last few texts are kept: a node
     reads its URDF for the frames, the chain, the passive joints and the collision links;
-    the result is shared, not to be changed).
+    the result is shared, not to be changed). ``strict``: refuse the limits other tools'
+    conventions would read (module doc) instead of reading them with a warning.
 
     Raises:
         DescriptionError: in one line naming the joint or link and the attribute.
@@ -233,7 +238,7 @@ def read_tree(text: str) -> RobotTree:
     joints: dict[str, JointSpec] = {}
     children: dict[str, str] = {}
     for element in root.findall('joint'):
-        joint = _read_joint(element, known, warnings)
+        joint = _read_joint(element, known, warnings, strict)
         if joint.name in joints:
             raise DescriptionError(f'joint "{joint.name}" is declared twice')
         if joint.child in children:
@@ -286,7 +291,7 @@ def _check_mimics(tree: RobotTree) -> None:
 
 
 def _read_joint(element: ElementTree.Element, links: set[str],
-                warnings: list[str]) -> JointSpec:
+                warnings: list[str], strict: bool = False) -> JointSpec:
     name = element.get('name')
     if not name or not name.strip():
         raise DescriptionError('a <joint> has no name')
@@ -312,7 +317,7 @@ def _read_joint(element: ElementTree.Element, links: set[str],
     if kind in MOVING_TYPES:
         axis = _read_axis(element.find('axis'), where)
         lower, upper, velocity, effort = _read_limit(element.find('limit'), kind, where,
-                                                     warnings)
+                                                     warnings, strict)
         if kind == 'revolute' and math.isinf(upper):
             # Read as having no position limit (see _read_limit): a continuous joint.
             kind = 'continuous'
@@ -375,7 +380,8 @@ def _limit_number(element: ElementTree.Element, attribute: str, where: str) -> f
 
 
 def _read_limit(element: ElementTree.Element | None, kind: str, where: str,
-                warnings: list[str]) -> tuple[float, float, float | None, float | None]:
+                warnings: list[str], strict: bool = False
+                ) -> tuple[float, float, float | None, float | None]:
     if element is None:
         if kind != 'continuous':
             raise DescriptionError(f'{kind} {where} has no <limit> (lower, upper, velocity)')
@@ -390,32 +396,53 @@ def _read_limit(element: ElementTree.Element | None, kind: str, where: str,
     if effort is not None and effort < 0.0:
         raise DescriptionError(f'{where}: <limit> effort="{element.get("effort")}" is '
                                'negative')
+    written = velocity
     if not velocity:
         velocity = None
     if kind == 'continuous':
         return -math.inf, math.inf, velocity, effort
+    how = ('write the real ones as <limit lower=".." upper=".." velocity=".." effort="..">, '
+           'or type="continuous" for a joint that turns without end')
+    # SolidWorks' sw_urdf_exporter writes every limit as 0 when the user set none: "not set",
+    # not a locked joint (a locked one keeps a velocity or effort of its own). Only when all
+    # four are written as 0: a missing attribute is the specification's default, not this.
+    if kind == 'revolute' and lower == upper == effort == written == 0.0:
+        if strict:
+            raise DescriptionError(f'{where}: <limit lower="0" upper="0" effort="0" '
+                                   'velocity="0"> (an exporter\'s "not set") is refused '
+                                   f'(strict URDF reading): {how}')
+        warnings.append(f'{where}: <limit lower="0" upper="0" effort="0" velocity="0"> (an '
+                        'exporter\'s "not set") read as a continuous joint: assumed no '
+                        "position limit and the default speed (SolidWorks' convention); "
+                        f'to state its limits {how}')
+        return -math.inf, math.inf, None, None
     missing = [name for name, value in (('lower', lower), ('upper', upper)) if value is None]
     if missing:
+        lower = 0.0 if lower is None else lower
+        upper = 0.0 if upper is None else upper
+        if lower > upper:
+            # Not pybullet's "no limit": that needs both written. The default makes an
+            # empty range, which no reading of the file can mean.
+            raise DescriptionError(
+                f'{where}: <limit> has no {" or ".join(missing)}, and the URDF default of 0 '
+                f'makes lower {lower:g} above upper {upper:g}: {how}')
         warnings.append(f'{where}: <limit> has no {" or ".join(missing)}; read as 0 (the URDF '
-                        'default)')
-    if kind == 'revolute' and lower == upper == 0.0 and effort == 0.0 and velocity is None \
-            and element.get('velocity') is not None:
-        # SolidWorks' sw_urdf_exporter writes every limit as 0 when the user set none: "not
-        # set", not a locked joint (a locked one keeps a velocity or effort of its own).
-        warnings.append(f'{where}: <limit lower="0" upper="0" effort="0" velocity="0"> (an '
-                        'exporter\'s "not set") read as a continuous joint, no position '
-                        'limit; give lower/upper to bound it')
-        return -math.inf, math.inf, None, None
-    lower = 0.0 if lower is None else lower
-    upper = 0.0 if upper is None else upper
+                        f'default), limits [{lower:g}, {upper:g}]; if they are not, {how}')
+        return lower, upper, velocity, effort
+    assert lower is not None and upper is not None
     if lower > upper:
         if kind == 'prismatic':
             raise DescriptionError(f'{where}: lower limit {lower} is not below upper limit '
                                    f'{upper} (read as "no limit" on a revolute joint, as '
                                    'pybullet does; a prismatic joint needs its travel)')
+        if strict:
+            raise DescriptionError(f'{where}: lower limit {lower:g} is above upper limit '
+                                   f'{upper:g} (pybullet\'s "no limit") and is refused '
+                                   f'(strict URDF reading): {how}')
         # pybullet's convention: lower > upper means the joint is not limited.
         warnings.append(f'{where}: lower limit {lower:g} is above upper limit {upper:g}; read '
-                        'as "no limit" (pybullet\'s convention): a continuous joint')
+                        'as "no limit" (pybullet\'s convention): a continuous joint is assumed; '
+                        f'to state its limits {how}')
         return -math.inf, math.inf, velocity, effort
     return lower, upper, velocity, effort
 

@@ -51,6 +51,9 @@ _TOP_KEYS = {
     'controller': 'FollowJointTrajectory controller: action, path/goal tolerances, goal time, '
                   'rates, waits (description.controller_config.ControllerConfig)',
     'info': 'what the arm_config command found (family, solver reason): not read',
+    'strict_urdf': "true: refuse URDF limits that other tools' conventions would read "
+                   "(SolidWorks' all-zero <limit>, pybullet's lower > upper); default "
+                   'false: read them as continuous joints with a warning',
 }
 _IK_KEYS = {'default_solver', 'min_height_above_shoulder', 'damping', 'tolerance',
             'max_iterations', 'avoid_collisions', 'objective'}
@@ -151,6 +154,9 @@ class ArmConfig:
                 parse_safety_config(data['safety'], source)
             except SafetyConfigError as error:
                 raise ArmConfigError(str(error)) from None
+        if 'strict_urdf' in data and not isinstance(data['strict_urdf'], bool):
+            raise ArmConfigError(f'{source}: strict_urdf must be true or false, got '
+                                 f'{data["strict_urdf"]!r}')
         if 'avoid_collisions' in ik and not isinstance(ik['avoid_collisions'], bool):
             raise ArmConfigError(f'{source}: ik.avoid_collisions must be true or false, got '
                                  f'{ik["avoid_collisions"]!r}')
@@ -229,6 +235,12 @@ class ArmConfig:
         """``motion.path_planner`` ('' when absent: the arm's default, see
         kinematics.motion.safety_check.default_path_planner)."""
         return str(self.section('motion').get('path_planner') or '')
+
+    @property
+    def strict_urdf(self) -> bool:
+        """``strict_urdf``: refuse the URDF limit conventions of other tools instead of
+        reading them (``common.urdf_tree``)."""
+        return bool(self.data.get('strict_urdf', False))
 
     @property
     def base_frame(self) -> str | None:

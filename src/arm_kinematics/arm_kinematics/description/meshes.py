@@ -1,9 +1,14 @@
 """Where a URDF's mesh files are: ``package://``, ``file://`` and plain paths resolved.
 
-``package://<name>/<rest>`` is looked for in every search path as ``<root>/<name>/<rest>``,
-``<root>/share/<name>/<rest>`` (an install prefix, where the ament index puts a package's
-share folder) and ``<root>/<rest>``, in the order of the paths given (an explicit list is
-all that is searched). The default search paths are the URDF's folders, the prefixes of the
+``package://<name>/<rest>`` is looked for in every search path as ``<root>/<name>/<rest>``
+and ``<root>/share/<name>/<rest>`` (an install prefix, where the ament index puts a package's
+share folder), in the order of the paths given (an explicit list is all that is searched);
+``<root>/<rest>`` only where the root is that package's own folder: named ``<name>``, or
+holding a package.xml whose ``<name>`` is it (a clone under another folder name). Never in
+another package's folder: a URDF in robot_a/urdf/ naming ``package://robot_b/meshes/base.stl``
+must not get robot_a/meshes/base.stl, a wrong collision shape without a warning.
+
+The default search paths are the URDF's folders, the prefixes of the
 ament index (``ament_index_python``'s search paths where it is importable, else
 AMENT_PREFIX_PATH), ROS_PACKAGE_PATH, then the prefixes where pip puts description packages:
 the environment's own prefix (``data_files`` under ``share/``) and every ``cmeel.prefix`` of
@@ -17,6 +22,7 @@ from collections.abc import Sequence
 import functools
 import os
 from pathlib import Path
+import re
 import site
 import sys
 import sysconfig
@@ -29,12 +35,14 @@ def resolve_mesh(filename: str, search_paths: Sequence[str | Path]) -> Path | No
         return path if path.is_file() else None
     if filename.startswith('package://'):
         package, _, rest = filename[len('package://'):].partition('/')
-        for root in search_paths:
-            root = Path(root)
-            for candidate in (root / package / rest, root / 'share' / package / rest,
-                              root / rest):
+        if not package or not rest:
+            return None
+        for root in map(Path, search_paths):
+            for candidate in (root / package / rest, root / 'share' / package / rest):
                 if candidate.is_file():
                     return candidate
+            if is_package_folder(root, package) and (root / rest).is_file():
+                return root / rest
         return None
     path = Path(filename)
     if path.is_absolute():
@@ -43,6 +51,23 @@ def resolve_mesh(filename: str, search_paths: Sequence[str | Path]) -> Path | No
         if (Path(root) / path).is_file():
             return Path(root) / path
     return None
+
+
+def is_package_folder(folder: Path, package: str) -> bool:
+    """Whether ``folder`` is the source or share folder of ROS package ``package``: named
+    so, or holding a package.xml that names it."""
+    return folder.name == package or _package_xml_name(str(folder)) == package
+
+
+@functools.lru_cache(maxsize=256)
+def _package_xml_name(folder: str) -> str:
+    """The ``<name>`` of ``folder``/package.xml ('' when there is none or it has none)."""
+    try:
+        text = (Path(folder) / 'package.xml').read_text(encoding='utf-8', errors='replace')
+    except OSError:
+        return ''
+    match = re.search(r'<name>\s*([^<\s]+)\s*</name>', text)
+    return match.group(1) if match else ''
 
 
 def ament_prefixes() -> list[Path]:

@@ -32,9 +32,13 @@ __all__ = ['CheckVerdict', 'IKBranches', 'IKSolution', 'MotionPlan', 'PathAnswer
            'Solution']
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Pose:
     """A tool pose in the base frame.
+
+    Two poses are equal when their arrays are (``np.array_equal``: exact, and q and −q are
+    different values though the same rotation); a pose holds arrays, which may change, so it
+    is not hashable (not a dict key nor in a set).
 
     Attributes:
         position: (3,) m.
@@ -43,6 +47,16 @@ class Pose:
 
     position: np.ndarray
     quaternion: np.ndarray
+
+    def __eq__(self, other: object) -> bool:
+        # The dataclass's == compares the arrays as a tuple, which asks numpy for the truth
+        # of an element-wise array and raises.
+        if not isinstance(other, Pose):
+            return NotImplemented
+        return bool(np.array_equal(self.position, other.position)
+                    and np.array_equal(self.quaternion, other.quaternion))
+
+    __hash__ = None     # type: ignore[assignment]
 
     @staticmethod
     def of_matrix(matrix: np.ndarray) -> Pose:

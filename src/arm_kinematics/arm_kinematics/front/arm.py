@@ -15,10 +15,15 @@ layers over the modules that do the work, each answering with the code and the w
 - ``check(q)``: limits, self-collision, the scene and the floor — ``scene.checker``.
 
 The solvers, planner and collision checker are built on first use and kept (the collision
-checker reads the URDF's meshes once: 1-2 s with meshes). ``scene`` holds the objects that
-``check``, ``plan`` and ``ik(avoid_collisions=True)`` avoid. One ``Arm`` serves one thread
-for ``path``, ``plan`` and ``check`` (the checker's buffers are reused); ``fk`` and ``ik``
-may be called from any thread.
+checker reads the URDF's meshes once: 1-2 s with meshes); the first use builds them under a
+lock, so threads that start together share one ``scene`` and one dispatcher. ``scene`` holds
+the objects that ``check``, ``plan`` and ``ik(avoid_collisions=True)`` avoid. One ``Arm``
+serves one thread for ``path`` and ``plan`` (the path IK and planner keep state); ``fk``,
+``ik`` and ``check`` may be called from any thread (each thread gets its own collision
+checker; test_front_door_review runs them from several).
+
+``plan`` and ``path`` need ``start``, the joint positions the robot is at: a move planned
+from home on a robot that is elsewhere would jump at its first point.
 """
 
 from __future__ import annotations
@@ -50,6 +55,8 @@ from arm_kinematics.ik.solvers.base import SolveOptions
 from arm_kinematics.model.arm_model import DescriptionError
 
 LOG = logging.getLogger('arm_kinematics')
+_START_REQUIRED = ('start is required: the joint positions the robot is at now (a move '
+                   'from home on a robot that is elsewhere jumps at its first point)')
 # A URDF given as text starts with its XML; anything else is a file name.
 _XML_START = ('<', '\ufeff<')
 
@@ -65,13 +72,17 @@ class Arm(core.Arm):
     """
 
     _front: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    # Held while a lazy member (scene, dispatcher, path IK, planner) is first built: two
+    # threads' first calls must not build two and keep whichever came last.
+    _build_lock: Any = field(default_factory=threading.RLock, init=False, repr=False,
+                             compare=False)
 
     # ------------------------------------------------------------------ building
     @classmethod
     def from_urdf(cls, urdf: str | Path, base: str = '', tip: str = '',
                   config: ArmConfig | Mapping | str | Path | None = None, label: str = '',
                   mesh_paths: Sequence[str | Path] = (),
-                  options: SolveOptions | None = None) -> Arm:
+                  options: SolveOptions | None = None, strict: bool | None = None) -> Arm:
         """The arm of a URDF.
 
         Args:
@@ -84,6 +95,9 @@ class Arm(core.Arm):
             mesh_paths: folders where ``package://`` meshes are looked for first (then the
                 URDF's folders, AMENT_PREFIX_PATH, ROS_PACKAGE_PATH and pip's prefixes).
             options: solver settings (default ``SolveOptions()``).
+            strict: True refuses the URDF limit conventions of other tools (SolidWorks'
+                all-zero ``<limit>``, pybullet's lower > upper) instead of reading them as
+                continuous joints with a warning; None: the configuration's ``strict_urdf``.
 
         Raises:
             DescriptionError: the URDF is unreadable or unusable (one line naming the joint,
@@ -91,7 +105,7 @@ class Arm(core.Arm):
         """
         text, path = _read_urdf(urdf)
         config = _read_config(config)
-        loaded = core.load_config_chain(text, config, base, tip)
+        loaded = core.load_config_chain(text, config, base, tip, strict)
         value = core.build_arm(loaded.model, config, label)
         arm = cls(**{f.name: getattr(value, f.name) for f in fields(core.Arm) if f.init})
         arm._front.update(notes=tuple(loaded.report()), urdf_path=path,
@@ -103,12 +117,15 @@ class Arm(core.Arm):
 
     def with_safety(self, geometry: Any) -> Arm:
         """The same arm judged by ``geometry`` (``arm.Arm.with_safety``); what it was loaded
-        from is kept, the solvers and checkers are built anew."""
+        from and its ``scene`` (the same object: an obstacle added to one is in both) are
+        kept, the solvers and checkers are built anew."""
         other = super().with_safety(geometry)
         if other is not self:
-            other._front.update({key: self._front[key] for key in
-                                 ('notes', 'urdf_path', 'mesh_paths', 'options')
-                                 if key in self._front})
+            with self._build_lock:
+                self.scene      # noqa: B018 (built now so both arms hold this one)
+                other._front.update({key: self._front[key] for key in
+                                     ('notes', 'urdf_path', 'mesh_paths', 'options', 'scene')
+                                     if key in self._front})
         return other
 
     @property
@@ -140,13 +157,20 @@ class Arm(core.Arm):
         ``arm.scene.add({'id': 'box', 'type': 'box', 'size': [0.2, 0.2, 0.4],
         'pose': {'xyz': [0.4, 0.3, 0.2]}})``."""
         from arm_kinematics.scene.objects import Scene
-        if 'scene' not in self._front:
-            self._front['scene'] = Scene(self.model.base_link, self.search_paths)
-        return self._front['scene']
+        scene = self._front.get('scene')
+        if scene is None:
+            with self._build_lock:
+                if 'scene' not in self._front:
+                    self._front['scene'] = Scene(self.model.base_link, self.search_paths)
+                scene = self._front['scene']
+        return scene
 
     def checker(self) -> Any:
         """This thread's collision checker of the arm (URDF shapes, the ``scene``)."""
-        local = self._front.setdefault('local', threading.local())
+        local = self._front.get('local')
+        if local is None:
+            with self._build_lock:
+                local = self._front.setdefault('local', threading.local())
         checker = getattr(local, 'checker', None)
         if checker is None:
             checker = local.checker = self.collision_checker(
@@ -156,13 +180,18 @@ class Arm(core.Arm):
         return checker
 
     def ik_dispatcher(self) -> IKDispatcher:
-        """The arm's IK dispatcher (every solver that applies; its floor rules), built once."""
-        if 'dispatcher' not in self._front:
-            dispatcher = IKDispatcher(self.model, self.workspace, self.default_solver,
-                                      self.safety, self.checker, self.avoid_collisions)
-            dispatcher.scene = self.scene
-            self._front['dispatcher'] = dispatcher
-        return self._front['dispatcher']
+        """The arm's IK dispatcher (every solver that applies; its floor rules), built once
+        (under the lock: concurrent first calls get one dispatcher bound to one ``scene``)."""
+        dispatcher = self._front.get('dispatcher')
+        if dispatcher is None:
+            with self._build_lock:
+                if 'dispatcher' not in self._front:
+                    built = IKDispatcher(self.model, self.workspace, self.default_solver,
+                                         self.safety, self.checker, self.avoid_collisions)
+                    built.scene = self.scene
+                    self._front['dispatcher'] = built
+                dispatcher = self._front['dispatcher']
+        return dispatcher
 
     # ------------------------------------------------------------------ kinematics
     def fk(self, q: Sequence[float]) -> Pose:
@@ -185,7 +214,8 @@ class Arm(core.Arm):
         Args:
             position: m, base frame; or a ``Pose`` (its orientation then applies too).
             orientation: None (position only), a quaternion (x, y, z, w) or a 3×3 rotation.
-            seed: where to start and what "closest" is measured from (default: home).
+            seed: where to start and what "closest" is measured from (default: home; give
+                the robot's joint positions now for the solution nearest where it is).
             objective: which solution when there are several: closest (to the seed),
                 first, manipulability or centred (``ik.objectives``).
             solver: '' for the arm's default, else a solver name (``ik.solvers``).
@@ -266,7 +296,7 @@ class Arm(core.Arm):
                          seed_positions=tuple(start.tolist()))
 
     # ------------------------------------------------------------------ motion
-    def path(self, waypoints: Sequence[Any], start: Sequence[float] | None = None,
+    def path(self, waypoints: Sequence[Any], start: Sequence[float],
              solver: str = '', max_step: float = 0.0, timing: str = '',
              velocity_scale: float = 0.0, allow_branch_change: bool = False,
              timeout: float = 0.0) -> PathAnswer:
@@ -276,7 +306,8 @@ class Arm(core.Arm):
         Args:
             waypoints: positions (m), or ``Pose`` / (position, quaternion) pairs for a full
                 pose path (all of one kind).
-            start: joint positions the path starts from (default: home).
+            start: the joint positions the robot is at, where the path starts (required:
+                a path from anywhere else would jump at its first point).
             solver: '' for the arm's default. max_step: m between path samples (0: 1 cm).
             timing: 'min_jerk' (default) or 'linear'. velocity_scale: share of the URDF
                 velocity limits, (0, 1] (0: 1). allow_branch_change: a closed form may change
@@ -291,11 +322,15 @@ class Arm(core.Arm):
         if poses is None:
             return PathAnswer(PathCode.INVALID_INPUT, reason, None, 0.0,
                               PathResult(PathCode.INVALID_INPUT, reason))
-        if 'path_ik' not in self._front:
-            self._front['path_ik'] = PathIK(self.ik_dispatcher(), self.safety)
-            self._warm_path(start, goal, solver, poses[0] if poses else None)
+        if start is None:
+            return PathAnswer(PathCode.INVALID_INPUT, _START_REQUIRED, None, 0.0,
+                              PathResult(PathCode.INVALID_INPUT, _START_REQUIRED))
+        with self._build_lock:
+            if 'path_ik' not in self._front:
+                self._front['path_ik'] = PathIK(self.ik_dispatcher(), self.safety)
+                self._warm_path(start, goal, solver, poses[0] if poses else None)
         request = PathRequest(
-            start=self.home if start is None else start, waypoints=poses, goal=int(goal),
+            start=start, waypoints=poses, goal=int(goal),
             solver=solver, max_cartesian_step=max_step, timing=timing,
             velocity_scale=velocity_scale, allow_branch_change=allow_branch_change,
             timeout=timeout)
@@ -309,7 +344,7 @@ class Arm(core.Arm):
         cache takes longer than a path's whole timeout (5 s; 15 s of CPU on a busy 2-core
         machine), and that time is not the path's."""
         from arm_kinematics.motion.path_ik import MAX_PATH_TIMEOUT, PathRequest, ToolPose
-        begin, _ = check_vector(self.home if start is None else start, self.model.dof, 'start')
+        begin, _ = check_vector(start, self.model.dof, 'start')
         if begin is None or pose is None:
             return
         here = Pose.of_matrix(self.model.fk(begin))
@@ -318,8 +353,8 @@ class Arm(core.Arm):
         self._front['path_ik'].follow(PathRequest(begin, [nudge], int(goal), solver=solver,
                                                   timeout=MAX_PATH_TIMEOUT), self.options)
 
-    def plan(self, q: Sequence[float] | None = None, *, position: Any = None,
-             orientation: Any = None, start: Sequence[float] | None = None,
+    def plan(self, q: Sequence[float] | None = None, *, start: Sequence[float],
+             position: Any = None, orientation: Any = None,
              duration: float = 0.0, speed_scale: float = 0.0, law: str = '',
              settings: Any = None) -> MotionPlan:
         """A timed move from ``start`` to joint positions ``q``, or to a tool ``position``
@@ -329,7 +364,8 @@ class Arm(core.Arm):
         move is blocked.
 
         Args:
-            start: joint positions now (default: home).
+            start: the joint positions the robot is at (required, keyword: a plan from
+                anywhere else would jump at its first point).
             duration: s, a minimum (0: as fast as the limits allow).
             speed_scale: share of the URDF velocity limits, (0, 1] (0: 0.5).
             law: motion law: min_jerk (default), exponential, or for a position target
@@ -360,26 +396,30 @@ class Arm(core.Arm):
             goal = MoveGoal(position=tuple(request.position),
                             orientation=tuple(request.orientation), goal_type=request.goal,
                             motion_law=law, duration=duration, speed_scale=speed_scale)
+        if start is None:
+            return MotionPlan.of(PlanFailure(MotionError(MotionCode.INVALID_GOAL,
+                                                         _START_REQUIRED)))
         if settings is None:
             settings = MotionSettings(default_law=self.config.default_law)
-        begin = self.home if start is None else start
-        return MotionPlan.of(self._planner().plan(goal, begin, settings))
+        return MotionPlan.of(self._planner().plan(goal, start, settings))
 
     def _planner(self) -> Any:
         """The executor's motion planner on this arm's solvers, safety and checker."""
-        from arm_kinematics.motion.planner import MotionPlanner
-        from arm_kinematics.motion.safety_check import CollisionGuard, SafetyAdapter
-        if 'planner' not in self._front:
-            safety = SafetyAdapter(self.safety) if self.config.get('safety') is not None \
-                else None
-            guard = CollisionGuard(lambda: self.collision_checker(
-                self.scene, self._front.get('mesh_paths', ()), self._front.get('urdf_path')))
-            planner = MotionPlanner(self.model, self.ik_dispatcher(), self.options, safety, guard)
-            planner.default_path_planner = self.config.path_planner or \
-                planner.default_path_planner
-            self._front['planner'] = planner
+        with self._build_lock:
+            if 'planner' not in self._front:
+                self._front['planner'] = self._new_planner()
         planner = self._front['planner']
         planner.collision.set_scene(self.scene)
+        return planner
+
+    def _new_planner(self) -> Any:
+        from arm_kinematics.motion.planner import MotionPlanner
+        from arm_kinematics.motion.safety_check import CollisionGuard, SafetyAdapter
+        safety = SafetyAdapter(self.safety) if self.config.get('safety') is not None else None
+        guard = CollisionGuard(lambda: self.collision_checker(
+            self.scene, self._front.get('mesh_paths', ()), self._front.get('urdf_path')))
+        planner = MotionPlanner(self.model, self.ik_dispatcher(), self.options, safety, guard)
+        planner.default_path_planner = self.config.path_planner or planner.default_path_planner
         return planner
 
     # ------------------------------------------------------------------ checks
@@ -449,7 +489,12 @@ def _read_config(config: ArmConfig | Mapping | str | Path | None) -> ArmConfig:
 
 
 def _quaternion(orientation: Any) -> tuple[tuple[float, ...] | None, str]:
-    """(x, y, z, w) of a quaternion or a 3×3 rotation; (None, reason) otherwise."""
+    """(x, y, z, w) of a quaternion or a 3×3 rotation; (None, reason) otherwise.
+
+    A quaternion is normalised, as the IK server and the planner do (``ik.request``), unless
+    its norm is too small or large to give a direction; a 3×3 matrix must be a proper
+    rotation: orthonormal with determinant +1 (a mirror image, det −1, passes R Rᵀ = I but
+    no pose has it, and the solvers would answer for some other rotation)."""
     from arm_kinematics.common.transforms import matrix_to_quaternion
     if orientation is None:
         return None, ''
@@ -457,14 +502,22 @@ def _quaternion(orientation: Any) -> tuple[tuple[float, ...] | None, str]:
         values = np.asarray(orientation, dtype=float)
     except (TypeError, ValueError):
         return None, 'orientation is not a quaternion (x, y, z, w) nor a 3×3 rotation'
-    if values.shape == (3, 3) and np.isfinite(values).all():
+    if values.shape == (3, 3):
+        if not np.isfinite(values).all():
+            return None, 'orientation: the 3×3 rotation holds NaN or inf'
         if not np.allclose(values @ values.T, np.eye(3), atol=1e-6):
-            return None, 'orientation: the 3×3 matrix is not a rotation'
+            return None, 'orientation: the 3×3 matrix is not a rotation (R Rᵀ is not I)'
+        if np.linalg.det(values) < 0.0:
+            return None, ('orientation: the 3×3 matrix is not a proper rotation (determinant '
+                          '−1: a mirror image)')
         return tuple(float(v) for v in matrix_to_quaternion(values)), ''
     vector, reason = check_vector(values, 4, 'orientation (x, y, z, w)')
     if vector is None:
         return None, reason
-    return tuple(vector.tolist()), ''
+    norm = float(np.linalg.norm(vector))
+    if not 1e-6 < norm < 1e150:
+        return None, f'orientation (x, y, z, w) has norm {norm:g}; give a unit quaternion'
+    return tuple((vector / norm).tolist()), ''
 
 
 def _tool_poses(waypoints: Sequence[Any], tool_pose: type

@@ -244,6 +244,11 @@ class IKDispatcher:
                 default_solver, self.not_applicable.get(default_solver, 'unknown name')))
         self.default_solver = default_solver
 
+    @property
+    def checks_collisions(self) -> bool:
+        """Whether a request may ask for a collision-free answer (a checker was given)."""
+        return self._collision_factory is not None
+
     def collision_checker(self) -> Any:
         """This thread's collision checker, with the dispatcher's scene in use now.
 

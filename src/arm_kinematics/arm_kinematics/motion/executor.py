@@ -391,6 +391,20 @@ class ExecutorCore:
             self.runner.stop(now, MotionCode.CANCELED, CANCELED_MESSAGE, owner)
             owner.finish(MotionCode.CANCELED, CANCELED_MESSAGE)     # when still planning
 
+    def stop(self, now: float, message: str) -> bool:
+        """A client's stop of whatever moves (~/stop: move_group's "stop" event, a cancelled
+        ExecuteTrajectory): hold without a jump; a goal still planning ends CANCELED and
+        never starts. True when something was moving or planning."""
+        with self._lock:
+            active = self._active
+        planning = active is not None and not active.done.is_set()
+        if planning:
+            active.finish(MotionCode.CANCELED, message)
+        if self.runner.mode in (Mode.MOVING, Mode.FOLLOWING):
+            self.runner.stop(now, MotionCode.CANCELED, message)
+            return True
+        return planning
+
     @staticmethod
     def interrupted(owner: Owner, cancel_requested: bool) -> bool:
         """True when ``owner``'s goal has ended (stopped, preempted, canceled) before its

@@ -37,7 +37,7 @@ import math
 import numpy as np
 
 from arm_kinematics.common.transforms import matrix_to_quaternion, quaternion_to_matrix
-from arm_kinematics.ik.request import IKDispatcher, IKRequest
+from arm_kinematics.ik.request import AVOID_DEFAULT, AVOID_ON, IKDispatcher, IKRequest
 from arm_kinematics.ik.result import check_vector, ErrorCode, GoalType
 from arm_kinematics.ik.solvers.base import SolveOptions
 from arm_kinematics.model.arm_model import ArmModel
@@ -220,7 +220,14 @@ class MotionPlanner:
         request = IKRequest(position=tuple(goal.position), orientation=tuple(goal.orientation),
                             goal=int(goal_type), frame_id=goal.frame_id, solver=goal.solver,
                             seed_names=self.model.joint_names, seed_positions=tuple(start),
-                            branch=goal.branch, objective=MOVE_OBJECTIVE)
+                            branch=goal.branch, objective=MOVE_OBJECTIVE,
+                            # A goal in collision is refused below whatever IK answers, so
+                            # IK is asked for a collision-free solution where it can check:
+                            # the nearest one when it is free (the same answer), else the
+                            # nearest free branch or seed (a position-only goal on a UR5
+                            # whose nearest solution folds the forearm onto the wrist).
+                            avoid_collisions=AVOID_ON if self.dispatcher.checks_collisions
+                            else AVOID_DEFAULT)
         answer = self.dispatcher.solve(request, self.ik_options, start)
         result = answer.result
         if not result.success or result.q is None:

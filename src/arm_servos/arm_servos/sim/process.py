@@ -22,7 +22,9 @@ class SimProcess:
     def __init__(self, link: str | Path, protocol: str = 'feetech',
                  ids: Sequence[int] = (1, 2, 3, 4, 5, 6), position: str = '2048',
                  goal: str = '', baud: int = 1_000_000, tau: float = 0.05,
-                 start_timeout: float = 10.0, per_reply: bool = False) -> None:
+                 start_timeout: float = 10.0, per_reply: bool = False,
+                 extra: Sequence[str] = ()) -> None:
+        """``extra``: more servo_sim arguments (``--homing``, ``--lerobot FILE``...)."""
         self.link = Path(link)
         command = [sys.executable, '-m', 'arm_servos.sim.server', '--protocol', protocol,
                    '--ids', ','.join(str(i) for i in ids), '--link', str(self.link),
@@ -31,6 +33,7 @@ class SimProcess:
             command += ['--goal', goal]
         if per_reply:
             command.append('--per-reply')
+        command += list(extra)
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         text=True, bufsize=1, start_new_session=True)
         self.banner = self.process.stdout.readline().strip()

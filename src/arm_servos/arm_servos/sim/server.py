@@ -13,6 +13,12 @@ Faults are injected on command, from the process's standard input (one per line,
     push ID TICKS (move a joint by hand, torque off) | hand ID:TICKS ... (several at once)
     | vanish | replug | status | writes | changed ID SINCE (when a new goal for ID reached the
     bus after SINCE, a time.monotonic() value: for latency benchmarks)
+    homing ID OFFSET (write the servo's Homing_Offset, as a recalibration or a swap does)
+    block ID TICKS (an object the servo closes on, e.g. between the gripper's jaws) | unblock ID
+
+``--lerobot FILE`` sets up the servos of a LeRobot calibration file as LeRobot left them: its
+ids, its homing offsets in EEPROM (and Koch's drive modes), each joint at the middle of its
+range (the URDF zero of arm_servos.lerobot), the protocol from the file unless given.
 """
 
 from __future__ import annotations
@@ -44,7 +50,8 @@ from arm_servos.sim.servo import SimServo
 
 HELP = ('commands: lose ID N | corrupt ID N | drop ID N | remove ID | restore ID | '
         'error ID overload|overheating|voltage|clear | slow ID SECONDS | push ID TICKS | '
-        'hand ID:TICKS ... | vanish | replug | status | writes | changed ID SINCE')
+        'hand ID:TICKS ... | homing ID OFFSET | block ID TICKS | unblock ID | vanish | replug | '
+        'status | writes | changed ID SINCE')
 # Error words → the bits each protocol uses for them (Feetech status byte, Dynamixel reg 70).
 ERROR_BITS = {'feetech': {'voltage': 1, 'overheating': 4, 'overload': 32, 'clear': 0},
               'dynamixel': {'voltage': 1, 'overheating': 4, 'overload': 32, 'clear': 0}}
@@ -318,13 +325,16 @@ class SimBus:
                 if servo.torque_on:
                     raise ValueError(f'servo {servo.servo_id} has torque on and does not move')
             for servo, ticks in moves:
-                servo.position = ticks
+                servo.position = servo.encoder_of(ticks)   # ticks as the host reads them
             return f'hand: {len(moves)} servos moved'
         if verb == 'changed':
             return self._changed(int(args[0]), float(args[1]))
         if verb == 'status':
             return '; '.join(
-                f'id {s.servo_id}: pos {s.position:.0f} goal {s.goal_ticks()} '
+                f'id {s.servo_id}: pos {s.present():.0f} goal {s.goal_ticks()} '
+                f'encoder {s.position:.1f} homing {s.homing_offset()} '
+                f'torque limit {s.torque_fraction():.3f} '
+                f'load {s.load_per_mille(s.present()) / 1000 if s.torque_on else 0:.3f} '
                 f'torque {"on" if s.torque_on else "off"}' for s in self.servos.values())
         servo = self._servo(args[0])
         faults = servo.faults
@@ -352,7 +362,13 @@ class SimBus:
             # goal under torque does not yield.
             if servo.torque_on:
                 raise ValueError(f'servo {servo.servo_id} has torque on and does not move')
-            servo.position = float(int(args[1]))
+            servo.position = servo.encoder_of(float(int(args[1])))
+        elif verb == 'homing':
+            servo.set_homing(int(args[1]))
+        elif verb == 'block':
+            servo.set_block(float(int(args[1])))
+        elif verb == 'unblock':
+            servo.set_block(None)
         else:
             raise ValueError(f'unknown command {verb!r}')
         return f'servo {servo.servo_id}: {verb} {" ".join(args[1:])}'.rstrip()
@@ -372,6 +388,26 @@ class SimBus:
         return 'none'
 
 
+def _from_lerobot(args: argparse.Namespace) -> None:
+    """Fill ids, homing offsets, drive modes, start positions (and the protocol) from a
+    LeRobot calibration file."""
+    from arm_kinematics.common.yaml_file import read_yaml_file, YamlFileError
+    from arm_servos.lerobot import detect_protocol, is_lerobot
+    try:
+        data = read_yaml_file(Path(args.lerobot))
+    except YamlFileError as exc:
+        raise SystemExit(f'servo_sim: --lerobot {args.lerobot}: {exc.detail}') from None
+    if not is_lerobot(data):
+        raise SystemExit(f'servo_sim: --lerobot {args.lerobot}: not a LeRobot calibration')
+    motors = list(data.values())
+    args.protocol = args.protocol or detect_protocol(args.lerobot, data)
+    args.ids = ','.join(str(m['id']) for m in motors)
+    args.homing = ','.join(str(m['homing_offset']) for m in motors)
+    args.drive_mode = ','.join(str(m['drive_mode']) for m in motors)
+    if args.position == '2048':   # not given: mid-range, the zero of every body joint
+        args.position = ','.join(str((m['range_min'] + m['range_max']) // 2) for m in motors)
+
+
 def parse_ticks(text: str, count: int, what: str) -> list[float]:
     values = [float(v) for v in text.split(',')] if text else []
     if len(values) == 1:
@@ -385,7 +421,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog='servo_sim', description='Simulated Feetech or Dynamixel servo bus on a pty. '
         + HELP + ' (typed on standard input).')
-    parser.add_argument('--protocol', choices=sorted(CODECS), default='feetech')
+    parser.add_argument('--protocol', choices=sorted(CODECS), default='',
+                        help="feetech or dynamixel (default: feetech, or the --lerobot file's)")
     parser.add_argument('--ids', default='1,2,3,4,5,6', help='servo ids, comma separated')
     parser.add_argument('--link', default='/tmp/arm_servos_sim',
                         help='path of the symlink to the pty (the bridge opens this)')
@@ -395,15 +432,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument('--tau', type=float, default=0.05, help='motor time constant, s')
     parser.add_argument('--per-reply', action='store_true', help='write each reply of a sync '
                         'read when it is due (default: all of them when the last one is)')
+    parser.add_argument('--homing', default='0', help="Homing_Offset in the servos' EEPROM, "
+                        'one or per id')
+    parser.add_argument('--drive-mode', default='0', help='Dynamixel Drive_Mode, one or per id')
+    parser.add_argument('--lerobot', default='', help='a LeRobot calibration file: its ids, '
+                        'homing offsets and drive modes, every joint at mid-range')
     parser.add_argument('--control', default='', help='also take commands from this named '
                         'pipe (created; e.g. echo "error 3 overload" > PATH)')
     args = parser.parse_args(argv)
+    if args.lerobot:
+        _from_lerobot(args)
+    args.protocol = args.protocol or 'feetech'
     ids = [int(v) for v in args.ids.split(',')]
     positions = parse_ticks(args.position, len(ids), '--position')
     goals = parse_ticks(args.goal, len(ids), '--goal') if args.goal else [None] * len(ids)
+    homings = [int(v) for v in parse_ticks(args.homing, len(ids), '--homing')]
+    drive_modes = [int(v) for v in parse_ticks(args.drive_mode, len(ids), '--drive-mode')]
     voltage = 7.4 if args.protocol == 'feetech' else 12.0
-    servos = [SimServo(i, args.protocol, position=p, goal=g, tau=args.tau, voltage=voltage)
-              for i, p, g in zip(ids, positions, goals)]
+    servos = [SimServo(i, args.protocol, position=p, goal=g, tau=args.tau, voltage=voltage,
+                       homing=h, drive_mode=d)
+              for i, p, g, h, d in zip(ids, positions, goals, homings, drive_modes)]
     bus = SimBus(args.protocol, servos, args.link, args.baud, coalesce=not args.per_reply)
     print(f'servo_sim: {args.protocol} bus, ids {ids}, {args.baud} baud on {bus.link} '
           f'-> {bus.device}', flush=True)

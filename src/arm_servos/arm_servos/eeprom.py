@@ -1,0 +1,92 @@
+"""The servos' EEPROM against the calibration, before any torque (RELIABILITY 43).
+
+A LeRobot calibration is only right for the servos it was made on: LeRobot wrote each
+``homing_offset`` into that servo's Homing_Offset register, and on a Koch arm each
+``drive_mode`` into Drive_Mode. A servo that holds another value (the arm was recalibrated
+since, or a servo was swapped) reports positions the file does not describe, and the arm
+would move to the wrong angles. So the bridge reads those registers on connect and before it
+enables torque, and refuses, naming the joint, the field, the file's value and the servo's.
+
+Registers (LeRobot's control tables, feetech/tables.py and dynamixel/tables.py): Feetech STS
+Homing_Offset at 31, 2 bytes, sign and magnitude with bit 11 as the sign; Dynamixel X
+Homing_Offset at 20, 4 bytes, two's complement, Drive_Mode at 10 (bit 0: reverse).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from arm_servos.bus import BusError, signed, twos_complement
+from arm_servos.calibration import Calibration
+
+
+@dataclass(frozen=True)
+class Register:
+    """One EEPROM field the calibration pins: where it is and how to read it."""
+
+    name: str                       # the vendor's (and LeRobot's) register name
+    address: int
+    size: int
+    decode: Callable[[int], int]
+
+
+REGISTERS: dict[str, dict[str, Register]] = {
+    'feetech': {
+        'homing_offset': Register('Homing_Offset', 31, 2, lambda raw: signed(raw, 11)),
+    },
+    'dynamixel': {
+        'homing_offset': Register('Homing_Offset', 20, 4, lambda raw: twos_complement(raw, 32)),
+        'drive_mode': Register('Drive_Mode', 10, 1, lambda raw: raw & 1),
+    },
+}
+
+
+class RegisterReader(Protocol):
+    """What the check needs of a bus (``SdkServoBus.read_register``)."""
+
+    def read_register(self, servo_id: int, address: int, size: int) -> int | None: ...
+
+
+def eeprom_mismatches(bus: RegisterReader, calibration: Calibration) -> list[str]:
+    """Every field of the calibration the servos do not hold, in words ([] when all match;
+    a calibration without homing_offset/drive_mode fields pins nothing)."""
+    registers = REGISTERS.get(calibration.protocol, {})
+    problems = []
+    for joint in calibration.joints:
+        for field_name, register in registers.items():
+            expected = getattr(joint, field_name)
+            if expected is None:
+                continue
+            raw = bus.read_register(joint.servo_id, register.address, register.size)
+            where = f'joints.{joint.name}.{field_name}'
+            if raw is None:
+                problems.append(f'{where}: servo {joint.servo_id} did not answer a read of its '
+                                f'{register.name} (address {register.address})')
+                continue
+            held = register.decode(raw)
+            if held != expected:
+                problems.append(
+                    f'{where}: the file says {expected}, servo {joint.servo_id} holds {held} in '
+                    f'its {register.name} (address {register.address})')
+    return problems
+
+
+def check_eeprom(bus: RegisterReader, calibration: Calibration) -> str:
+    """'' when the servos hold what the calibration says, else the refusal in one line."""
+    problems = eeprom_mismatches(bus, calibration)
+    if not problems:
+        return ''
+    return ('calibration does not match the servos, torque refused: ' + '; '.join(problems)
+            + ' (the arm was recalibrated or a servo swapped since this file was written: '
+            'use the calibration file of this arm as it is now)')
+
+
+def eeprom_refusal(bus: RegisterReader, calibration: Calibration) -> str:
+    """:func:`check_eeprom`, with a bus that cannot be read as a refusal too (the bridge asks
+    this on connect and before each enable)."""
+    try:
+        return check_eeprom(bus, calibration)
+    except BusError as error:
+        return f'cannot check the calibration against the servos, torque refused: {error}'

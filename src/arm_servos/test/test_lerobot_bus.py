@@ -1,0 +1,130 @@
+"""A LeRobot calibration file on the simulated bus, whose servos hold its homing offsets in
+EEPROM as LeRobot left them: the arm goes to the angles LeRobot would report, and a servo
+holding another offset (recalibrated, swapped) is refused before any torque (RELIABILITY 43).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+import re
+import time
+
+import pytest
+from test_lerobot_calibration import lerobot_normalize, owners_file, SO101_CHAIN
+
+from arm_servos.bridge import BridgeCore
+from arm_servos.drivers import DRIVERS
+from arm_servos.eeprom import check_eeprom, eeprom_mismatches
+from arm_servos.lerobot import load_calibration
+from arm_servos.safety import SafetyConfig, ServoSafety
+from arm_servos.sim.process import SimProcess
+
+FILES = Path(__file__).resolve().parent / 'lerobot_calibrations'
+ARMS = [('robots/so101_follower/blue_follower.json', 'feetech'),
+        ('teleoperators/koch_leader/koch_leader.json', 'dynamixel')]
+# Angles to drive the chain's joints to (rad), inside every file's range.
+TARGETS = {'shoulder_pan': 0.4, 'shoulder_lift': -0.6, 'elbow_flex': 0.9, 'wrist_flex': -0.3,
+           'wrist_roll': 1.2}
+
+
+def encoders(sim: SimProcess) -> dict[int, float]:
+    """Each servo's encoder (the motor itself, before its homing offset), from the sim."""
+    status = sim.command('status')
+    return {int(i): float(e) for i, e in re.findall(r'id (\d+): .*? encoder (-?[\d.]+)',
+                                                    status)}
+
+
+def lerobot_reading(protocol: str, encoder: float, homing: int, drive_mode: int) -> float:
+    """Present_Position as the vendors define it (LeRobot's ``_get_half_turn_homings``
+    docstrings: Feetech Present = Actual - Homing_Offset; Dynamixel Present = Actual +
+    Homing_Offset, the reverse drive mode turning Actual around)."""
+    if protocol == 'feetech':
+        return (encoder - homing) % 4096
+    return (-encoder if drive_mode else encoder) + homing
+
+
+@pytest.mark.parametrize('name,protocol', ARMS)
+def test_a_lerobot_file_drives_the_arm_to_the_angles_lerobot_reports(so101_urdf, tmp_path,
+                                                                      name, protocol):
+    data, path = owners_file(name)
+    calibration = load_calibration(path, so101_urdf, SO101_CHAIN)
+    link = tmp_path / 'bus'
+    with SimProcess(link, protocol, ids=calibration.ids, tau=0.02,
+                    extra=['--lerobot', str(path)]) as sim:
+        bus = DRIVERS[protocol](str(link), calibration.ids, reply_timeout=0.2,
+                                cycle_budget=1.0)
+        bus.open()
+        assert check_eeprom(bus, calibration) == ''
+        safety = ServoSafety(calibration.joints, {j.name: 3.0 for j in calibration.joints},
+                             SafetyConfig(silent_cycles=5, approach_velocity=2.0,
+                                          command_timeout=5.0))
+        core = BridgeCore(bus, calibration, safety)
+        # LeRobot's arm starts at mid-range: every body joint at its DEGREES zero.
+        for _ in range(5):
+            core.cycle(time.monotonic())
+        start = dict(zip(core.reading().names, core.reading().positions))
+        assert all(abs(start[j]) < 0.002 for j in SO101_CHAIN)
+        assert safety.enable(time.monotonic()).ok
+        target = {**start, **TARGETS}
+        end = time.monotonic() + 6.0
+        while time.monotonic() < end:
+            assert safety.command(target, time.monotonic()).ok
+            core.cycle(time.monotonic())
+            reading = dict(zip(core.reading().names, core.reading().positions))
+            if all(abs(reading[j] - a) < 0.004 for j, a in TARGETS.items()):
+                break
+            time.sleep(0.01)
+        time.sleep(0.2)
+        core.cycle(time.monotonic())
+        reading = dict(zip(core.reading().names, core.reading().positions))
+        motors = encoders(sim)
+        bus.set_torque(False)
+        bus.close()
+    for joint, angle in TARGETS.items():
+        motor = data[joint]
+        present = lerobot_reading(protocol, motors[motor['id']], motor['homing_offset'],
+                                  motor['drive_mode'])
+        degrees = lerobot_normalize(round(present), 'degrees', motor,
+                                    apply_drive_mode=protocol == 'feetech')
+        # Where LeRobot says the joint is, from the motor's own position: the target, within
+        # the controller's tolerance (a tick is 0.088 degrees).
+        assert degrees == pytest.approx(math.degrees(angle), abs=0.3), joint
+        assert math.degrees(reading[joint]) == pytest.approx(degrees, abs=1e-6), joint
+
+
+@pytest.mark.parametrize('name,protocol', ARMS)
+def test_a_servo_holding_another_offset_is_refused_naming_joint_and_field(so101_urdf, tmp_path,
+                                                                           name, protocol):
+    data, path = owners_file(name)
+    calibration = load_calibration(path, so101_urdf, SO101_CHAIN)
+    link = tmp_path / 'bus'
+    with SimProcess(link, protocol, ids=calibration.ids, extra=['--lerobot', str(path)]) as sim:
+        bus = DRIVERS[protocol](str(link), calibration.ids, reply_timeout=0.2)
+        bus.open()
+        assert eeprom_mismatches(bus, calibration) == []
+        # The elbow was recalibrated since (LeRobot wrote a new offset into servo 3).
+        assert 'homing' in sim.command('homing 3 1017')
+        words = check_eeprom(bus, calibration)
+        expected = data['elbow_flex']['homing_offset']
+        assert f'joints.elbow_flex.homing_offset: the file says {expected}, servo 3 holds ' \
+               f'1017 in its Homing_Offset (address {31 if protocol == "feetech" else 20})' \
+               in words
+        assert words.startswith('calibration does not match the servos, torque refused')
+        assert 'torque writes 0' in sim.command('writes')
+        bus.close()
+
+
+def test_a_koch_servo_with_another_drive_mode_is_refused(so101_urdf, tmp_path):
+    data, path = owners_file('teleoperators/koch_leader/koch_leader.json')
+    calibration = load_calibration(path, so101_urdf, SO101_CHAIN)
+    modes = ','.join('0' for _ in data)    # elbow_flex's reverse bit was never written
+    homings = ','.join(str(m['homing_offset']) for m in data.values())
+    with SimProcess(tmp_path / 'bus', 'dynamixel', ids=calibration.ids,
+                    extra=[f'--homing={homings}', f'--drive-mode={modes}']):
+        bus = DRIVERS['dynamixel'](str(tmp_path / 'bus'), calibration.ids, reply_timeout=0.2)
+        bus.open()
+        assert eeprom_mismatches(bus, calibration) == [
+            'joints.elbow_flex.drive_mode: the file says 1, servo 3 holds 0 in its Drive_Mode '
+            '(address 10)']
+        bus.close()
