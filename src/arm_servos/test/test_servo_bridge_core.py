@@ -133,7 +133,8 @@ def test_torque_goes_on_only_after_the_goal_is_read_back_as_written(sim):
     assert core.safety.enable(time.monotonic()).ok
     core.cycle(time.monotonic())
     assert core.safety.mode == 'enabled', core.safety.fault
-    assert 'id 2: pos 2048 goal 2048 torque on' in process.command('status')
+    servo2 = process.command('status').split('; ')[1]
+    assert servo2.startswith('id 2: pos 2048 goal 2048 ') and servo2.endswith('torque on')
     core.safety.disable()
     core.cycle(time.monotonic())
     core.bus.write_goals({2: 3000})      # a stale goal again (torque is off: nothing moves)
