@@ -38,9 +38,15 @@ import sys
 import tempfile
 import threading
 import time
+from typing import Any, TYPE_CHECKING
 
 import numpy as np
 from results_file import detect_distro, merge_section
+
+if TYPE_CHECKING:
+    from arm_servos.bridge import BridgeCore, JointReading
+    from arm_servos.runner import BridgeRunner
+    from arm_servos.sim.process import SimProcess
 
 REPO = Path(__file__).resolve().parents[1]
 IDS = (1, 2, 3, 4, 5, 6)
@@ -48,7 +54,7 @@ BAUD = 1_000_000
 PACED_RATE = 100.0
 
 
-def _core(protocol: str, link: str):
+def _core(protocol: str, link: str) -> BridgeCore:
     from arm_servos.bridge import BridgeCore
     from arm_servos.calibration import Calibration, JointCalibration
     from arm_servos.drivers import DRIVERS
@@ -79,7 +85,7 @@ def _core(protocol: str, link: str):
 class Injector:
     """One lost and one corrupt reply every ``every`` seconds, from its own thread."""
 
-    def __init__(self, sim, every: float = 0.1) -> None:
+    def __init__(self, sim: SimProcess, every: float = 0.1) -> None:
         self.sim, self.every = sim, every
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -100,7 +106,7 @@ class Injector:
         self.thread.join()
 
 
-def _enabled(core) -> None:
+def _enabled(core: BridgeCore) -> None:
     """Enable again after a fault (a stretch of lost replies) so every run moves the arm."""
     for _ in range(50):
         if core.safety.mode == 'enabled':
@@ -109,7 +115,7 @@ def _enabled(core) -> None:
         core.safety.enable(time.monotonic())
 
 
-def free_running(core, seconds: float) -> dict:
+def free_running(core: BridgeCore, seconds: float) -> dict[str, Any]:
     _enabled(core)
     cycles, start = 0, time.monotonic()
     while time.monotonic() - start < seconds:
@@ -118,7 +124,7 @@ def free_running(core, seconds: float) -> dict:
     return {'rate_hz': cycles / (time.monotonic() - start), 'cycles': cycles}
 
 
-def _runner(core):
+def _runner(core: BridgeCore) -> BridgeRunner:
     """The servo_bridge node's own bus loop around ``core`` (arm_servos.runner)."""
     from arm_kinematics.control.goal_rules import ControllerSettings, TrajectoryGoalRules
     from arm_servos.runner import BridgeRunner
@@ -127,7 +133,7 @@ def _runner(core):
                         PACED_RATE, time.monotonic, apply_wait=1.0)
 
 
-def paced(core, seconds: float, write_on_command: bool = True) -> dict:
+def paced(core: BridgeCore, seconds: float, write_on_command: bool = True) -> dict[str, Any]:
     """The node's loop (BridgeRunner, PACED_RATE) with a command at a random moment of every
     cycle from another thread, as ~/commands arrive: command-to-bus latency from the call to
     the end of the first sync write that started after the rules took the command, plus that
@@ -144,19 +150,19 @@ def paced(core, seconds: float, write_on_command: bool = True) -> dict:
     commands: list[tuple[float, float]] = []
     write_goals, cycle = core.bus.write_goals, runner.cycle
 
-    def timed_write(goals) -> None:
+    def timed_write(goals: dict[int, int]) -> None:
         began = time.monotonic()
         write_goals(goals)
         writes.append((began, time.monotonic()))
 
-    def timed_cycle(now: float):
+    def timed_cycle(now: float) -> JointReading:
         starts.append(now)
         return cycle(now)
 
     accepted: list[float] = []
     safety_command = core.safety.command
 
-    def timed_command(*args, **kwargs):     # when the rules took it (under the lock)
+    def timed_command(*args: Any, **kwargs: Any) -> Any:   # when the rules took it (locked)
         accepted.append(time.monotonic())
         return safety_command(*args, **kwargs)
 
@@ -179,7 +185,7 @@ def paced(core, seconds: float, write_on_command: bool = True) -> dict:
     time.sleep(seconds)
     stop.set()
     thread.join()
-    runner.stop()
+    runner.stop(close_bus=False)       # the next stretch uses the same bus
     core.bus.write_goals = write_goals
     del core.safety.command        # the instance attribute: the class's method again
     write_starts = [w[0] for w in writes]
@@ -203,7 +209,7 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
-def where_time_goes(core, sim, seconds: float) -> dict:
+def where_time_goes(core: BridgeCore, sim: SimProcess, seconds: float) -> dict[str, Any]:
     """One free-running stretch, per cycle: the wire's share (from the packet sizes), the
     bridge's CPU (and in a profiled stretch, the shares of the SDK with pyserial and of
     arm_servos), the simulated bus's CPU, and the rest: waiting to be scheduled (both
@@ -247,7 +253,7 @@ def where_time_goes(core, sim, seconds: float) -> dict:
             'scheduling_ms': per_cycle - wire - bridge - simulated}
 
 
-def bus_figures(protocol: str, seconds: float) -> dict:
+def bus_figures(protocol: str, seconds: float) -> dict[str, Any]:
     from arm_servos.bridge import theoretical_rate
     from arm_servos.sim.process import SimProcess
     link = Path(tempfile.mkdtemp(prefix='bench_servos_')) / 'bus'
@@ -285,7 +291,7 @@ def bus_figures(protocol: str, seconds: float) -> dict:
     return figures
 
 
-def node_rates(seconds: float) -> dict:
+def node_rates(seconds: float) -> dict[str, Any]:
     """joint_states per second from the servo_bridge node at two configured rates."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor

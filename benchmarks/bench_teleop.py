@@ -26,6 +26,7 @@ from pathlib import Path
 import sys
 import tempfile
 import time
+from typing import Any
 
 import numpy as np
 from results_file import detect_distro, merge_section
@@ -37,7 +38,7 @@ TIP = 'moving_jaw_so101_v1_link'
 TICKS_PER_RAD = 651.898647
 
 
-def measure(samples: int, rate_seconds: float) -> dict:
+def measure(samples: int, rate_seconds: float) -> dict[str, Any]:
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -61,7 +62,7 @@ def measure(samples: int, rate_seconds: float) -> dict:
     readings: list[tuple[float, float]] = []     # (the leader's read, monotonic; its pan)
     wall_minus_monotonic = time.time() - time.monotonic()   # joint_states stamps: wall time
 
-    def leader_state(message) -> None:
+    def leader_state(message: Any) -> None:     # sensor_msgs/JointState
         stamps.append(time.monotonic())
         stamp = message.header.stamp.sec + message.header.stamp.nanosec * 1e-9
         readings.append((stamp - wall_minus_monotonic, message.position[0]))
@@ -147,7 +148,7 @@ def measure(samples: int, rate_seconds: float) -> dict:
         executor.shutdown()
         rclpy.shutdown(context=context)
         domain.release()
-    def percentiles(values: list[float]) -> dict:
+    def percentiles(values: list[float]) -> dict[str, float]:
         array = np.array(values or [np.nan]) * 1e3
         return {'p50': float(np.percentile(array, 50)), 'p99': float(np.percentile(array, 99)),
                 'max': float(np.max(array))}

@@ -7,7 +7,8 @@ as the follower, the ``teleop`` node, and ``mcap_recorder`` (/leader/ and /follo
 /rosout). Each cycle: enable the follower, resume teleop, a scripted hand moves all six
 leader joints (the follower tracks them, the handle's range mapped onto the jaw's), the
 leader unplugged (the follower holds, and stays held after the leader is back until a
-resume), a leader jump faster than a hand (held again, nothing passed on), resume, home.
+resume, refused while the leader is far from the follower), a leader jump faster than a
+hand (held again, nothing passed on), resume, home.
 Exit status 0 when every step had its expected outcome.
 """
 
@@ -175,7 +176,7 @@ def run(cycles: int, mcap: Path | None) -> int:
                 'urdf_file': str(urdf), 'tip_frame': TIP,
                 'leader_calibration': str(leader_cal), 'follower_calibration': str(follower_cal),
                 # The simulated buses share two cores with everything else here.
-                'silent_timeout': 0.3})
+                'silent_timeout': 0.3, 'follower_timeout': 1.0, 'leader_rate': 250.0})
             if mcap is not None and not watcher.recording(
                     ['/leader/joint_states', '/follower/joint_states'], 30.0):
                 print('demo: note: the recorder has not subscribed to both arms yet', flush=True)
@@ -268,20 +269,33 @@ def _cycle(watcher: Watcher, leader_sim, summary: Summary) -> None:
     _step(summary, held and still < 0.02 and watcher.state.startswith('held'),
           f'leader unplugged: {watcher.state}; the follower held (moved {still:.3f} rad) and '
           'stays held once the leader is back')
+    # The leader came back at its home pose, up to 0.4 rad from where the follower held:
+    # resume is refused (naming the joints) until the hand brings it to the follower.
+    far_ok, far = watcher.call('/follower/teleop/resume')
+    leader_sim.command('hand ' + ' '.join(f'{i}:{v}' for i, v in
+                                           hand_ticks(settled).items()))
+    watcher.spin_for(0.3)
     ok, message = _resume(watcher)
-    back = watcher.wait(lambda: _error(watcher, hand_angles(0.0)) < 0.03, 10.0)
-    _step(summary, ok and back, f'resume on request: {message}; the follower back with the '
-          'leader')
-    jumped = dict(hand_ticks(hand_angles(0.0)))
+    back = watcher.wait(lambda: _error(watcher, settled) < 0.03, 10.0)
+    _step(summary, not far_ok and 'from the follower at' in far and ok and back,
+          f'resume refused while the leader is far ({far}); once it is brought to the '
+          f'follower: {message}')
+    jumped = dict(hand_ticks(settled))
     jumped[3] += 600
     leader_sim.command('hand ' + ' '.join(f'{i}:{v}' for i, v in jumped.items()))
     held = watcher.wait(lambda: 'jumped' in watcher.state, 5.0)
     watcher.spin_for(0.3)
     elbow = watcher.last['follower']['elbow_flex']
-    _step(summary, held and abs(elbow) < 0.05, f'a leader jump: {watcher.state}; '
+    _step(summary, held and abs(elbow - settled[2]) < 0.05, f'a leader jump: {watcher.state}; '
           f'the follower held (elbow at {elbow:+.3f} rad)')
     leader_sim.command('hand ' + ' '.join(f'{i}:{v}' for i, v in
-                                           hand_ticks(hand_angles(0.0)).items()))
+                                           hand_ticks(settled).items()))
     watcher.spin_for(0.3)
     ok, message = _resume(watcher)
-    _step(summary, ok, f'resume: {message}')
+    for k in range(1, 51):     # home: the hand brings the leader back to zero, slowly
+        home_angles = tuple(a * (1 - k / 50) for a in settled)
+        leader_sim.command('hand ' + ' '.join(f'{i}:{v}' for i, v in
+                                               hand_ticks(home_angles).items()))
+        watcher.spin_for(0.02)
+    home = watcher.wait(lambda: _error(watcher, hand_angles(0.0)) < 0.03, 10.0)
+    _step(summary, ok and home, f'resume: {message}; the hand brings both arms home')

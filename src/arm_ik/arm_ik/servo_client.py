@@ -17,10 +17,12 @@ or when the bridge does not answer.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 import math
 import os
 import sys
 import time
+from typing import Any
 
 EXIT_OK, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
 SERVICES = ('enable', 'disable', 'estop', 'reset_estop')
@@ -51,8 +53,8 @@ class BridgeClient:
                                    f'{self.prefix}/follow_joint_trajectory')
         self._refusals = None       # arm_ik.goal_refusals.RefusalWords, before the first goal
 
-    def _spin_until(self, done, what: str, timeout: float | None = None,
-                    tick=None) -> None:
+    def _spin_until(self, done: Callable[[], bool], what: str, timeout: float | None = None,
+                    tick: Callable[[], None] | None = None) -> None:
         deadline = time.monotonic() + (timeout or self.timeout)
         while not done():
             if time.monotonic() > deadline:
@@ -65,7 +67,7 @@ class BridgeClient:
         return (f'no answer from {self.prefix} ({what}) within {timeout:g} s: is servo_bridge '
                 'running?')
 
-    def _request(self, kind: type, name: str, request, what: str):
+    def _request(self, kind: type, name: str, request: Any, what: str) -> Any:
         """The reply of ``name``; each of these requests is idempotent, so one whose reply
         was lost (middleware.call_until_answered) is sent again."""
         from arm_ik.middleware import call_until_answered
@@ -112,7 +114,7 @@ class BridgeClient:
         self._listen_for_rejections()
         sent = self._refusals.mark()
 
-        def result_words(_: int, wrapped) -> None:
+        def result_words(_: int, wrapped: Any) -> None:
             answer = wrapped.result
             name = RESULT_NAMES.get(answer.error_code, str(answer.error_code))
             outcome.append((answer.error_code == 0, f'{name}: {answer.error_string}'))

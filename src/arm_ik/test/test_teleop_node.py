@@ -4,8 +4,11 @@ leader role, one as the follower, and the teleop node; one process group for the
 
 Covered: the leader bridge never writes torque nor a goal and refuses enable; the follower
 moves with a hand moving the leader (its gripper range mapped); a leader unplugged holds the
-follower at its measured position, and it follows again only on ~/resume; a leader jump
-faster than a hand holds it too.
+follower at its measured position, and it follows again only on ~/resume, refused while the
+leader is far from the follower (naming the joint); a leader jump faster than a hand holds it
+too; an e-stop of the follower's bridge (its ~/estop service) holds teleop and blocks resume;
+a teleop whose files give other joints than the follower bridge's refuses to start, naming
+both lists.
 """
 
 from __future__ import annotations
@@ -48,8 +51,8 @@ class Pair:
             'robot_description': urdf, 'tip_frame': TIP,
             'leader_calibration': str(LEADER_CAL), 'follower_calibration': str(FOLLOWER_CAL),
             # A busy test machine may hold a process for a while: call the leader silent
-            # after 0.5 s here (0.1 s by default).
-            'silent_timeout': 0.5})
+            # after 0.5 s here (0.1 s by default), the follower after 2 s.
+            'silent_timeout': 0.5, 'follower_timeout': 2.0})
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=domain.domain_id)
         self.node = rclpy.create_node('teleop_test', context=self.context)
@@ -67,7 +70,8 @@ class Pair:
                                       lambda m: self.teleop_state.append(m.data), latched)
         self.clients = {name: self.node.create_client(Trigger, name) for name in (
             '/leader/servo_bridge/enable', '/follower/servo_bridge/enable',
-            '/follower/teleop/resume')}
+            '/follower/servo_bridge/estop', '/follower/teleop/resume')}
+        self.group, self.urdf = group, urdf
 
     def spin(self) -> None:
         self.executor.spin_once(timeout_sec=0.05)
@@ -139,11 +143,14 @@ def test_the_leader_only_reads_and_refuses_enable(pair):
     assert all(abs(v) < 0.01 for v in pair.last('leader').values()), pair.last('leader')
     refused = pair.call('/leader/servo_bridge/enable')
     assert not refused.success and 'teleoperation leader' in refused.message
-    assert pair.leader_sim.command('writes') == 'goal writes 0, torque writes 0'
+    # Torque switched off once on connect (a hand must move it), nothing else written.
+    assert pair.leader_sim.command('writes') == 'goal writes 0, torque writes 1'
 
 
 def test_the_follower_moves_with_the_leader_after_resume(pair):
-    assert pair.teleop_state and pair.teleop_state[-1].startswith('waiting')
+    # teleop starts once it has read the follower bridge's controller_joints.
+    pair.wait(lambda: bool(pair.teleop_state), "teleop's state", 60.0)
+    assert pair.teleop_state[-1].startswith('waiting')
     assert pair.call('/follower/servo_bridge/enable').success
     pair.wait(lambda: abs(pair.last('leader')['shoulder_pan']) < 0.01, 'a fresh leader')
     pair.resume()
@@ -173,8 +180,12 @@ def test_an_unplugged_leader_holds_the_follower_until_resume(pair):
     pair.settle(0.5)
     assert pair.teleop_state[-1].startswith('held')          # not without a request
     assert all(abs(pair.last('follower')[j] - held[j]) < 0.02 for j in JOINTS)
+    refused = pair.call('/follower/teleop/resume')           # 0.3 rad away: no run to it
+    assert not refused.success and 'from the follower at shoulder_pan' in refused.message
+    pair.hand({1: 2011 + round(0.15 / RATE)})                # brought within 0.2 rad
     pair.resume()
-    pair.wait(lambda: abs(pair.last('follower')['shoulder_pan']) < 0.02, 'following again')
+    pair.wait(lambda: abs(pair.last('follower')['shoulder_pan'] - 0.15) < 0.02,
+              'following again')
 
 
 def test_a_leader_jump_faster_than_a_hand_holds_the_follower(pair):
@@ -184,3 +195,30 @@ def test_a_leader_jump_faster_than_a_hand_holds_the_follower(pair):
     pair.settle(0.5)
     assert abs(pair.last('follower')['elbow_flex']) < 0.1, 'the jump was passed on'
     assert 'Traceback' not in pair.teleop.output()
+
+
+def test_an_estop_of_the_follower_bridge_holds_teleop_and_blocks_resume(pair):
+    # Should 4: the follower e-stopped through its own service, not the topic.
+    pair.hand({3: 1987})            # the leader back where the follower held
+    pair.settle(0.3)
+    pair.resume()
+    pair.call('/follower/servo_bridge/estop')
+    pair.wait(lambda: 'the follower is estop: e-stop service' in pair.teleop_state[-1],
+              'teleop held by the follower e-stop')
+    refused = pair.call('/follower/teleop/resume')
+    assert not refused.success and 'the follower is estop' in refused.message
+
+
+def test_teleop_refuses_to_start_when_the_follower_bridge_drives_other_joints(pair):
+    # M2: a tip short of the gripper gives teleop five joints, the bridge has six.
+    other = pair.group.start_node('arm_ik', 'teleop', namespace='/other', params={
+        'robot_description': pair.urdf, 'tip_frame': 'gripper_link',
+        'follower_ns': '/follower', 'leader_calibration': str(LEADER_CAL),
+        'follower_calibration': str(FOLLOWER_CAL)})
+    deadline = time.monotonic() + 60.0
+    while other.alive() and time.monotonic() < deadline:
+        pair.settle(0.2)
+    assert not other.alive()
+    output = other.output()
+    assert "the follower bridge's controller joints ['shoulder_pan'" in output
+    assert "are not teleop's ['shoulder_pan'" in output and 'Traceback' not in output

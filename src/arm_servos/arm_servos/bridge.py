@@ -91,7 +91,9 @@ class BridgeCore:
         return fault
 
     def write(self, now: float) -> None:
-        """Write what the rules allow this cycle: a goal before torque on, torque off first."""
+        """Write what the rules allow this cycle: a goal before torque on, torque off first.
+        Torque goes on only once every goal is read back as written (a goal write has no
+        reply: a lost one would leave a stale goal that torque-on drives the arm to)."""
         actions = self.safety.step(now)
         try:
             if actions.torque is False:
@@ -99,10 +101,42 @@ class BridgeCore:
             if actions.goals:
                 self.bus.write_goals(actions.goals)
             if actions.torque is True:
+                problem = self._confirm_goals(actions.goals or {})
+                if problem:
+                    self.safety.enable_failed(problem)
+                    return
                 self.bus.set_torque(True)
         except BusUnavailableError as error:
             self.bus_error = str(error)
             self.safety.bus_lost(str(error))
+
+    def _confirm_goals(self, goals: Mapping[int, int]) -> str:
+        """'' once every servo's goal register holds ``goals`` (rewritten up to the bus's
+        retries), else which servos did not take theirs, in words."""
+        names = {j.servo_id: j.name for j in self.calibration.joints}
+        wrong: dict[int, int | None] = {}
+        for attempt in range(getattr(self.bus, 'retries', 2) + 1):
+            if attempt:
+                self.bus.write_goals({i: goals[i] for i in wrong})
+            read = self.bus.read_goals(tuple(goals))
+            wrong = {i: read.get(i) for i in goals if read.get(i) != goals[i]}
+            if not wrong:
+                return ''
+        return '; '.join(
+            f'servo {i} ({names.get(i, "?")}) did not take its goal: '
+            + ('no reply to the read-back' if got is None else
+               f'{got} ticks read back, {goals[i]} written')
+            for i, got in wrong.items()) + '; torque left off'
+
+    def set_torque(self, enabled: bool) -> str:
+        """Torque on or off on every servo now, outside the rules (the leader's release);
+        '' or the bus's error."""
+        try:
+            self.bus.set_torque(enabled)
+        except BusUnavailableError as error:
+            self.bus_error = str(error)
+            return str(error)
+        return ''
 
     def cycle(self, now: float) -> str:
         fault = self.read(now)

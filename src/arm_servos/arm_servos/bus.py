@@ -109,6 +109,11 @@ class ServoBus(ABC):
         """One sync write of goal positions, raw ticks per id (no reply on either protocol)."""
 
     @abstractmethod
+    def read_goals(self, ids: Sequence[int] | None = None) -> dict[int, int | None]:
+        """One sync read of the goal-position register, raw ticks per id (``None``: no
+        reply): a goal write has no reply, so torque-on confirms it this way first."""
+
+    @abstractmethod
     def set_torque(self, enabled: bool, ids: Sequence[int] | None = None) -> None:
         """One sync write of the torque-enable register of ``ids`` (all when None)."""
 

@@ -89,6 +89,9 @@ class DynamixelBus(SdkServoBus):
             error_bits=error,
             errors=_error_words(error))
 
+    def goal_ticks(self, data: Sequence[int]) -> int:
+        return twos_complement(int.from_bytes(bytes(data[:4]), 'little'), 32)
+
     def goal_bytes(self, ticks: int) -> list[int]:
         return list((ticks & 0xFFFFFFFF).to_bytes(4, 'little'))
 

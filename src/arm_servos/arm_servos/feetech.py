@@ -61,6 +61,9 @@ class FeetechBus(SdkServoBus):
             error_bits=error,
             errors=words(error, ERROR_WORDS))
 
+    def goal_ticks(self, data: Sequence[int]) -> int:
+        return signed(data[0] | data[1] << 8, 15)
+
     def goal_bytes(self, ticks: int) -> list[int]:
         raw = scservo_sdk.SCS_TOSCS(ticks, 15)
         return [raw & 0xFF, (raw >> 8) & 0xFF]

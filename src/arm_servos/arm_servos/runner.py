@@ -11,8 +11,14 @@ target) is written at once by the caller, between two cycles, so the time from a
 its goal on the bus is the write's (and at worst a cycle's read), not up to one period of
 waiting (issue 38.4).
 
-In the ``leader`` role (teleoperation) the bus is only read: torque is never written, enable,
-commands and goals are refused with the reason.
+In the ``leader`` role (teleoperation) the bus is only read: torque is switched off once each
+time the port is (re)opened, as LeRobot does on its leaders, so a hand can move the arm, and
+never written otherwise; enable, commands and goals are refused with the reason.
+
+Faults of the bridge itself: an unexpected exception in a bus cycle or in a command's write is
+a safety fault (``on_fault``: hold or torque off), logged once through ``on_fault``; the loop
+keeps cycling and the node keeps running. :meth:`BridgeRunner.stop` never waits on a bus thread
+wedged in I/O for more than ``apply_wait``.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 import threading
 import time
+import traceback
 from typing import Any
 
 from arm_kinematics.control.codes import ResultCode
@@ -87,6 +94,12 @@ class BridgeRunner:
         self.cycle_times: list[float] = []
         self.on_reading: Callable[[JointReading], None] = lambda _: None
         self.on_fault: Callable[[str], None] = lambda _: None
+        # Called by the bus thread when the arm's mode or fault changes ('enabled',
+        # 'fault: servo 2 (elbow) reports overload', ...): teleop's view of the follower.
+        self.on_status: Callable[[str], None] = lambda _: None
+        self._status = ''
+        self._last_error = ''
+        self._leader_released = False
         self._tracker: GoalTracker | None = None
         self._handle: Any = None
         self._finished: Finished | None = None
@@ -100,15 +113,32 @@ class BridgeRunner:
         self._thread = threading.Thread(target=self._loop, name='servo-bus', daemon=True)
         self._thread.start()
 
-    def stop(self) -> None:
-        with self.lock:
-            self._running = False
+    def stop(self, close_bus: bool = True) -> str:
+        """End the loop (and close the bus under the lock); never blocks longer than about
+        ``apply_wait`` on a bus thread wedged in I/O. Returns '' or what went wrong."""
+        self._running = False        # read by the loop without the lock: no wait for it here
+        if not self.lock.acquire(timeout=self.apply_wait):
+            return ('the bus thread is stuck in a bus call: the port is left open '
+                    '(closed when the process ends)')
+        try:
             self.written.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout=2.0)
+        finally:
+            self.lock.release()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=self.apply_wait)
+        if close_bus:
+            if not self.lock.acquire(timeout=self.apply_wait):
+                return 'the bus thread is stuck in a bus call: the port is left open'
+            try:
+                self.core.bus.close()     # torque stays as it is: a falling arm is worse
+            finally:
+                self.lock.release()
+        return ''
 
     def cycle(self, now: float) -> JointReading:
         """One bus cycle (under the lock): read, follow the goal, write."""
+        if self.leader and not self._leader_released:
+            self._release_leader()
         fault = self.core.read(now)
         if fault:
             policy = self.core.safety.config.on_fault
@@ -118,19 +148,38 @@ class BridgeRunner:
         if not self.leader:
             self._follow(now)
             self.core.write(time.monotonic())
+        if self.core.bus_error:
+            self._leader_released = False    # the port closed: torque off again once reopened
         self.cycles += 1
         self.written.notify_all()
         return self.core.reading()
+
+    def _release_leader(self) -> None:
+        """Leader role: torque off once per opened port (a leader last used as a follower, or
+        switched on by another program, would fight the hand)."""
+        error = self.core.set_torque(False)
+        self._leader_released = not error
 
     def _loop(self) -> None:
         next_cycle = time.monotonic()
         while self._running:
             start = time.monotonic()
+            reading = None
             with self.lock:
-                reading = self.cycle(start)
+                try:
+                    reading = self.cycle(start)
+                except Exception as error:   # noqa: BLE001 - a bug must stop the arm, not the loop
+                    self._internal_error('bus cycle', error)
+                    self.cycles += 1
+                    self.written.notify_all()
                 self.cycle_times.append(start)
                 del self.cycle_times[:-200]
-            self.on_reading(reading)
+                status = self._status_text()
+            if status != self._status:
+                self._status = status
+                self.on_status(status)
+            if reading is not None:
+                self.on_reading(reading)
             next_cycle += self.period
             with self.lock:
                 # Until the next cycle, the bus is idle: a command writes meanwhile (command()).
@@ -138,6 +187,28 @@ class BridgeRunner:
                     self.written.wait(delay)
             if next_cycle - time.monotonic() < -self.period:
                 next_cycle = time.monotonic()    # late by a whole cycle: do not burst
+
+    def _internal_error(self, where: str, error: Exception) -> str:
+        """(Under the lock.) An unexpected exception: a safety fault, the goal aborted,
+        logged once per distinct error; returns the fault in words."""
+        frame = traceback.extract_tb(error.__traceback__)[-1:] or None
+        place = f' at {frame[0].filename.rsplit("/", 1)[-1]}:{frame[0].lineno}' if frame else ''
+        reason = f'internal error in the {where}: {type(error).__name__}: {error}{place}'
+        self.core.safety.internal_fault(reason)
+        self._end(False, ResultCode.PATH_TOLERANCE_VIOLATED, reason)
+        if reason != self._last_error:
+            self._last_error = reason
+            self.on_fault(f'{reason}; the arm stopped ({self.core.safety.config.on_fault})')
+        return reason
+
+    def _status_text(self) -> str:
+        safety = self.core.safety
+        return f'{safety.mode}: {safety.fault}' if safety.fault else safety.mode
+
+    @property
+    def status(self) -> str:
+        """The arm's mode and fault in words, as ``on_status`` last said it."""
+        return self._status
 
     def _follow(self, now: float) -> None:
         """The active goal's command for this cycle, and its verdict."""
@@ -257,14 +328,42 @@ class BridgeRunner:
             self._end(False, ResultCode.PATH_TOLERANCE_VIOLATED, 'torque disabled')
             return Outcome(outcome.ok, outcome.message + self._torque_off_unwritten())
 
-    def estop(self, source: str, wait: bool = False) -> str:
-        """Torque off and latched; the active goal aborts naming ``source``."""
+    def estop(self, source: str) -> str:
+        """Torque off at once (written by the caller under the lock, as a command is) and
+        latched; the active goal aborts naming ``source``."""
         with self.lock:
             outcome = self.core.safety.estop(source)
             self._end(False, ResultCode.PATH_TOLERANCE_VIOLATED,
                       f'{source}: torque off on every servo')
-            unwritten = self._torque_off_unwritten() if wait and not self.leader else ''
-        return outcome.message + unwritten
+            if self.leader:
+                return outcome.message
+            error = self._write_now('e-stop')
+        if error:
+            return (f'{outcome.message} (the torque-off write failed: {error}; the bus thread '
+                    'writes it again each cycle until the bus answers)')
+        return outcome.message
+
+    def _write_now(self, what: str) -> str:
+        """(Under the lock.) Write this cycle's actions now; '' or the failure in words."""
+        try:
+            self.core.write(time.monotonic())
+        except Exception as error:   # noqa: BLE001 - the node must keep running
+            return self._internal_error(what, error)
+        return self.core.bus_error
+
+    def hold(self, reason: str) -> Outcome:
+        """Hold the measured position now (a teleop hold): the command stream and any goal
+        stop (the goal aborts naming ``reason``); written at once."""
+        if self.leader:
+            return Outcome(False, LEADER_REFUSAL)
+        with self.lock:
+            self._end(False, ResultCode.PATH_TOLERANCE_VIOLATED, f'{reason}: holding')
+            outcome = self.core.safety.hold(time.monotonic())
+            if outcome.ok:
+                error = self._write_now('hold')
+                if error:
+                    return Outcome(False, f'hold not written: {error}')
+        return outcome
 
     def _torque_off_unwritten(self) -> str:
         if self._wait_written():
@@ -299,7 +398,10 @@ class BridgeRunner:
                 # Written here, by the caller, under the lock: the bus thread is between two
                 # cycles (it holds the lock during each), and a hand-over to it would add a
                 # thread wake-up (and a GIL hand-over) to every command's latency.
-                self.core.write(time.monotonic())
+                try:
+                    self.core.write(time.monotonic())
+                except Exception as error:   # noqa: BLE001 - the node must keep running
+                    return self._internal_error('command write', error), ''
         return '', outcome.message
 
     def diagnostics(self, prefix: str) -> tuple[list[Diagnostic], float]:

@@ -8,12 +8,14 @@ rules:
   the measured position before torque goes on, so nothing moves; it is refused, naming the
   servo, while a servo is silent or reports an error, and while an e-stop is latched.
 * The setpoint moves toward the commanded target at no more than each joint's velocity limit
-  (the URDF's, or a lower configured cap); after enabling or a fault the first motion starts
-  from the measured pose at the slower ``approach_velocity`` until it has caught up.
+  (the URDF's, or a lower configured cap); after enabling, and after every hold (a fault, a
+  stopped command stream, a cancelled goal, :meth:`hold`), the first motion starts from the
+  measured pose at the slower ``approach_velocity`` until it has caught up: a stream that
+  resumes with a target far from where the arm stopped never lurches (RELIABILITY 21).
 * A command outside a joint's calibrated range is refused naming the joint and the range,
   unless clipping was asked for (then clipped and the clipped joints are named).
 * A command stream that stops (no command within ``command_timeout`` while no trajectory is
-  running) holds the last measured position.
+  running) holds the last measured position (and re-arms the approach).
 * :meth:`estop` switches torque off on every servo in the next cycle and latches until
   :meth:`reset`; no goal is written while torque is off.
 * A servo reporting error bits, or silent for ``silent_cycles`` cycles, or the adapter gone,
@@ -154,6 +156,28 @@ class ServoSafety:
         self.setpoint.update(known)
         self.target = dict(self.setpoint)
         self._hold_written = False
+        self._rearm_approach()
+
+    def _rearm_approach(self) -> None:
+        # The next target may be far from where the arm stopped (a teleop resume, a stream
+        # that comes back): its first motion is slow until the setpoint has caught up.
+        self._approaching = True
+        self._commanded = False
+
+    def hold(self, now: float) -> Outcome:
+        """Hold the measured position now (a teleop hold, an operator): the command stream
+        and any trajectory stop; the next motion starts at ``approach_velocity``."""
+        if self.mode != 'enabled':
+            reason = f' ({self.fault})' if self.fault else ''
+            return Outcome(False, f'not enabled: the arm is {self.mode}{reason}')
+        self.trajectory_active = False
+        self._last_command = now
+        self._hold_measured()
+        return Outcome(True, 'holding the measured position')
+
+    def internal_fault(self, reason: str) -> str:
+        """An unexpected error in the bridge itself: stopped as a servo fault is."""
+        return self._raise_fault(reason)
 
     # ------------------------------------------------------------------ requests
     def enable(self, now: float) -> Outcome:
@@ -181,6 +205,12 @@ class ServoSafety:
         self._pending_torque = True
         self._hold_written = False
         return Outcome(True, 'torque on, holding the measured position')
+
+    def enable_failed(self, reason: str) -> None:
+        """The enable's goal write was not confirmed: torque stays off, ``fault`` says why."""
+        self.mode = 'disabled'
+        self.fault = reason
+        self._pending_torque = None
 
     def disable(self) -> Outcome:
         if self.mode == 'estop':

@@ -94,7 +94,7 @@ class SdkServoBus(ServoBus):
         self._reply_timeout = reply_timeout
         self._port: Any = None
         self._packets: Any = self.packet_handler()
-        self._reads: dict[tuple[int, ...], Any] = {}
+        self._reads: dict[tuple[int, ...], Any] = {}   # (address, *ids) → its GroupSyncRead
         self._goal_write: Any = None
         self._last_open_attempt = -1e9
 
@@ -106,6 +106,10 @@ class SdkServoBus(ServoBus):
         raise NotImplementedError
 
     def goal_bytes(self, ticks: int) -> list[int]:
+        raise NotImplementedError
+
+    def goal_ticks(self, data: Sequence[int]) -> int:
+        """The goal register's bytes as ticks (the inverse of :meth:`goal_bytes`)."""
         raise NotImplementedError
 
     def hardware_errors(self, servo_id: int, error: int) -> int:
@@ -266,14 +270,22 @@ class SdkServoBus(ServoBus):
             states[servo_id] = None
         return states
 
-    def _sync_read(self, ids: tuple[int, ...]) -> dict[int, tuple[list[int], int]]:
-        group = self._reads.get(ids)
+    def read_goals(self, ids: Sequence[int] | None = None) -> dict[int, int | None]:
+        ids = tuple(self.ids if ids is None else ids)
+        self._ensure_open()
+        replies = self._sync_read(ids, self.goal_address, self.goal_length)
+        return {i: self.goal_ticks(replies[i][0]) if i in replies else None for i in ids}
+
+    def _sync_read(self, ids: tuple[int, ...], address: int | None = None,
+                   length: int | None = None) -> dict[int, tuple[list[int], int]]:
+        address = self.read_address if address is None else address
+        length = self.read_length if length is None else length
+        group = self._reads.get((address, *ids))
         if group is None:
-            group = self.sdk.GroupSyncRead(self._port, self._packets, self.read_address,
-                                           self.read_length)
+            group = self.sdk.GroupSyncRead(self._port, self._packets, address, length)
             for servo_id in ids:
                 group.addParam(servo_id)
-            self._reads[ids] = group
+            self._reads[(address, *ids)] = group
         replies: dict[int, tuple[list[int], int]] = {}
         try:
             self._discard_input()
@@ -296,7 +308,7 @@ class SdkServoBus(ServoBus):
                         waiting.discard(servo_id)
                         corrupt.discard(servo_id)
                         self.stats.received += 1
-                        data = list(packet[self.data_offset:self.data_offset + self.read_length])
+                        data = list(packet[self.data_offset:self.data_offset + length])
                         replies[servo_id] = (data, packet[self.error_offset])
                     continue
                 if result != self.sdk.COMM_RX_CORRUPT:

@@ -9,12 +9,21 @@ of its own safety rules (range, rate limit, e-stop). Between the two:
 * :class:`JointMap`: arm joints by name, angle for angle, cut to the follower's calibrated
   range (the clipped joints are named); the gripper's calibrated range on the leader mapped
   linearly onto the gripper's range on the follower (a leader's handle travels differently).
+* :func:`controller_order`: the follower bridge's own joint order (its ``controller_joints``)
+  is the order of what teleop sends, by name; a bridge driving another set of joints is
+  refused naming both lists (two files with the same joints in another order never send one
+  joint's angle to another).
 * :class:`Teleop`: the rules. It follows only after :meth:`Teleop.resume`; it holds (the
-  node commands the follower's measured position once, then sends nothing) when the leader
-  goes silent for ``silent_timeout`` (unplugged, its bridge stopped), when a leader joint
-  moves more between two readings than ``max_leader_speed`` allows (a glitch, a swapped
-  servo, a wrong calibration: never passed on), on a reading with NaN or a missing joint,
-  on an e-stop, or on request; and it stays held until the next :meth:`Teleop.resume`.
+  node asks the follower's bridge to hold at its own measured position, then sends nothing)
+  when the leader goes silent for ``silent_timeout`` (unplugged, its bridge stopped), when a
+  leader joint moves more between two readings than ``max_leader_speed`` allows (a glitch, a
+  swapped servo, a wrong calibration: never passed on), on a reading with NaN or a missing
+  joint, when the follower's joint_states go stale or its bridge leaves ``enabled`` (a fault,
+  its own e-stop), on an e-stop, or on request; and it stays held until the next
+  :meth:`Teleop.resume`, which is refused while the e-stop is latched, while the follower is
+  stale or not enabled, and while the leader is more than ``resume_tolerance`` from the
+  follower's measured pose (naming the joints: the operator brings the leader to the
+  follower first). The bridge covers the rest at its slow ``approach_velocity``.
 """
 
 from __future__ import annotations
@@ -39,21 +48,42 @@ class TeleopConfig:
             is a jump, and the follower holds.
         jump_margin: rad added to ``max_leader_speed · dt`` (encoder noise, stamp jitter).
         gripper: the gripper joint's name on both arms ('' when there is none).
+        leader_period: s between two leader readings (its bridge's period); the jump check's
+            ``dt`` is capped at twice this, so a late reading (a loaded machine) does not
+            widen the allowance.
+        resume_tolerance: rad a joint of the mapped leader pose may be from the follower's
+            measured pose for :meth:`Teleop.resume` to follow.
+        follower_timeout: s without a follower reading before the follower holds.
     """
 
     silent_timeout: float = 0.1
     max_leader_speed: float = 8.0
     jump_margin: float = 0.05
     gripper: str = 'gripper'
+    leader_period: float = 0.01
+    resume_tolerance: float = 0.2
+    follower_timeout: float = 0.25
 
     def __post_init__(self) -> None:
-        for name in ('silent_timeout', 'max_leader_speed'):
+        for name in ('silent_timeout', 'max_leader_speed', 'leader_period', 'resume_tolerance',
+                     'follower_timeout'):
             value = getattr(self, name)
             if isinstance(value, bool) or not value > 0 or not math.isfinite(value):
                 raise ValueError(f'{name} must be a finite number > 0, got {value!r}')
         if not self.jump_margin >= 0 or not math.isfinite(self.jump_margin):
             raise ValueError(f'jump_margin must be a finite number >= 0, '
                              f'got {self.jump_margin!r}')
+
+
+def controller_order(own: Sequence[str], bridge: Sequence[str]) -> tuple[str, ...]:
+    """The follower bridge's joint order (``bridge``, its ``controller_joints``) when it
+    drives the same joints as teleop's own files say (``own``); ValueError in one line naming
+    both lists when not."""
+    if set(own) != set(bridge) or len(set(bridge)) != len(bridge):
+        raise ValueError(f"the follower bridge's controller joints {list(bridge)} are not "
+                         f"teleop's {list(own)} (follower_calibration, base_frame and "
+                         "tip_frame must be the bridge's)")
+    return tuple(bridge)
 
 
 class JointMap:
@@ -107,8 +137,8 @@ class Decision:
 
     Attributes:
         command: the follower's targets, controller order, to send now (None: send nothing).
-        hold: True once, when the follower must hold now (the node commands its measured
-            position); ``reason`` says why.
+        hold: True once, when the follower must hold now (the node asks the follower's
+            bridge to hold at its own measured position); ``reason`` says why.
     """
 
     command: tuple[float, ...] | None = None
@@ -128,6 +158,10 @@ class Teleop:
         self._last: dict[str, float] | None = None
         self._last_stamp: float | None = None
         self._last_received: float | None = None
+        self.measured: dict[str, float] = {}       # the follower's, from its joint_states
+        self._follower_received: float | None = None
+        self.follower_status = ''                  # its bridge's ~/state ('' unknown)
+        self.estopped = False
         self.commands = 0
         self.holds = 0
 
@@ -145,13 +179,15 @@ class Teleop:
         if self.state != 'following':
             return Decision()
         if previous is not None and previous_stamp is not None:
-            dt = max(0.0, stamp - previous_stamp)
+            # Capped: a late reading (a loaded machine) must not excuse a glitch.
+            gap = max(0.0, stamp - previous_stamp)
+            dt = min(gap, 2.0 * self.config.leader_period)
             allowed = self.config.max_leader_speed * dt + self.config.jump_margin
             for name in self.mapping.joints:
                 step = abs(reading[name] - previous[name])
                 if step > allowed:
                     return self._hold(
-                        f'leader joint {name} jumped {step:.3f} rad in {dt * 1e3:.1f} ms '
+                        f'leader joint {name} jumped {step:.3f} rad in {gap * 1e3:.1f} ms '
                         f'(at most {allowed:.3f} rad: {self.config.max_leader_speed:g} rad/s '
                         f'+ {self.config.jump_margin:g} rad)')
         command, clipped = self.mapping.follower_positions(reading)
@@ -168,8 +204,27 @@ class Teleop:
             return f'leader reading is not finite for {", ".join(bad)}'
         return ''
 
+    def follower(self, names: Sequence[str], positions: Sequence[float], now: float) -> None:
+        """One follower reading (its bridge's joint_states; ``now`` monotonic)."""
+        self.measured.update(zip(names, positions))
+        self._follower_received = now
+
+    def follower_state(self, status: str) -> Decision:
+        """The follower bridge's ``~/state``: anything but 'enabled' holds a following
+        teleop (waiting or held, resume says why it is refused)."""
+        self.follower_status = status
+        if status != 'enabled' and self.state == 'following':
+            return self._hold(f'the follower is {status}')
+        return Decision()
+
+    def estop(self, latched: bool) -> Decision:
+        """The emergency_stop topic: true holds and latches until it says false."""
+        self.estopped = latched
+        return self._hold('emergency stop') if latched else Decision()
+
     def check(self, now: float) -> Decision:
-        """Called on a timer: a leader silent for ``silent_timeout`` holds the follower."""
+        """Called on a timer: a leader silent for ``silent_timeout``, or follower readings
+        older than ``follower_timeout``, hold the follower."""
         if self.state != 'following':
             return Decision()
         silent = math.inf if self._last_received is None else now - self._last_received
@@ -177,7 +232,18 @@ class Teleop:
             self._last = None
             return self._hold(f'leader silent for {silent:.2f} s (unplugged or stopped?)'
                               if math.isfinite(silent) else 'no leader reading')
+        stale = self._follower_stale(now)
+        if stale:
+            return self._hold(stale)
         return Decision()
+
+    def _follower_stale(self, now: float) -> str:
+        if self._follower_received is None:
+            return 'no follower joint_states'
+        age = now - self._follower_received
+        if age > self.config.follower_timeout:
+            return f'follower joint_states silent for {age:.2f} s'
+        return ''
 
     def hold(self, reason: str) -> Decision:
         """Hold on request (an e-stop, the operator)."""
@@ -193,10 +259,36 @@ class Teleop:
         return Decision(hold=was_following, reason=reason)
 
     def resume(self, now: float) -> Outcome:
-        """Follow again, from the next leader reading on (refused while it is silent)."""
-        if self._last is None or self._last_received is None or \
-                now - self._last_received > self.config.silent_timeout:
-            return Outcome(False, 'cannot resume: no fresh leader reading'
-                           + (f' ({self.reason})' if self.state == 'held' else ''))
+        """Follow again, from the next leader reading on; refused with the reason (see the
+        module docstring)."""
+        refusal = self._resume_refusal(now)
+        if refusal:
+            return Outcome(False, f'cannot resume: {refusal}'
+                           + (f' (held: {self.reason})' if self.state == 'held' else ''))
         self.state, self.reason = 'following', ''
         return Outcome(True, 'following the leader')
+
+    def _resume_refusal(self, now: float) -> str:
+        if self.estopped:
+            return 'the emergency stop is latched'
+        if self.follower_status != 'enabled':
+            return (f'the follower is {self.follower_status}' if self.follower_status
+                    else "no state from the follower's bridge yet")
+        if self._last is None or self._last_received is None or \
+                now - self._last_received > self.config.silent_timeout:
+            return 'no fresh leader reading'
+        stale = self._follower_stale(now)
+        if stale:
+            return stale
+        targets, _ = self.mapping.follower_positions(self._last)
+        missing = [n for n in self.mapping.joints if n not in self.measured]
+        if missing:
+            return f'no follower reading of {", ".join(missing)}'
+        far = [(n, abs(t - self.measured[n])) for n, t in zip(self.mapping.joints, targets)
+               if abs(t - self.measured[n]) > self.config.resume_tolerance]
+        if far:
+            return ('the leader is ' + ', '.join(f'{d:.2f} rad from the follower at {n}'
+                                                 for n, d in far)
+                    + f' (more than resume_tolerance {self.config.resume_tolerance:g} rad): '
+                    "bring the leader to the follower's pose first")
+        return ''

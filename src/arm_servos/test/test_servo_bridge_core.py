@@ -119,3 +119,34 @@ def test_a_vanished_adapter_is_a_fault_in_words_and_the_arm_restarts_in_place(si
 
 def test_the_wire_limit_follows_the_packet_sizes():
     assert theoretical_rate(124, 1_000_000) == pytest.approx(806.45, abs=0.01)
+
+
+def test_torque_goes_on_only_after_the_goal_is_read_back_as_written(sim):
+    # Should 7: a goal write has no reply. One lost: rewritten before torque on; lost every
+    # time: torque stays off, naming the servo (before: torque on drove servo 2 to its stale
+    # goal of 3000 ticks, +1.46 rad).
+    process, link = sim
+    core = _core(link)
+    _run(core, 0.05)
+    before = core.reading().positions
+    process.command('drop 2 1')
+    assert core.safety.enable(time.monotonic()).ok
+    core.cycle(time.monotonic())
+    assert core.safety.mode == 'enabled', core.safety.fault
+    servo2 = process.command('status').split('; ')[1]
+    assert servo2.startswith('id 2: pos 2048 goal 2048 ') and servo2.endswith('torque on')
+    core.safety.disable()
+    core.cycle(time.monotonic())
+    core.bus.write_goals({2: 3000})      # a stale goal again (torque is off: nothing moves)
+    process.command('drop 2 100')
+    _run(core, 0.05)
+    assert core.safety.enable(time.monotonic()).ok
+    core.cycle(time.monotonic())
+    assert core.safety.mode == 'disabled'
+    assert core.safety.fault.startswith('servo 2 (joint2) did not take its goal: ')
+    assert core.safety.fault.endswith('torque left off')
+    assert 'torque on' not in process.command('status')
+    _run(core, 0.2)
+    assert core.reading().positions == pytest.approx(before, abs=0.01)
+    process.command('restore 2')
+    core.bus.close()

@@ -160,3 +160,39 @@ def test_theoretical_bytes_per_cycle_follow_the_packet_sizes():
     assert FeetechBus('/dev/null', IDS).read_bytes_per_cycle() == 14 + 6 * 14 + 26
     # Dynamixel: sync read 14 + 6, six replies of 11 + 21, sync write 14 + 6 × 5.
     assert DynamixelBus('/dev/null', IDS).read_bytes_per_cycle() == 20 + 6 * 32 + 44
+
+
+def test_the_goal_register_reads_back_as_written_and_a_dropped_write_shows(bus, sim_bus):
+    goals = {i: 2048 - 40 * i for i in IDS}        # torque off: nothing moves
+    bus.write_goals(goals)
+    assert bus.read_goals() == goals
+    sim_bus[1].command('drop 3 1')
+    bus.write_goals({i: 2048 for i in IDS})
+    read = bus.read_goals()
+    assert read[3] == goals[3] and all(read[i] == 2048 for i in IDS if i != 3)
+    bus.write_goals({i: 2048 for i in IDS})
+
+
+@pytest.fixture(scope='module')
+def per_reply_bus(tmp_path_factory):
+    """A bus whose simulation writes each reply when it is due (``per_reply``), not all of a
+    sync read's at once: a lost or corrupt reply amid the others, as on a real wire."""
+    from arm_servos.sim.process import SimProcess
+    link = tmp_path_factory.mktemp('per_reply') / 'bus'
+    with SimProcess(link, 'feetech', per_reply=True) as sim:
+        driver = FeetechBus(str(link), IDS, retries=2, reply_timeout=REPLY_TIMEOUT,
+                            cycle_budget=1.0)
+        driver.open()
+        yield sim, driver
+        driver.close()
+
+
+def test_per_reply_a_lost_and_a_corrupt_reply_are_retried_and_counted(per_reply_bus):
+    sim, bus = per_reply_bus
+    lost, corrupt, retries = bus.stats.lost, bus.stats.checksum_errors, bus.stats.retries
+    sim.command('lose 3 1')
+    sim.command('corrupt 5 1')
+    states = bus.read()
+    assert all(states[i] is not None for i in IDS)
+    assert bus.stats.lost == lost + 1 and bus.stats.checksum_errors == corrupt + 1
+    assert bus.stats.retries == retries + 1

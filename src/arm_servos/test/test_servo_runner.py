@@ -1,10 +1,13 @@
 """The bridge's bus loop and goal (arm_servos.runner.BridgeRunner) on the simulated bus: the
-leader role never writes; a command is written at once, not at the next cycle; a goal is
-preempted by the next and cancelled on request."""
+leader role switches torque off once and never writes otherwise; a command, an e-stop and a
+hold are written at once, not at the next cycle; a goal is preempted by the next and cancelled
+on request; an exception in a cycle or a command stops the arm, not the loop; stop() does not
+hang on a wedged bus thread."""
 
 from __future__ import annotations
 
 import math
+import threading
 import time
 
 import pytest
@@ -36,6 +39,8 @@ def runner(tmp_path, request):
     with SimProcess(link, 'feetech', ids=(1, 2, 3)) as sim:
         bus = FeetechBus(str(link), (1, 2, 3), reply_timeout=0.2, cycle_budget=1.0)
         bus.open()
+        if leader:
+            bus.set_torque(True)      # left on by an earlier session as a follower
         safety = ServoSafety(JOINTS, {n: 3.0 for n in NAMES},
                              SafetyConfig(silent_cycles=20, approach_velocity=3.0,
                                           command_timeout=30.0))
@@ -61,7 +66,9 @@ def test_a_leader_only_reads(runner):
     assert not runner.enable().ok and LEADER_REFUSAL in runner.enable().message
     assert runner.command([0.1, 0.1, 0.1])[0] == LEADER_REFUSAL
     assert runner.goal_reason(_goal(0.1)) == LEADER_REFUSAL
-    assert runner.sim.command('writes') == 'goal writes 0, torque writes 0'
+    # Torque switched off once (Should 6: a hand must move a leader), nothing else written.
+    assert runner.sim.command('writes') == 'goal writes 0, torque writes 2'   # ours, its
+    assert 'torque on' not in runner.sim.command('status')
 
 
 def _goal(target: float, seconds: float = 1.0) -> TrajectoryGoal:
@@ -89,3 +96,99 @@ def test_a_command_is_written_at_once_and_goals_preempt_and_cancel(runner):
     assert finished == Finished('second', None, ResultCode.SUCCESSFUL, '')
     assert runner.poll() is None
     assert 'outside the calibrated range' in runner.goal_reason(_goal(2.0, 5.0))
+
+
+def _wait_complete(runner) -> None:
+    deadline = time.monotonic() + 10.0
+    while not runner.core.reading().complete and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def test_an_estop_and_a_hold_are_written_at_once(runner):
+    assert runner.enable().ok
+    cycles = runner.cycles
+    assert runner.command([0.3, 0.3, 0.3]) == ('', '')
+    message = runner.estop('e-stop service')
+    assert 'latched' in message and 'failed' not in message
+    # Should 1: torque off before the next cycle (0.5 Hz: two seconds away).
+    assert 'torque on' not in runner.sim.command('status')
+    assert runner.cycles == cycles
+    assert not runner.hold('teleop hold').ok
+    assert runner.reset().ok and runner.enable().ok
+    assert runner.command([0.3, 0.3, 0.3]) == ('', '')
+    outcome = runner.hold('teleop hold')
+    assert outcome.ok, outcome.message
+    assert runner.core.safety.target == runner.core.safety.setpoint
+    assert 'torque on' in runner.sim.command('status')
+
+
+class _BoomError(RuntimeError):
+    pass
+
+
+def test_an_exception_in_a_cycle_or_a_command_stops_the_arm_and_the_loop_goes_on(runner):
+    faults: list[str] = []
+    statuses: list[str] = []
+    runner.on_fault = faults.append
+    runner.on_status = statuses.append
+    _wait_complete(runner)
+    assert runner.enable().ok
+    bus = runner.core.bus
+    real_read, real_write = bus.read, bus.write_goals
+    calls = {'read': 0}
+
+    def bad_read():
+        calls['read'] += 1
+        if calls['read'] == 1:
+            raise _BoomError('decoder bug')
+        return real_read()
+    bus.read = bad_read
+    runner.period = 0.02                     # a few cycles in this test
+    with runner.lock:
+        runner.written.notify_all()
+    deadline = time.monotonic() + 10.0
+    while calls['read'] < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert runner._thread.is_alive() and calls['read'] >= 3      # still cycling
+    assert runner.core.safety.mode == 'fault'
+    assert faults and 'internal error in the bus cycle: _BoomError: decoder bug' in faults[0]
+    assert len(faults) == 1                                      # logged once
+    deadline = time.monotonic() + 10.0
+    while not (statuses and statuses[-1].startswith('fault: internal error')) and \
+            time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert statuses[-1].startswith('fault: internal error')
+    assert runner.enable().ok, runner.core.safety.fault
+
+    def bad_write(goals):
+        raise _BoomError('driver bug')
+    bus.write_goals = bad_write
+    reason, _ = runner.command([0.1, 0.1, 0.1])               # no exception reaches the node
+    assert 'internal error in the command write: _BoomError: driver bug' in reason
+    assert runner.core.safety.mode == 'fault'
+    bus.write_goals = real_write
+
+
+def test_stop_does_not_hang_on_a_bus_thread_wedged_in_io(runner):
+    _wait_complete(runner)
+    wedged, release = threading.Event(), threading.Event()
+    real_read = runner.core.bus.read
+
+    def stuck_read():
+        wedged.set()
+        release.wait(60.0)           # an adapter that never answers
+        return real_read()
+    runner.core.bus.read = stuck_read
+    runner.apply_wait = 0.5
+    with runner.lock:
+        runner.period = 0.01
+        runner.written.notify_all()
+    assert wedged.wait(10.0)
+    done: list[str] = []
+    stopper = threading.Thread(target=lambda: done.append(runner.stop()))
+    stopper.start()
+    stopper.join(30.0)
+    alive = stopper.is_alive()
+    release.set()
+    assert not alive, 'stop() hung on the wedged bus thread'
+    assert 'stuck' in done[0]

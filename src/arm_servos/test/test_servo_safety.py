@@ -228,3 +228,57 @@ def test_a_trajectory_outside_the_range_or_too_fast_is_refused_naming_joint_and_
         'shoulder: 4.000 rad/s to point 0 is above its velocity limit 2.000 rad/s'
     clipping = _enabled(SafetyConfig(clip=True))
     assert clipping.trajectory_reason(('elbow',), [(5.0, (2.4,))]) == ''
+
+
+def _caught_up(safety: ServoSafety, target: float, t: float) -> float:
+    """Command shoulder to ``target`` and step until the setpoint is there; returns the time."""
+    assert safety.command({'shoulder': target}, t).ok
+    while abs(safety.setpoint['shoulder'] - target) > 1e-9 and t < 20:
+        t += 0.05
+        assert safety.command({'shoulder': target}, t).ok
+        safety.step(t)
+    return t
+
+
+@pytest.mark.parametrize('hold', ['stream stopped on its way', 'hold request', 'cancelled goal'])
+def test_after_any_hold_the_next_motion_starts_at_the_approach_velocity(hold):
+    # M1: a teleop resume (or a ~/commands stream that comes back) 1.2 rad away from where
+    # the arm held must not move at the URDF speed (RELIABILITY 21: no lurch).
+    safety = _enabled(SafetyConfig(approach_velocity=0.5, command_timeout=0.2), shoulder=0.0)
+    safety.step(0.0)
+    t = _caught_up(safety, 0.1, 0.0)          # the first motion is over: full speed now
+    if hold == 'stream stopped on its way':
+        safety.command({'shoulder': 1.0}, t)
+        safety.step(t + 0.05)
+        safety.observe(_states(0.15, -0.3), t + 0.05)
+        t += 0.5
+        safety.step(t)
+    elif hold == 'hold request':
+        safety.observe(_states(0.1, -0.3), t)
+        assert safety.hold(t).ok
+    else:
+        safety.command({'shoulder': 1.0}, t, from_trajectory=True)
+        safety.step(t + 0.05)
+        safety.end_trajectory(t + 0.05, hold=True)
+        t += 0.05
+    start = safety.setpoint['shoulder']
+    assert safety.command({'shoulder': start + 1.2}, t + 0.01).ok
+    moved = _angles(safety.step(t + 0.11).goals)['shoulder'] - start
+    assert moved == pytest.approx(0.5 * 0.11, abs=3e-3)      # not 2 rad/s × 0.11 s
+
+
+def test_a_stream_that_stopped_at_its_target_keeps_full_speed():
+    # Not a hold (nothing to stop): a gripper goal or a step command later is not slowed.
+    safety = _enabled(SafetyConfig(approach_velocity=0.5, command_timeout=0.2), shoulder=0.0)
+    safety.step(0.0)
+    t = _caught_up(safety, 0.1, 0.0) + 0.5
+    safety.step(t)
+    assert safety.command({'shoulder': 1.0}, t + 0.01).ok
+    assert _angles(safety.step(t + 0.11).goals)['shoulder'] == pytest.approx(0.1 + 2.0 * 0.11,
+                                                                            abs=3e-3)
+
+
+def test_a_hold_request_is_refused_unless_enabled():
+    safety = ServoSafety(JOINTS, VELOCITY)
+    refused = safety.hold(0.0)
+    assert not refused.ok and 'not enabled' in refused.message

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from arm_servos.calibration import Calibration, urdf_joints
-from arm_servos.teleop import JointMap, Teleop, TeleopConfig
+from arm_servos.teleop import controller_order, JointMap, Teleop, TeleopConfig
 
 CALIBRATION = Path(__file__).resolve().parents[1] / 'calibration'
 JOINTS = ('shoulder_pan', 'shoulder_lift', 'elbow_flex', 'wrist_flex', 'wrist_roll', 'gripper')
@@ -35,6 +35,13 @@ def teleop(calibrations):
 
 def _reading(values=(0.1, -0.2, 0.3, 0.1, 0.0, 0.45)):
     return JOINTS, list(values)
+
+
+def _follower(teleop, t, values=(0.1, -0.2, 0.3, 0.1, 0.0, 0.45), status='enabled'):
+    """The follower enabled, measured at the mapped leader pose ``values`` at time ``t``."""
+    teleop.follower_state(status)
+    targets, _ = teleop.mapping.follower_positions(dict(zip(JOINTS, values)))
+    teleop.follower(teleop.mapping.joints, targets, t)
 
 
 def test_arm_joints_map_angle_for_angle_and_the_gripper_range_onto_the_gripper_range(
@@ -62,6 +69,8 @@ def test_arm_joints_map_angle_for_angle_and_the_gripper_range_onto_the_gripper_r
 def test_it_follows_only_after_resume_and_never_before(teleop):
     assert teleop.leader(*_reading(), 0.0, 0.0).command is None
     assert teleop.state == 'waiting'
+    assert not teleop.resume(0.01).ok          # nothing from the follower yet
+    _follower(teleop, 0.01)
     assert teleop.resume(0.01).ok
     decision = teleop.leader(*_reading(), 0.01, 0.01)
     assert decision.command is not None and len(decision.command) == 6
@@ -69,7 +78,8 @@ def test_it_follows_only_after_resume_and_never_before(teleop):
 
 def test_a_silent_leader_holds_the_follower_until_resumed(teleop):
     teleop.leader(*_reading(), 0.0, 0.0)
-    teleop.resume(0.0)
+    _follower(teleop, 0.0)
+    assert teleop.resume(0.0).ok
     assert not teleop.check(0.05).hold
     decision = teleop.check(0.2)
     assert decision.hold and 'leader silent for 0.20 s' in decision.reason
@@ -78,13 +88,15 @@ def test_a_silent_leader_holds_the_follower_until_resumed(teleop):
     assert teleop.state == 'held'
     assert not teleop.resume(0.6).ok                       # stale reading: refused
     teleop.leader(*_reading(), 0.61, 0.61)
+    _follower(teleop, 0.61)
     assert teleop.resume(0.62).ok
     assert teleop.leader(*_reading(), 0.63, 0.63).command is not None
 
 
 def test_a_leader_jump_faster_than_a_hand_holds_the_follower_and_is_not_passed_on(teleop):
     teleop.leader(*_reading(), 0.0, 0.0)
-    teleop.resume(0.0)
+    _follower(teleop, 0.0)
+    assert teleop.resume(0.0).ok
     assert teleop.leader(*_reading((0.12, -0.2, 0.3, 0.1, 0.0, 0.45)), 0.005,
                          0.005).command is not None        # 4 rad/s: a hand
     decision = teleop.leader(*_reading((0.12, -0.2, 0.9, 0.1, 0.0, 0.45)), 0.01, 0.01)
@@ -100,7 +112,8 @@ def test_a_leader_jump_faster_than_a_hand_holds_the_follower_and_is_not_passed_o
 ])
 def test_a_bad_leader_reading_holds(teleop, values, words):
     teleop.leader(*_reading(), 0.0, 0.0)
-    teleop.resume(0.0)
+    _follower(teleop, 0.0)
+    assert teleop.resume(0.0).ok
     names = JOINTS[:len(values)]
     decision = teleop.leader(names, list(values), 0.005, 0.005)
     assert decision.hold and words in decision.reason
@@ -114,3 +127,72 @@ def test_bad_settings_and_a_leader_without_a_joint_are_refused(calibrations):
         TeleopConfig(max_leader_speed=math.inf)
     with pytest.raises(ValueError, match='the leader calibration has no joint elbow'):
         JointMap(leader, follower, JOINTS + ('elbow',))
+
+
+def test_resume_is_refused_while_the_leader_is_far_from_the_follower_naming_the_joint(teleop):
+    # M1: the follower must not run to a leader pose 1.2 rad away on resume.
+    teleop.leader(*_reading(), 0.0, 0.0)
+    _follower(teleop, 0.0, (1.3, -0.2, 0.3, 0.1, 0.0, 0.45))
+    refused = teleop.resume(0.0)
+    assert not refused.ok
+    assert 'the leader is 1.20 rad from the follower at shoulder_pan' in refused.message
+    assert 'resume_tolerance 0.2 rad' in refused.message and teleop.state == 'waiting'
+    _follower(teleop, 0.01, (0.25, -0.2, 0.3, 0.1, 0.0, 0.45))   # within 0.2 rad: follows
+    assert teleop.resume(0.01).ok
+
+
+def test_a_follower_that_faults_is_estopped_or_goes_stale_holds_and_blocks_resume(teleop):
+    # Should 4: teleop does not stay 'following' behind a follower that stopped.
+    teleop.leader(*_reading(), 0.0, 0.0)
+    _follower(teleop, 0.0)
+    assert teleop.resume(0.0).ok
+    decision = teleop.follower_state('estop: e-stop service')
+    assert decision.hold and decision.reason == 'the follower is estop: e-stop service'
+    assert 'the follower is estop' in teleop.resume(0.01).message
+    _follower(teleop, 0.02)
+    assert teleop.resume(0.02).ok
+    teleop.leader(*_reading(), 0.38, 0.38)
+    decision = teleop.check(0.4)             # no follower reading for 0.38 s > 0.25 s
+    assert decision.hold and 'follower joint_states silent for 0.38 s' in decision.reason
+    teleop.leader(*_reading(), 0.41, 0.41)
+    assert 'follower joint_states silent' in teleop.resume(0.41).message
+
+
+def test_an_emergency_stop_holds_and_resume_waits_for_its_release(teleop):
+    teleop.leader(*_reading(), 0.0, 0.0)
+    _follower(teleop, 0.0)
+    assert teleop.resume(0.0).ok
+    decision = teleop.estop(True)
+    assert decision.hold and decision.reason == 'emergency stop'
+    refused = teleop.resume(0.01)
+    assert not refused.ok and 'emergency stop is latched' in refused.message
+    teleop.estop(False)
+    assert teleop.resume(0.01).ok
+
+
+def test_a_late_leader_reading_does_not_widen_the_jump_allowance(teleop):
+    # Should 5: 0.5 s between two readings (a loaded machine) once allowed 2.5 rad.
+    teleop.leader(*_reading(), 0.0, 0.0)
+    _follower(teleop, 0.0)
+    assert teleop.resume(0.0).ok
+    decision = teleop.leader(*_reading((0.1, -0.2, 0.8, 0.1, 0.0, 0.45)), 0.5, 0.5)
+    assert decision.hold and 'elbow_flex jumped 0.500 rad in 500.0 ms' in decision.reason
+    assert 'at most 0.120 rad' in decision.reason       # 5 rad/s × 2 × 10 ms + 0.02
+
+
+def test_commands_follow_the_bridge_joint_order_by_name_and_other_joints_are_refused(
+        calibrations):
+    # M2: same joints in another order in the bridge's file: sent in the bridge's order.
+    leader, follower = calibrations
+    bridge = ('shoulder_lift', 'shoulder_pan') + JOINTS[2:]
+    order = controller_order(JOINTS, bridge)
+    assert order == bridge
+    mapping = JointMap(leader, follower, order)
+    targets, _ = mapping.follower_positions(dict(zip(JOINTS, (0.1, -0.2, 0.3, 0.1, 0.0,
+                                                              0.45))))
+    assert targets[:2] == pytest.approx((-0.2, 0.1))      # shoulder_lift's angle first
+    with pytest.raises(ValueError) as refused:
+        controller_order(JOINTS, JOINTS[:5])
+    assert str(refused.value).startswith(
+        "the follower bridge's controller joints ['shoulder_pan', 'shoulder_lift', "
+        "'elbow_flex', 'wrist_flex', 'wrist_roll'] are not teleop's ['shoulder_pan'")

@@ -8,17 +8,22 @@ with the controller stand-in).
 Publishes: joint_states (sensor_msgs/JointState, measured, every bus cycle in which every servo
 answered), /diagnostics (diagnostic_msgs/DiagnosticArray: per servo voltage, temperature, load,
 error bits in words; the bus's counters).
+Publishes too: ~/state (std_msgs/String, reliable + transient local): the arm's mode
+('disabled', 'enabled', 'fault: <servo and error>', 'estop: <source>') on each change, so a
+teleop node notices an e-stop or a fault of its follower.
 Publishes too: ~/goal_rejections (arm_ik.goal_refusals: rcl_interfaces/Log, latched, depth 10):
 each rejected goal's reason, as the bridge logs it; servo_client prints it (the action
 protocol carries no reason for a rejection).
 Serves: ~/follow_joint_trajectory (control_msgs/action/FollowJointTrajectory, the rules of
-joint_trajectory_controller), ~/enable, ~/disable, ~/estop, ~/reset_estop (std_srvs/Trigger),
+joint_trajectory_controller), ~/enable, ~/disable, ~/estop, ~/reset_estop, ~/hold (hold the
+measured position now, the next motion slow: teleop's hold) (std_srvs/Trigger),
 ~/gripper_cmd (control_msgs/action/GripperCommand, nodes/gripper_action.py).
 Subscribes: ~/commands (std_msgs/Float64MultiArray, one position per controller joint, as
 forward_position_controller), emergency_stop (std_msgs/Bool, reliable + transient local: true
 switches torque off and latches until ~/reset_estop).
 
-With role leader (teleoperation) the bus is only read: torque is never written.
+With role leader (teleoperation) the bus is only read: torque is switched off once each time
+the port opens (a hand moves the arm) and never written otherwise.
 
 A LeRobot calibration file works as it is; the servos' EEPROM (homing offsets) is compared
 with the calibration on connect and before each enable, a mismatch refused before any torque.
@@ -38,7 +43,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Bool, Float64MultiArray
+from std_msgs.msg import Bool, Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from arm_ik.arm_config import read_description
@@ -127,12 +132,14 @@ class ServoBridge(Node):
         self.diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics',
                                                      QoSProfile(depth=10))
         self.rejections_pub = refusal_publisher(self)   # arm_ik.goal_refusals
+        self.status_pub = self.create_publisher(String, '~/state', LATCHED_QOS)
         self.server = ActionServer(
             self, FollowJointTrajectory, '~/follow_joint_trajectory',
             execute_callback=self._execute, goal_callback=self._on_goal,
             handle_accepted_callback=self._on_accepted, cancel_callback=self._on_cancel)
         for name, handler in (('~/enable', self._enable), ('~/disable', self._disable),
-                              ('~/estop', self._estop), ('~/reset_estop', self._reset)):
+                              ('~/estop', self._estop), ('~/reset_estop', self._reset),
+                              ('~/hold', self._hold)):
             self.create_service(Trigger, name, handler)
         # Keep last 1: a stream's newest command is the one to write (a queue of stale ones
         # is latency: 10 deep at 250 Hz is 40 ms behind once the executor falls behind).
@@ -146,11 +153,12 @@ class ServoBridge(Node):
         self._open(values['port'])
         self.runner.on_reading = self._publish_state
         self.runner.on_fault = self.get_logger().error
+        self.runner.on_status = lambda text: self.status_pub.publish(String(data=text))
         self.runner.start()
         self.get_logger().info(
             f'{calibration.protocol} bus on {values["port"]} at {calibration.baudrate} baud, '
             f'servos {list(calibration.ids)} for {", ".join(calibration.names)}; '
-            f'{values["rate"]:g} Hz; ' + ('leader: reads only, torque never written'
+            f'{values["rate"]:g} Hz; ' + ('leader: reads only, torque off'
                                           if self.runner.leader else 'torque off until ~/enable'))
 
     def _open(self, port: str) -> None:
@@ -243,7 +251,11 @@ class ServoBridge(Node):
         return self._answer(response, outcome.ok, outcome.message)
 
     def _estop(self, _: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        return self._answer(response, True, self.runner.estop('e-stop service', wait=True))
+        return self._answer(response, True, self.runner.estop('e-stop service'))
+
+    def _hold(self, _: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        outcome = self.runner.hold('hold requested')
+        return self._answer(response, outcome.ok, outcome.message)
 
     def _reset(self, _: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         outcome = self.runner.reset()
@@ -267,8 +279,10 @@ class ServoBridge(Node):
 
     def destroy_node(self) -> None:
         if getattr(self, 'runner', None) is not None:
-            self.runner.stop()
-            self.core.bus.close()     # torque stays as it is: a falling arm is worse
+            # Torque stays as it is: a falling arm is worse. Never hangs on a wedged adapter.
+            problem = self.runner.stop()
+            if problem:
+                self.get_logger().error(problem)
         super().destroy_node()
 
 def main(args: list[str] | None = None) -> int:

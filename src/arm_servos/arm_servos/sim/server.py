@@ -8,7 +8,8 @@ after the other), so a sync read of six servos at 1 Mbaud takes as long as on a 
 Faults are injected on command, from the process's standard input (one per line, see
 :data:`HELP`) or :meth:`SimBus.command` when the bus runs in a thread of a test::
 
-    lose ID N | corrupt ID N | remove ID | restore ID | error ID WORD | slow ID SECONDS
+    lose ID N | corrupt ID N | drop ID N (its next N writes lost) | remove ID | restore ID
+    | error ID WORD | slow ID SECONDS
     push ID TICKS (move a joint by hand, torque off) | hand ID:TICKS ... (several at once)
     | vanish | replug | status | writes | changed ID SINCE (when a new goal for ID reached the
     bus after SINCE, a time.monotonic() value: for latency benchmarks)
@@ -47,7 +48,7 @@ from arm_servos.sim.packets import (
 )
 from arm_servos.sim.servo import SimServo
 
-HELP = ('commands: lose ID N | corrupt ID N | remove ID | restore ID | '
+HELP = ('commands: lose ID N | corrupt ID N | drop ID N | remove ID | restore ID | '
         'error ID overload|overheating|voltage|clear | slow ID SECONDS | push ID TICKS | '
         'hand ID:TICKS ... | homing ID OFFSET | block ID TICKS | unblock ID | vanish | replug | '
         'status | writes | changed ID SINCE')
@@ -212,6 +213,9 @@ class SimBus:
             goals = {}
             for start in range(0, len(body) - size + 1, size + 1):
                 servo = self.servos.get(body[start])
+                if servo is not None and servo.faults.drop_writes > 0:
+                    servo.faults.drop_writes -= 1      # lost on the wire: no reply says so
+                    continue
                 if servo is not None and not servo.faults.missing:
                     servo.write(address, body[start + 1:start + 1 + size], clock)
                     if address == servo.layout.goal:
@@ -338,11 +342,14 @@ class SimBus:
             faults.lose_replies = int(args[1])
         elif verb == 'corrupt':
             faults.corrupt_replies = int(args[1])
+        elif verb == 'drop':
+            faults.drop_writes = int(args[1])
         elif verb == 'remove':
             faults.missing = True
         elif verb == 'restore':
             faults.missing, faults.extra_delay = False, 0.0
             faults.lose_replies = faults.corrupt_replies = faults.error_bits = 0
+            faults.drop_writes = 0
         elif verb == 'error':
             table = ERROR_BITS[self.protocol]
             if args[1] not in table:

@@ -79,6 +79,7 @@ class Faults:
     missing: bool = False        # never answers (unplugged from the daisy chain)
     error_bits: int = 0          # status error byte (Feetech) / register 70 (Dynamixel)
     extra_delay: float = 0.0     # seconds added before each reply (a slow servo)
+    drop_writes: int = 0         # the next N writes addressed to it are lost on the wire
 
 
 @dataclass
