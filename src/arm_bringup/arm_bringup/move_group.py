@@ -117,7 +117,8 @@ def enable_servo_bridge(namespace: str = '', timeout: float = 60.0) -> str:
 
 def start(group: ProcessGroup, arm: ArmSource, description: str, srdf: str,
           namespace: str = '', controller: str = 'none') -> None:
-    """Start move_group and its trajectory_executor (and the controller stand-in, or with
+    """Start move_group and its trajectory_executor, which serves MoveIt Servo's jog interface
+    too (and the controller stand-in, or with
     ``controller`` "servo_bridge" the executor's output to a running servo_bridge)."""
     chain = {'robot_description': description, **arm.chain_parameters()}
     if arm.urdf_file:
@@ -133,7 +134,9 @@ def start(group: ProcessGroup, arm: ArmSource, description: str, srdf: str,
         executor.update(output='follow_joint_trajectory', feedback_topic=BRIDGE_STATES,
                         controller_action='servo_bridge/follow_joint_trajectory',
                         feedback_stale_periods=25.0, publish_on_start=False)
-    group.start_node(NODE_PACKAGE, 'trajectory_executor', name='trajectory_executor',
+    # servo_node is the trajectory executor with MoveIt Servo's jog topics and services
+    # attached (servo_node/delta_twist_cmds, ...), so jogging goes to the same outputs.
+    group.start_node(NODE_PACKAGE, 'servo_node', name='trajectory_executor',
                      namespace=namespace, params=executor)
     group.start_node(NODE_PACKAGE, 'move_group', name='move_group', namespace=namespace,
                      params={**chain, **({'robot_description_semantic': srdf} if srdf else {})})

@@ -105,7 +105,8 @@ def launch_setup(context: LaunchContext) -> list:
              namespace=namespace, parameters=[description],
              remappings=[('tf', '/tf'), ('tf_static', '/tf_static'), *measured],
              output='screen'),
-        Node(package='arm_ik', executable='trajectory_executor', name='trajectory_executor',
+        # servo_node: the trajectory executor with MoveIt Servo's jog interface attached.
+        Node(package='arm_ik', executable='servo_node', name='trajectory_executor',
              namespace=namespace, parameters=[description, chain, executor],
              remappings=remappings, output='screen', emulate_tty=True),
         Node(package='arm_ik', executable='move_group', name='move_group',
