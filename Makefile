@@ -31,6 +31,13 @@ DEMO_ARGS ?=
 PYTEST_ARGS ?=
 # Every test run ends with its slowest tests (docs/tests.md, "Where the suite's time goes").
 DURATIONS ?= --durations=15
+# Parallel pytest workers (pytest-xdist; 0: one process, as before). The node suite waits on
+# process start-ups and DDS more than it computes, so it runs more workers than cores; each
+# test module stays in one worker with its process group unless it marks smaller groups
+# (--dist loadfile, src/conftest.py), each test on a ROS domain of its own (docs/tests.md,
+# "Parallel workers").
+TEST_WORKERS ?= 4
+CORE_TEST_WORKERS ?= 2
 BENCH_ARGS ?=
 
 ifneq ($(filter-out jazzy kilted,$(ROS_WHEELS)),)
@@ -122,12 +129,13 @@ test-core: $(CORE_VENV)/.installed
 	$(CORE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
 	  --force-reinstall ./src/arm_kinematics ./src/arm_testing
 	rm -rf src/arm_kinematics/build src/arm_testing/build   # pip builds in the source tree
-	$(CORE_VENV)/bin/python -m pytest src/arm_kinematics $(DURATIONS) $(PYTEST_ARGS)
+	$(CORE_VENV)/bin/python -m pytest src/arm_kinematics -n $(CORE_TEST_WORKERS) --dist loadfile \
+	  $(DURATIONS) $(PYTEST_ARGS)
 
 test: lint build test-core
 	tools/ensure_chromium.sh
-	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m pytest src --ignore=src/arm_kinematics $(DURATIONS) \
-	  $(PYTEST_ARGS)
+	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m pytest src --ignore=src/arm_kinematics \
+	  -n $(TEST_WORKERS) --dist loadfile $(DURATIONS) $(PYTEST_ARGS)
 
 demo: build
 	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m arm_bringup.demo --cycles $(CYCLES) \

@@ -30,138 +30,47 @@ colcon build started from inside pytest would race other builds of the same ``bu
 folder, so the blocks' make runs with ``-o build`` (the recipe that follows is the README's
 command as written). When the venv is stale (``make -n build`` would re-run
 ``tools/setup_venv.sh``, which deletes ``.venv``), those blocks are skipped with that reason.
+
+The terminal, the judgement and the tables (``EXPECT``, ``PRELUDES``, ``NEEDS``) are
+``arm_testing.readme_terminal``'s. The run blocks of a few long chapters are checked by the
+``test_docs_*.py`` modules beside this one (``SHARES``), so that `make test`'s parallel
+workers run them at the same time as this module's.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import os
 from pathlib import Path
 import re
-import signal
 import subprocess
-import sys
-import tempfile
-import time
 
 import pytest
 
 from arm_testing.bringup_harness import installed, read_launch_file
-from arm_testing.readme_snippets import anchors, Block, documents, links, NameChecker, read_blocks
+from arm_testing.readme_snippets import anchors, Block, documents, links, NameChecker
+from arm_testing.readme_terminal import (
+    check_block_runs,
+    document_blocks,
+    LEFT_RUNNING,
+    LINGER,
+    problems,
+    share_of,
+    SHARES,
+)
+from arm_testing.readme_terminal import terminals as readme_terminals
 
 REPO = Path(__file__).resolve().parents[3]
 DOCUMENTS = documents(REPO)
-BLOCKS = [block for path in DOCUMENTS
-          for block in read_blocks(path, path.relative_to(REPO).as_posix())]
+BLOCKS = document_blocks(REPO)
 # Chapters the README links that other branches bring (issues 37 and 38); a name leaves this
 # list when its file exists.
 PENDING_CHAPTERS: set[str] = set()
-# What the scratch root holds: the built workspace and the files the documents' commands read.
-ROOT_ENTRIES = ('.venv', 'install', 'build', 'src', 'requirements', 'tools', 'benchmarks',
-                'Makefile', 'ruff.toml', 'README.md', 'docs')
-# The README's pip route is written for Jazzy (.venv, install/). Under `make test
-# ROS_WHEELS=kilted` the blocks run on the workspace this test runs in: the scratch root's
-# .venv, install and build are Kilted's, and the inner make is not told ROS_WHEELS.
-SUFFIX = Path(sys.prefix).name.removeprefix('.venv')
-DISTRO_ENTRIES = {'.venv': f'.venv{SUFFIX}', 'install': f'install{SUFFIX}',
-                  'build': f'build{SUFFIX}'}
-BLOCK_TIMEOUT = 150.0   # s; the UR5 demo block takes 20-40 s, a loaded machine 2-3x
-LINGER = 10.0           # s a block's background processes get to exit after it ended
-LEFT_RUNNING = 'LEFT_RUNNING'
-ERROR_LINE = re.compile(r'Traceback \(most recent call last\)|\[FATAL\]|\[ERROR\]|\bError:|'
-                        r'^error:|command not found|No such file or directory|'
-                        rf'^{LEFT_RUNNING} ', re.MULTILINE)
-# What the README says a block prints (the comments beside its commands), keyed by a
-# fragment of the block's text.
-EXPECT = {
-    # docs/moveit.md's pymoveit2 script (the README's shorter one is keyed below).
-    "print('pose:'": (r'^home: True', r'^pose: True', r'^line: True', r'^ik: \['),
-    'arm_config ur5.yaml --check': (r'ur5\.yaml: valid for ur5',
-                                    r'^summary: 1 cycle\(s\), \d+ step\(s\) ok, 0 failed'),
-    'ik_client --arm ur5': (r'\bOK\b',),
-    # The files, the cycle over the action, and the MCAP with the controller action's
-    # feedback and status (the goal and its end: accepted, executing, succeeded).
-    'CONTROLLER=stand_in': (
-        r'ur5_control/ur5_controllers\.yaml',
-        r'^\s+[1-9]\d*\s+/ur5/joint_trajectory_controller/follow_joint_trajectory/_action/'
-        r'feedback$',
-        r'^\s+[1-9]\d*\s+/ur5/joint_trajectory_controller/follow_joint_trajectory/_action/'
-        r'status$',
-        r'^summary: 1 cycle\(s\), \d+ step\(s\) ok, 0 failed'),
-    'IKClient(node': (r"\{'base_yaw': |OUT_OF_REACH",),
-    "decoded_messages('demo.mcap'": (r"^\[\('/ccd5/", r'^\d+\.\d\d s  progress \d\.\d\d$'),
-    'CollisionChecker(': (r'^collision: ',),
-    # Both servo demos (TELEOP=1's block holds the other's text): every step ok, and each its
-    # own count.
-    'make demo CYCLES=1 SERVOS=sim': (r'^summary: 1 cycle\(s\), \d+ step\(s\) ok, 0 failed',),
-    'SERVOS=sim      # ... summary: 1 cycle(s), 10': (
-        r'^summary: 1 cycle\(s\), 10 step\(s\) ok, 0 failed',),
-    'SERVOS=sim TELEOP=1': (r'^summary: 1 cycle\(s\), 7 step\(s\) ok, 0 failed',),
-    # The README's "From LeRobot": an owner's LeRobot file becomes the project's own.
-    # The README's "From MoveIt code": pymoveit2's Cartesian move and named state, executed.
-    "print('up 10 cm:'": (r'^up 10 cm: True$', r'^home: True$'),
-    '--from-lerobot blue.json': (r'servo_calibrate: wrote blue\.yaml \(6 joints\)',),
-    'servo_client --ns /so101 move 0.3': (
-        r'servo_calibrate: wrote my_so101\.yaml \(6 joints\)',
-        r'^enable: done: torque on, holding the measured position',
-        r'^move: done: SUCCESSFUL: Goal successfully reached!',
-        r'^OK +servo_bridge: servo 1 \(shoulder_pan\): OK',
-        r'^move: refused: PATH_TOLERANCE_VIOLATED: servo 3 \(elbow_flex\) reports overload',
-        r'^estop: done: torque off on every servo',
-        r'^enable: refused: e-stop is latched: reset it first'),
-    # docs/lerobot.md: a LeRobot file drives the arm to LeRobot's angles; a recalibrated servo
-    # is refused naming the joint and the field; the project's file written from it.
-    'homing 3 1017': (
-        r'^enable: done: torque on, holding the measured position',
-        r'^move: done: SUCCESSFUL: Goal successfully reached!',
-        r'^OK +servo_bridge: servo 1 \(shoulder_pan\): OK \[position \(rad\)=0\.30',
-        r'^enable: refused: calibration does not match the servos, torque refused: '
-        r'joints\.elbow_flex\.homing_offset: the file says 1081, servo 3 holds 1017',
-        r'servo_calibrate: wrote my_so101\.yaml \(6 joints\)'),
-    # docs/lerobot.md's gripper from pymoveit2: open reached; closing on an object stalls at
-    # the torque limit max_effort set (1 N·m of 2.9), the servo still on and gripping.
-    'gripper.close()': (r'^open: True$', r'^close: False$',
-                        r'^The gripper stopped at 0\.(49|50|51)\d* without reaching its goal\. '
-                        r'It stalled',
-                        r'^id 6: .* torque limit 0\.345 load -?0\.345 torque on'),
-}
-# What a python block needs that it does not create (see the module docstring).
-PRELUDES = {
-    'IKClient(node': "import rclpy\nrclpy.init()\nnode = rclpy.create_node('readme_user')\n",
-    # docs/moveit.md's pymoveit2 script runs against `make move_group ARM=six_axis` in
-    # another terminal: its runner, started here and stopped when the script ends.
-    'RobotDescription.from_node(node': (
-        'import atexit, os, signal, subprocess, sys\n'
-        "_move_group = subprocess.Popen([sys.executable, '-m', 'arm_bringup.move_group', "
-        "'--arm', 'six_axis'], start_new_session=True, stdout=subprocess.DEVNULL, "
-        'stderr=subprocess.DEVNULL)\n'
-        'atexit.register(lambda: (os.killpg(_move_group.pid, signal.SIGINT), '
-        '_move_group.wait(30)))\n'),
-}
-# Bash commands run (in the scratch root) before a block that reads their output.
-NEEDS = {
-    "decoded_messages('demo.mcap'": 'make demo CYCLES=1 DEMO_ARGS=--no-lab',
-}
-
 pytestmark = pytest.mark.skipif(not installed('arm_bringup'),
                                 reason='the workspace is not built and sourced')
 
 
 def by_kind(kind: str) -> list[Block]:
     return [block for block in BLOCKS if block.kind == kind]
-
-
-def keyed(table: dict[str, object], block: Block) -> list[object]:
-    return [value for key, value in table.items() if key in block.text]
-
-
-def venv_is_stale() -> str:
-    """Why the README's ``make`` would rebuild the shared venv, or '' when it would not."""
-    plan = subprocess.run(['make', '-n', 'build'], cwd=REPO, capture_output=True, text=True,
-                          check=False)
-    return 'make build would re-run tools/setup_venv.sh (venv older than requirements)' \
-        if 'setup_venv.sh' in plan.stdout else ''
 
 
 # ---------------------------------------------------------------------- fixtures
@@ -212,126 +121,12 @@ def help_text(executable: str, words: tuple[str, ...]) -> str:
     return text
 
 
-class Terminal:
-    """One user's terminal for one document: its bash blocks run in order in one scratch root,
-    each seeing the variables the earlier ones set; every process a block leaves is stopped
-    after it."""
-
-    def __init__(self, root: Path, domain_id: int) -> None:
-        self.root = root
-        self.env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id),
-                        ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', PYTHONUNBUFFERED='1')
-        for name in ('ROS_LOCALHOST_ONLY', 'MAKEFLAGS', 'MAKELEVEL', 'MFLAGS', 'ROS_WHEELS'):
-            self.env.pop(name, None)
-        self.outcomes: dict[int, tuple[int | None, str]] = {}
-        self.linger = LINGER
-
-    def run_shell(self, script: str, timeout: float = BLOCK_TIMEOUT) -> tuple[int | None, str]:
-        state = self.root / '.readme_env'
-        wrapped = ('set -a\n'
-                   'make() { command make -o build -o setup "$@"; }\n'
-                   f'{script}\n'
-                   f'env -0 > {state}\n')
-        code, output = self._run(['bash', '-e', '-c', wrapped], timeout)
-        if code == 0 and state.exists():
-            pairs = state.read_bytes().decode('utf-8', 'replace').split('\0')
-            self.env = dict(pair.split('=', 1) for pair in pairs if '=' in pair)
-        return code, output
-
-    def run_python(self, source: str, timeout: float = BLOCK_TIMEOUT) -> tuple[int | None, str]:
-        return self._run([str(self.root / '.venv' / 'bin' / 'python'), '-c', source], timeout)
-
-    def _run(self, command: list[str], timeout: float) -> tuple[int | None, str]:
-        """Run ``command`` in a process group of its own; a process of the group still
-        running ``LINGER`` s after the command ended (a node the block started and meant to
-        stop) is reported in the output as ``LEFT_RUNNING``, then stopped."""
-        with tempfile.TemporaryFile('w+', encoding='utf-8', errors='replace') as log:
-            process = subprocess.Popen(command, cwd=self.root, env=self.env, text=True,
-                                       stdout=log, stderr=subprocess.STDOUT,
-                                       stdin=subprocess.DEVNULL, start_new_session=True)
-            try:
-                code: int | None = process.wait(timeout=timeout)
-                note = ''
-            except subprocess.TimeoutExpired:
-                code, note = None, f'\n(timed out after {timeout:.0f} s)'
-            left = self._members(process.pid, self.linger)
-            if left and code is not None:
-                note += f'\n{LEFT_RUNNING} {self.linger:.0f} s after the block ended: {left}'
-            self._stop(process.pid)
-            log.seek(0)
-            return code, log.read() + note
-
-    @staticmethod
-    def _members(group: int, grace: float) -> list[str]:
-        """The commands of ``group`` (its session) still running after up to ``grace`` s."""
-        deadline = time.monotonic() + grace
-        while True:
-            listing = subprocess.run(['ps', '-o', 'stat=,args=', '-s', str(group)],
-                                     capture_output=True, text=True, check=False).stdout
-            alive = [line.split(None, 1)[-1] for line in listing.splitlines()
-                     if line.strip() and not line.lstrip().startswith('Z')]
-            if not alive or time.monotonic() >= deadline:
-                return alive
-            time.sleep(0.2)
-
-    @staticmethod
-    def _stop(group: int, grace: float = 5.0) -> None:
-        """SIGINT what is left of the block's process group (background nodes), then KILL."""
-        try:
-            os.killpg(group, signal.SIGINT)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            try:
-                os.killpg(group, 0)
-            except ProcessLookupError:
-                return
-            time.sleep(0.1)
-        try:
-            os.killpg(group, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-    def block(self, block: Block) -> tuple[int | None, str]:
-        """Run ``block`` (and every earlier bash block first, once): (status, output)."""
-        if block.line in self.outcomes:
-            return self.outcomes[block.line]
-        if block.lang == 'bash':
-            for earlier in by_kind('run'):
-                if earlier.doc == block.doc and earlier.lang == 'bash' and \
-                        earlier.line < block.line and earlier.line not in self.outcomes:
-                    self.block(earlier)
-        output = ''
-        for command in keyed(NEEDS, block):
-            code, output = self.run_shell(command)
-            if code != 0:
-                self.outcomes[block.line] = (code, f'(prerequisite {command!r})\n{output}')
-                return self.outcomes[block.line]
-        if block.lang == 'bash':
-            outcome = self.run_shell(block.text)
-        else:
-            outcome = self.run_python(''.join(keyed(PRELUDES, block)) + block.text)
-        self.outcomes[block.line] = outcome
-        return outcome
-
-
 @pytest.fixture(scope='module')
 def terminals(graph):
-    """The terminal of a document (made when its first block runs): a scratch root of its own
-    on the module's domain, where the six_axis ik_server answers."""
-    made: dict[str, Terminal] = {}
-    with contextlib.ExitStack() as stack:
-        def terminal(doc: str) -> Terminal:
-            if doc not in made:
-                root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix='readme_')))
-                for entry in ROOT_ENTRIES:
-                    source = REPO / DISTRO_ENTRIES.get(entry, entry)
-                    if source.exists():
-                        (root / entry).symlink_to(source)
-                made[doc] = Terminal(root, graph.claim.domain_id)
-            return made[doc]
-        yield terminal
+    """The terminal of a document: a scratch root of its own on the module's domain, where the
+    six_axis ik_server answers."""
+    with readme_terminals(REPO, graph.claim.domain_id, BLOCKS) as terminal_of:
+        yield terminal_of
 
 
 # ---------------------------------------------------------------------- the blocks
@@ -341,6 +136,20 @@ def test_the_documents_have_blocks_of_each_kind():
     assert kinds['run'] >= 5 and kinds['ros-only'] >= 5 and kinds['not-run'] >= 1, kinds
     assert {block.lang for block in by_kind('run')} == {'bash', 'python'}
     assert {block.doc for block in BLOCKS} >= {'README.md', 'docs/own_arm.md'}
+
+
+def test_every_run_block_is_run_by_one_module():
+    # SHARES hands documents to other modules (parallel workers); a misspelt module or
+    # document would silently run nothing.
+    here = Path(__file__).parent
+    for module, docs in SHARES.items():
+        assert (here / f'{module}.py').exists(), f'SHARES names {module}.py, which is missing'
+        for doc in docs:
+            assert any(block.doc == doc for block in by_kind('run')), \
+                f'{module}: {doc} has no run block'
+    shares = ['test_readme', *SHARES]
+    runs = [block.id for module in shares for block in share_of(module, BLOCKS)]
+    assert sorted(runs) == sorted(block.id for block in by_kind('run'))
 
 
 def test_every_link_between_the_documents_resolves():
@@ -395,27 +204,9 @@ def test_every_package_keeps_a_ros_changelog():
                    tuple(map(int, package.version.split('.'))) for version in released), path
 
 
-@pytest.mark.parametrize('block', by_kind('run'), ids=lambda block: block.id)
+@pytest.mark.parametrize('block', share_of('test_readme', BLOCKS), ids=lambda block: block.id)
 def test_block_runs_as_written(terminals, block):
-    if 'make ' in block.text or keyed(NEEDS, block):
-        reason = venv_is_stale()
-        if reason:
-            pytest.skip(f'{block.id}: {reason}; not rebuilding the shared venv from a test')
-    code, output = terminals(block.doc).block(block)
-    found = problems(block, code, output)
-    assert not found, '; '.join(found) + \
-        f'\n{block.id} ({block.lang}):\n{block.text}\n--- output ---\n{output}'
-
-
-def problems(block: Block, code: int | None, output: str) -> list[str]:
-    """Why a block's run fails the README's promise: status, error lines, missing output."""
-    found = [] if code == 0 else [f'exit status {code}']
-    errors = [line for line in output.splitlines() if ERROR_LINE.search(line)]
-    found += [f'error lines {errors}'] if errors else []
-    found += [f'no {expected!r} in the output'
-              for patterns in keyed(EXPECT, block) for expected in patterns
-              if not re.search(expected, output, re.MULTILINE)]
-    return found
+    check_block_runs(terminals, block, REPO)
 
 
 @pytest.mark.parametrize('block', by_kind('ros-only'), ids=lambda block: block.id)

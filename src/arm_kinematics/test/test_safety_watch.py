@@ -80,11 +80,43 @@ def test_collision_changes_are_logged_and_the_scene_snapshot_is_used(geometry):
     assert checker.scene is scene
     assert all('no contact' not in line.text for line in clear.logs)   # nothing to recover
     checker.report = Report(scene_collision=True, message='touches the box')
+    scene.version += 1                # a box was added where the arm stands
     touching = judge(watch, LEVEL, 0.05, geometry, checker, scene)
     assert ('warning', 'touches the box') in [(line.level, line.text) for line in touching.logs]
     checker.report = Report(message='clear again')
+    scene.version += 1
     cleared = judge(watch, LEVEL, 0.1, geometry, checker, scene)
     assert ('info', 'clear again') in [(line.level, line.text) for line in cleared.logs]
+
+
+@dataclass
+class CountingChecker(Checker):
+    calls: int = 0
+
+    def check(self, q):
+        self.calls += 1
+        return self.report
+
+
+def test_a_repeated_pose_is_checked_once_until_pose_scene_or_checker_change(geometry):
+    # An arm at rest repeats its pose at 100 Hz: the collision check (most of a message's
+    # cost) runs again only when something it depends on changed.
+    watch = SafetyWatch(3.0, 0.1)
+    checker, scene = CountingChecker(Report()), SceneStub(1)
+    for k in range(5):
+        judged = judge(watch, LEVEL, 0.01 * k, geometry, checker, scene)
+    assert checker.calls == 1 and judged.check.verdict == Verdict.SAFE
+    assert judge(watch, HANGING, 0.05, geometry, checker, scene).check.verdict == \
+        Verdict.FLOOR_VIOLATION and checker.calls == 2          # the pose moved
+    judge(watch, HANGING, 0.06, geometry, checker, scene)
+    scene.version += 1                                          # the scene changed
+    judge(watch, HANGING, 0.07, geometry, checker, scene)
+    assert checker.calls == 3
+    judge(watch, HANGING, 0.08, geometry, checker, SceneStub(2))   # another snapshot
+    assert checker.calls == 4
+    other = CountingChecker(Report(self_collision=True, message='elbow touches base'))
+    touching = judge(watch, HANGING, 0.09, geometry, other, scene)     # a new checker
+    assert other.calls == 1 and touching.report.self_collision
 
 
 def test_markers_are_throttled_to_the_marker_rate(geometry):

@@ -79,6 +79,24 @@ class Judgement:
 
 
 @dataclass(frozen=True)
+class _Judged:
+    """The last pose judged and what it was judged against (held, so that identity holds)."""
+
+    q: bytes
+    geometry: SafetyGeometry
+    checker: CollisionChecker
+    scene: Scene
+    scene_version: int
+    check: PoseCheck
+    report: CollisionReport
+
+    def same(self, q: bytes, geometry: SafetyGeometry, checker: CollisionChecker,
+             scene: Scene) -> bool:
+        return (q == self.q and geometry is self.geometry and checker is self.checker
+                and scene is self.scene and scene.version == self.scene_version)
+
+
+@dataclass(frozen=True)
 class StaleNotice:
     """A STALE status to publish now, with its message and what to log."""
 
@@ -105,6 +123,7 @@ class SafetyWatch:
         self._last_verdict: Verdict | None = None
         self._last_collision: tuple[bool, bool] | None = None
         self._last_markers = -math.inf
+        self._judged: _Judged | None = None
         self.malformed_count = 0
 
     def configure(self, stale_periods: float, min_stale_timeout: float) -> None:
@@ -140,10 +159,19 @@ class SafetyWatch:
         slack = MEASURED_LIMIT_SLACK
         inside = (q >= model.lower - slack) & (q <= model.upper + slack)
         measured = np.where(inside, model.clamp(q), q)
-        check = geometry.check_pose(q)
         if checker.scene is not scene:
             checker.scene = scene
-        report = checker.check(q)
+        # An arm at rest repeats its pose at the publisher's rate (100 Hz): the same pose
+        # against the same geometry, checker and scene has the same verdict, so it is not
+        # checked again (the collision check is most of a message's cost).
+        key = q.tobytes()
+        judged = self._judged
+        if judged is not None and judged.same(key, geometry, checker, scene):
+            check, report = judged.check, judged.report
+        else:
+            check = geometry.check_pose(q)
+            report = checker.check(q)
+            self._judged = _Judged(key, geometry, checker, scene, scene.version, check, report)
         logs = []
         with self._lock:
             self._stale_sent = None
