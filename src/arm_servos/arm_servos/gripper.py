@@ -157,13 +157,17 @@ def drive(core: BridgeCore, goal: GripperGoal, now: float) -> GripperResult | No
 
 def cancel(core: BridgeCore, goal: GripperGoal, now: float) -> GripperResult:
     """A cancelled goal (the caller holds the bus lock): the gripper commanded to its
-    measured position (inside the range: a gripper's reading is clipped to it), so it stops
-    where it is."""
+    measured position, so it stops where it is (cut to the calibrated range: a reading past
+    it, which a project calibration does not clip, would be refused as a command, and the
+    gripper would go on to the cancelled goal)."""
     safety = core.safety
-    measured = safety.measured.get(goal.joint.name)
-    words = f'canceled: holding {goal.joint.name} at {_where(measured)}'
+    joint = goal.joint
+    measured = safety.measured.get(joint.name)
     if measured is not None:
-        outcome = safety.command({goal.joint.name: measured}, now,
+        measured = min(max(measured, joint.lower), joint.upper)
+    words = f'canceled: holding {joint.name} at {_where(measured)}'
+    if measured is not None:
+        outcome = safety.command({joint.name: measured}, now,
                                  from_trajectory=safety.trajectory_active)
         if not outcome.ok:
             words = f'canceled; not held: {outcome.message}'

@@ -175,3 +175,28 @@ def test_a_cancel_holds_the_gripper_where_it_is(arm):
     result = cancel(core, goal, time.monotonic())
     assert result.message.startswith('canceled: holding gripper at ')
     assert core.safety.target['gripper'] == result.position
+
+
+def test_a_cancel_past_the_range_holds_at_its_end_not_at_the_goal(so101_urdf):
+    """A project calibration does not clip the gripper's reading: a gripper read past its
+    range is held at the range's end on a cancel (a command at the reading itself would be
+    refused, and the gripper would go on to the cancelled goal)."""
+    from types import SimpleNamespace
+
+    from arm_servos.bus import ServoState
+    from arm_servos.gripper import GripperGoal
+    calibration = Calibration.load(EXAMPLE, so101_urdf, SO101_CHAIN)
+    joint = calibration.joint('gripper')
+    safety = ServoSafety(calibration.joints, {j.name: 3.0 for j in calibration.joints})
+    ticks = {j.servo_id: j.to_ticks(0.0) for j in calibration.joints}
+    ticks[joint.servo_id] = joint.to_ticks(joint.lower) - 30 * joint.direction
+    states = {i: ServoState(i, t, 0.0, 0.0, 7.4, 30.0) for i, t in ticks.items()}
+    safety.observe(states, 0.0)
+    assert safety.measured['gripper'] < joint.lower
+    assert safety.enable(0.0).ok
+    core = SimpleNamespace(safety=safety, states=states)
+    goal = GripperGoal(GripperSettings(), joint, 1.0, 0.0, 0.0, safety.holds)
+    assert drive(core, goal, 0.01) is None and safety.target['gripper'] == 1.0
+    result = cancel(core, goal, 0.02)
+    assert result.message == f'canceled: holding gripper at {joint.lower:.4f}'
+    assert safety.target['gripper'] == joint.lower
