@@ -2,7 +2,8 @@
 (RELIABILITY 45), from a plain action client and from pymoveit2's GripperInterface as a user
 writes it: open reaches its goal; closing on an object between the jaws ends stalled,
 reached_goal false, the servo's torque limit set from max_effort, the servo not overloaded
-and still gripping; a goal outside the gripper's range is rejected."""
+and still gripping; a goal outside the gripper's range is rejected; the bridge's ~/hold (what
+teleop calls) ends a running goal, aborted, the gripper held where it was."""
 
 from __future__ import annotations
 
@@ -186,5 +187,64 @@ def test_a_goal_outside_the_gripper_range_is_rejected(rig):
     assert not future.result().accepted
     deadline = time.monotonic() + 10.0
     while 'gripper: 3.0000 is outside the calibrated range' not in bridge.output():
+        assert time.monotonic() < deadline, bridge.output()
+        time.sleep(0.1)
+
+
+def _gripper_position(sim) -> float:
+    """The simulated gripper's position now, rad, through the file's calibration."""
+    from arm_servos.lerobot import load_calibration
+    calibration = load_calibration(FOLLOWER, REAL_ARMS['so101'].urdf(),
+                                   ('shoulder_pan', 'shoulder_lift', 'elbow_flex', 'wrist_flex',
+                                    'wrist_roll'))
+    ticks = float(re.search(r'id 6: pos (-?\d+)', sim.command('status')).group(1))
+    return calibration.joint('gripper').to_radians(ticks)
+
+
+def test_a_hold_ends_a_running_goal_and_the_gripper_stays_where_it_was(rig):
+    from action_msgs.msg import GoalStatus
+    from control_msgs.action import GripperCommand
+    from rclpy.action import ActionClient
+    from std_srvs.srv import Trigger
+    sim, bridge, node = rig
+    sim.command('unblock 6')
+    _enable(node, bridge)
+    client = ActionClient(node, GripperCommand, 'servo_bridge/gripper_cmd')
+    assert client.wait_for_server(timeout_sec=30.0), bridge.output()
+    status, _ = _send(client, -0.1, 0.0)
+    assert status == GoalStatus.STATUS_SUCCEEDED
+    hold = node.create_client(Trigger, 'servo_bridge/hold')
+    assert hold.wait_for_service(timeout_sec=20.0)
+    # A hold first: the next motion starts at approach_velocity (2 rad/s), so the goal below
+    # takes about 0.9 s and the hold lands while it runs.
+    assert call_service(hold, Trigger.Request(), lambda: time.sleep(0.02), 20.0).success
+    goal = GripperCommand.Goal()
+    goal.command.position, goal.command.max_effort = 1.7, 0.0
+    moved = threading.Event()
+    start = _gripper_position(sim)
+    future = client.send_goal_async(
+        goal, feedback_callback=lambda f: moved.set()
+        if f.feedback.position > start + 0.1 else None)
+    assert moved.wait(20.0), bridge.output()
+    reply = call_service(hold, Trigger.Request(), lambda: time.sleep(0.01), 20.0)
+    assert reply.success, reply.message
+    result = future.result().get_result_async()
+    deadline = time.monotonic() + 20.0
+    while not result.done():
+        assert time.monotonic() < deadline, 'no result'
+        time.sleep(0.02)
+    assert result.result().status == GoalStatus.STATUS_ABORTED
+    held = result.result().result
+    assert not held.reached_goal and not held.stalled
+    assert start + 0.1 < held.position < 1.7 - 0.2, held.position
+    # Nothing drives it on: it stays where the hold found it.
+    time.sleep(0.6)
+    first = _gripper_position(sim)
+    time.sleep(0.4)
+    assert _gripper_position(sim) == pytest.approx(first, abs=0.01)
+    assert first == pytest.approx(held.position, abs=0.1)
+    assert first < 1.7 - 0.2
+    deadline = time.monotonic() + 10.0
+    while 'gripper goal: hold requested: holding gripper at' not in bridge.output():
         assert time.monotonic() < deadline, bridge.output()
         time.sleep(0.1)

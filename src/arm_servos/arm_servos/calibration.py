@@ -6,10 +6,14 @@ range, checked against the URDF before anything moves.
 
 ``offset`` is the servo's reading with the joint at the URDF's zero (a half tick where the zero
 sits between two ticks, as a LeRobot calibration's mid-range does); ``range`` is the measured
-travel intersected with the URDF limits (radians). Two optional fields record what the
+travel intersected with the URDF limits (radians). Three optional fields record what the
 servo's EEPROM must hold for the file to be right, checked on connect (``arm_servos.eeprom``):
-``homing_offset`` (the Homing_Offset register LeRobot writes) and ``drive_mode`` (Dynamixel's
-Drive_Mode reverse bit). A file is refused, naming the field, when
+``homing_offset`` (the Homing_Offset register LeRobot writes), ``drive_mode`` (Dynamixel's
+Drive_Mode reverse bit) and ``position_limits`` ([Min_Position_Limit, Max_Position_Limit] in
+ticks: LeRobot's range_min and range_max, which it writes there). One more optional field,
+``clip_reading`` (true for a LeRobot RANGE_0_100 joint, the gripper), makes a reading past the
+range read as the range's end, as LeRobot's normalisation clips it. A file is refused, naming
+the field, when
 a field is missing or unknown, a value is of the wrong kind, ids repeat, a joint is not a
 movable joint of the URDF, a joint of the URDF chain is missing, or a range leaves the URDF
 limits or the servo's encoder.
@@ -31,7 +35,7 @@ from arm_kinematics.common.yaml_file import read_yaml_file, YamlFileError
 
 PROTOCOLS = ('feetech', 'dynamixel')
 JOINT_FIELDS = ('id', 'model', 'ticks_per_radian', 'direction', 'offset', 'range')
-OPTIONAL_JOINT_FIELDS = ('homing_offset', 'drive_mode')
+OPTIONAL_JOINT_FIELDS = ('homing_offset', 'drive_mode', 'position_limits', 'clip_reading')
 TOP_FIELDS = ('protocol', 'baudrate', 'joints')
 ENCODER_TICKS = 4096       # STS3215 and X series: 12-bit absolute encoders
 LIMIT_TOLERANCE = 1e-6     # rad: URDF limits are often written to 5-6 digits
@@ -88,9 +92,18 @@ class JointCalibration:
     upper: float
     homing_offset: int | None = None   # the EEPROM's Homing_Offset this file assumes
     drive_mode: int | None = None      # the EEPROM's Drive_Mode (Dynamixel) this file assumes
+    # The EEPROM's (Min_Position_Limit, Max_Position_Limit) this file assumes, ticks.
+    position_limits: tuple[int, int] | None = None
+    # A reading past the range reads as its end (LeRobot's RANGE_0_100 and RANGE_M100_100
+    # modes clip; its DEGREES mode does not): a hold or an enable at the measured position
+    # then never writes a goal outside the range.
+    clip_reading: bool = False
 
     def to_radians(self, ticks: float) -> float:
-        return self.direction * (ticks - self.offset) / self.ticks_per_radian
+        angle = self.direction * (ticks - self.offset) / self.ticks_per_radian
+        if self.clip_reading:
+            return min(max(angle, self.lower), self.upper)
+        return angle
 
     def to_ticks(self, angle: float) -> int:
         return round(self.offset + self.direction * angle * self.ticks_per_radian)
@@ -109,6 +122,10 @@ class JointCalibration:
             out['homing_offset'] = self.homing_offset
         if self.drive_mode is not None:
             out['drive_mode'] = self.drive_mode
+        if self.position_limits is not None:
+            out['position_limits'] = list(self.position_limits)
+        if self.clip_reading:
+            out['clip_reading'] = True
         return out
 
 
@@ -239,6 +256,11 @@ def _joint(name: str, entry: object, urdf: Mapping[str, UrdfJoint]) -> JointCali
     drive_mode = entry.get('drive_mode')
     if drive_mode is not None and _integer(drive_mode, f'{where}.drive_mode') not in (0, 1):
         raise CalibrationError(f'{where}.drive_mode: must be 0 or 1, got {drive_mode!r}')
+    position_limits = _position_limits(entry.get('position_limits'), f'{where}.position_limits')
+    clip_reading = entry.get('clip_reading', False)
+    if not isinstance(clip_reading, bool):
+        raise CalibrationError(f'{where}.clip_reading: expected true or false, '
+                               f'got {clip_reading!r}')
     bounds = entry['range']
     if not isinstance(bounds, Sequence) or isinstance(bounds, str) or len(bounds) != 2:
         raise CalibrationError(f'{where}.range: expected [lower, upper] in rad, got {bounds!r}')
@@ -252,13 +274,24 @@ def _joint(name: str, entry: object, urdf: Mapping[str, UrdfJoint]) -> JointCali
                                f'URDF limits [{limit.lower:g}, {limit.upper:g}]')
     joint = JointCalibration(name, servo_id, model.strip(), ticks_per_radian, int(direction),
                              offset, max(lower, limit.lower), min(upper, limit.upper),
-                             homing, drive_mode)
+                             homing, drive_mode, position_limits, clip_reading)
     ends = sorted((joint.to_ticks(joint.lower), joint.to_ticks(joint.upper)))
     if ends[0] < 0 or ends[1] >= ENCODER_TICKS:
         raise CalibrationError(f'{where}.range: reaches ticks {ends[0]}..{ends[1]}, outside '
                                f"the encoder's 0..{ENCODER_TICKS - 1} (check offset and "
                                'ticks_per_radian)')
     return joint
+
+
+def _position_limits(value: object, where: str) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Sequence) or isinstance(value, str) or len(value) != 2:
+        raise CalibrationError(f'{where}: expected [min, max] in ticks, got {value!r}')
+    low, high = (_integer(v, where) for v in value)
+    if not low < high:
+        raise CalibrationError(f'{where}: min {low} must be below max {high}')
+    return low, high
 
 
 def _check_ids(joints: Sequence[JointCalibration]) -> None:

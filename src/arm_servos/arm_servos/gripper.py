@@ -11,6 +11,11 @@ gripper controller handle) read the same results:
   ``stall_timeout``: aborted, ``stalled`` true, ``reached_goal`` false (an object between the
   jaws); the servo keeps its goal at the torque limit, so the object stays gripped.
 
+And the bridge's own: a hold of the arm (``ServoSafety.hold``: a teleop hold, an operator's
+``~/hold``) ends the active goal too, aborted with the hold's reason, the gripper held where
+it is (the hold's measured position, never the goal's); a cancel holds it where it is; a goal
+ends aborted with the safety rules' words when a command is refused (torque off, a fault).
+
 What the servo does with ``max_effort``: its torque limit register (Feetech Torque_Limit at 48,
 0..1000 of the maximum; Dynamixel Goal_Current at 102, a fraction of Current_Limit at 38, in
 LeRobot's current-based position mode for the Koch gripper) is set to ``max_effort`` over
@@ -79,12 +84,13 @@ class GripperGoal:
     """One accepted goal, checked every cycle against the measured gripper."""
 
     def __init__(self, settings: GripperSettings, joint: JointCalibration, position: float,
-                 max_effort: float, now: float) -> None:
+                 max_effort: float, now: float, holds: int = 0) -> None:
         self.settings = settings
         self.joint = joint
         self.position = position
         self.torque = torque_fraction(settings, max_effort)
         self.last_movement = now
+        self.holds = holds      # ServoSafety.holds when accepted: a later hold ends the goal
 
     def check(self, now: float, position: float | None, velocity: float,
               load: float) -> GripperResult | None:
@@ -118,7 +124,7 @@ def start(core: BridgeCore, settings: GripperSettings, joint_name: str, position
         return reason
     if core.safety.mode != 'enabled':
         return f'not enabled: the arm is {core.safety.mode}'
-    goal = GripperGoal(settings, joint, position, max_effort, now)
+    goal = GripperGoal(settings, joint, position, max_effort, now, core.safety.holds)
     bus = core.bus
     reason = write_torque_limit(core.calibration.protocol, joint.servo_id, goal.torque,
                                 bus.read_register, bus.write_register)
@@ -128,9 +134,14 @@ def start(core: BridgeCore, settings: GripperSettings, joint_name: str, position
 def drive(core: BridgeCore, goal: GripperGoal, now: float) -> GripperResult | None:
     """One cycle of a running goal (the caller holds the bus lock): its position commanded
     again (a goal is a stream, so the command timeout never holds the gripper short), then
-    checked against the measured gripper. A command the rules refuse (torque off, a fault)
-    ends the goal with their words."""
+    checked against the measured gripper. A hold since the goal was accepted ends it, aborted
+    with the hold's reason, and nothing is commanded: the gripper stays where the hold put it.
+    A command the rules refuse (torque off, a fault) ends the goal with their words."""
     safety = core.safety
+    if safety.holds != goal.holds:
+        return _ended(core, goal, f'{safety.hold_reason}: holding {goal.joint.name} at '
+                      f'{_where(safety.measured.get(goal.joint.name))}, not going on to '
+                      f'{goal.position:.4f}')
     outcome = safety.command({goal.joint.name: goal.position}, now,
                              from_trajectory=safety.trajectory_active)
     state = core.states.get(goal.joint.servo_id)
@@ -142,6 +153,38 @@ def drive(core: BridgeCore, goal: GripperGoal, now: float) -> GripperResult | No
         return None
     return goal.check(now, position, goal.joint.velocity_to_radians(state.velocity),
                       state.load)
+
+
+def cancel(core: BridgeCore, goal: GripperGoal, now: float) -> GripperResult:
+    """A cancelled goal (the caller holds the bus lock): the gripper commanded to its
+    measured position, so it stops where it is (cut to the calibrated range: a reading past
+    it, which a project calibration does not clip, would be refused as a command, and the
+    gripper would go on to the cancelled goal)."""
+    safety = core.safety
+    joint = goal.joint
+    measured = safety.measured.get(joint.name)
+    if measured is not None:
+        measured = min(max(measured, joint.lower), joint.upper)
+    words = f'canceled: holding {joint.name} at {_where(measured)}'
+    if measured is not None:
+        outcome = safety.command({joint.name: measured}, now,
+                                 from_trajectory=safety.trajectory_active)
+        if not outcome.ok:
+            words = f'canceled; not held: {outcome.message}'
+    return _ended(core, goal, words)
+
+
+def _where(position: float | None) -> str:
+    return 'its measured position' if position is None else f'{position:.4f}'
+
+
+def _ended(core: BridgeCore, goal: GripperGoal, message: str) -> GripperResult:
+    """A goal ended by the bridge (aborted or canceled): where the gripper is, in words."""
+    position = core.safety.measured.get(goal.joint.name)
+    state = core.states.get(goal.joint.servo_id)
+    effort = abs(state.load) * goal.settings.full_effort if state is not None else 0.0
+    return GripperResult(False, position if position is not None else math.nan, effort,
+                         False, False, message)
 
 
 def torque_fraction(settings: GripperSettings, max_effort: float) -> float:

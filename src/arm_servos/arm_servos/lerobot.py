@@ -11,14 +11,18 @@ LeRobot (github.com/huggingface/lerobot) keeps one JSON per arm,
   two's complement, Present = Actual + offset), so the positions the servos report are
   already homed: every number below is a reported position.
 * ``range_min``/``range_max`` are the travel seen during LeRobot's calibration (reported
-  ticks; also written to the position limit registers).
+  ticks), written raw into Min_Position_Limit/Max_Position_Limit (``write_calibration`` of
+  both buses: Feetech addresses 9 and 11, Dynamixel 52 and 48), which the servo's EEPROM is
+  checked against (arm_servos.eeprom).
 * The DEGREES mode, the one LeRobot's kinematics feeds to the URDF as joint angles
   (src/lerobot/model/kinematics.py, ``np.deg2rad`` of the motor values), is
   ``(reading - (range_min + range_max) / 2) * 360 / (resolution - 1)``: no clipping and no
   drive_mode (on Dynamixel the servo itself applies drive_mode, through its Drive_Mode
   register; LeRobot's Feetech bus applies it only in the RANGE modes).
 * The gripper is in RANGE_0_100: ``(clip(reading) - range_min) / (range_max - range_min) *
-  100``, ``100 - that`` with drive_mode 1 on a Feetech bus.
+  100``, ``100 - that`` with drive_mode 1 on a Feetech bus; a reading past the range reads
+  as its end (``clip_reading``), as LeRobot's does (RANGE_0_100 and RANGE_M100_100 clip,
+  DEGREES does not).
 
 So a body joint here has its zero at the middle of LeRobot's range and 4095 / 2π ticks per
 radian (the angle reported equals LeRobot's DEGREES value, in radians), and the gripper maps
@@ -194,7 +198,8 @@ def _joint(motor: str, name: str, fields: Mapping[str, int], limit: UrdfJoint, p
         offset = low + limit.upper * ticks_per_radian if software_drive else \
             low - limit.lower * ticks_per_radian
         return JointCalibration(name, fields['id'], model, ticks_per_radian, direction, offset,
-                                limit.lower, limit.upper, homing, drive_mode)
+                                limit.lower, limit.upper, homing, drive_mode, (low, high),
+                                clip_reading=True)
     middle = (low + high) / 2
     lower = max((low - middle) / DEGREES_TICKS_PER_RADIAN, limit.lower)
     upper = min((high - middle) / DEGREES_TICKS_PER_RADIAN, limit.upper)
@@ -206,7 +211,7 @@ def _joint(motor: str, name: str, fields: Mapping[str, int], limit: UrdfJoint, p
             f'leaves nothing inside the URDF limits of {name} [{limit.lower:g}, '
             f'{limit.upper:g}] rad')
     return JointCalibration(name, fields['id'], model, DEGREES_TICKS_PER_RADIAN, 1, middle,
-                            lower, upper, homing, drive_mode)
+                            lower, upper, homing, drive_mode, (low, high))
 
 
 def load_calibration(path: str | Path, urdf_text: str, chain: Sequence[str],

@@ -352,13 +352,13 @@ class BridgeRunner:
         return self.core.bus_error
 
     def hold(self, reason: str) -> Outcome:
-        """Hold the measured position now (a teleop hold): the command stream and any goal
-        stop (the goal aborts naming ``reason``); written at once."""
+        """Hold the measured position now (a teleop hold): the command stream, any goal
+        and any gripper goal stop (each aborts naming ``reason``); written at once."""
         if self.leader:
             return Outcome(False, LEADER_REFUSAL)
         with self.lock:
             self._end(False, ResultCode.PATH_TOLERANCE_VIOLATED, f'{reason}: holding')
-            outcome = self.core.safety.hold(time.monotonic())
+            outcome = self.core.safety.hold(time.monotonic(), reason)
             if outcome.ok:
                 error = self._write_now('hold')
                 if error:

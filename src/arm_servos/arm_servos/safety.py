@@ -100,6 +100,10 @@ class ServoSafety:
         self.setpoint: dict[str, float] = {}
         self.target: dict[str, float] = {}
         self.trajectory_active = False
+        # Counted by hold(), with its reason: a gripper goal started before the last hold
+        # ends there (arm_servos.gripper.drive) instead of driving on.
+        self.holds = 0
+        self.hold_reason = ''
         self._silent = {j.servo_id: 0 for j in self.joints}
         self._approaching = False
         self._commanded = False
@@ -164,12 +168,15 @@ class ServoSafety:
         self._approaching = True
         self._commanded = False
 
-    def hold(self, now: float) -> Outcome:
-        """Hold the measured position now (a teleop hold, an operator): the command stream
-        and any trajectory stop; the next motion starts at ``approach_velocity``."""
+    def hold(self, now: float, reason: str = 'hold') -> Outcome:
+        """Hold the measured position now (a teleop hold, an operator): the command stream,
+        any trajectory and any gripper goal stop (``reason`` is what ends the gripper goal);
+        the next motion starts at ``approach_velocity``."""
         if self.mode != 'enabled':
-            reason = f' ({self.fault})' if self.fault else ''
-            return Outcome(False, f'not enabled: the arm is {self.mode}{reason}')
+            fault = f' ({self.fault})' if self.fault else ''
+            return Outcome(False, f'not enabled: the arm is {self.mode}{fault}')
+        self.holds += 1
+        self.hold_reason = reason
         self.trajectory_active = False
         self._last_command = now
         self._hold_measured()

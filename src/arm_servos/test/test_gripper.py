@@ -1,7 +1,9 @@
 """The gripper's GripperCommand rules on the simulated bus (RELIABILITY 45): a free goal is
 reached; a grip on an object stalls with stalled true, reached_goal false, the servo's torque
 limit set from max_effort and never above the cap, and the servo not overloaded; without the
-limit the simulated servo's overload protection trips, so the limit is what spares it."""
+limit the simulated servo's overload protection trips, so the limit is what spares it. A hold
+of the arm (teleop's) ends a running goal, aborted with the hold's reason, the gripper held
+where it was."""
 
 from __future__ import annotations
 
@@ -12,10 +14,12 @@ import time
 
 import pytest
 
+from arm_kinematics.control.goal_rules import ControllerSettings, TrajectoryGoalRules
 from arm_servos.bridge import BridgeCore
 from arm_servos.calibration import Calibration
 from arm_servos.drivers import DRIVERS
-from arm_servos.gripper import drive, GripperSettings, start
+from arm_servos.gripper import cancel, drive, GripperSettings, start
+from arm_servos.runner import BridgeRunner
 from arm_servos.safety import SafetyConfig, ServoSafety
 from arm_servos.sim.process import SimProcess
 
@@ -121,3 +125,78 @@ def test_a_goal_outside_the_range_or_not_a_number_is_refused(arm):
     assert 'not a finite number' in start(core, settings, 'gripper', math.nan, 0.0, 0.0)
     core.safety.disable()
     assert start(core, settings, 'gripper', 0.5, 0.0, 0.0) == 'not enabled: the arm is disabled'
+
+
+def test_a_hold_ends_a_running_goal_and_the_gripper_stays_where_it_was(arm):
+    sim, core = arm
+    # The bridge's runner, not started: this test cycles the bus itself, as its thread does.
+    runner = BridgeRunner(core, TrajectoryGoalRules(ControllerSettings(SO101_CHAIN)),
+                          SO101_CHAIN, rate=100.0, clock=time.monotonic, apply_wait=2.0)
+    joint = core.calibration.joint('gripper')
+    settings = GripperSettings(full_effort=2.9)
+    goal = start(core, settings, 'gripper', joint.lower + 0.05, 0.0, time.monotonic())
+    assert not isinstance(goal, str), goal
+    assert _run(core, goal).succeeded
+    goal = start(core, settings, 'gripper', joint.upper - 0.05, 0.0, time.monotonic())
+    begin = core.safety.measured['gripper']
+    end = time.monotonic() + 5.0
+    while core.safety.measured['gripper'] < begin + 0.4:    # on its way (3 rad/s)
+        assert time.monotonic() < end, 'the gripper never moved'
+        core.cycle(time.monotonic())
+        assert drive(core, goal, time.monotonic()) is None
+        time.sleep(0.01)
+    assert runner.hold('teleop: leader silent for 0.12 s').ok
+    held = core.safety.measured['gripper']
+    result = drive(core, goal, time.monotonic())
+    assert result is not None and not result.succeeded
+    assert not result.stalled and not result.reached_goal
+    assert result.message.startswith('teleop: leader silent for 0.12 s: holding gripper at ')
+    # Nothing drives it on: it stops where the hold found it, far from the goal.
+    end = time.monotonic() + 0.6
+    while time.monotonic() < end:
+        core.cycle(time.monotonic())
+        time.sleep(0.01)
+    assert core.safety.measured['gripper'] == pytest.approx(held, abs=0.03)
+    assert core.safety.measured['gripper'] < goal.position - 0.5
+    # A goal accepted after the hold runs as usual.
+    goal = start(core, settings, 'gripper', 0.5, 0.0, time.monotonic())
+    assert _run(core, goal).succeeded
+
+
+def test_a_cancel_holds_the_gripper_where_it_is(arm):
+    _, core = arm
+    joint = core.calibration.joint('gripper')
+    settings = GripperSettings(full_effort=2.9)
+    goal = start(core, settings, 'gripper', joint.upper - 0.05, 0.0, time.monotonic())
+    for _ in range(5):
+        core.cycle(time.monotonic())
+        assert drive(core, goal, time.monotonic()) is None
+        time.sleep(0.01)
+    result = cancel(core, goal, time.monotonic())
+    assert result.message.startswith('canceled: holding gripper at ')
+    assert core.safety.target['gripper'] == result.position
+
+
+def test_a_cancel_past_the_range_holds_at_its_end_not_at_the_goal(so101_urdf):
+    """A project calibration does not clip the gripper's reading: a gripper read past its
+    range is held at the range's end on a cancel (a command at the reading itself would be
+    refused, and the gripper would go on to the cancelled goal)."""
+    from types import SimpleNamespace
+
+    from arm_servos.bus import ServoState
+    from arm_servos.gripper import GripperGoal
+    calibration = Calibration.load(EXAMPLE, so101_urdf, SO101_CHAIN)
+    joint = calibration.joint('gripper')
+    safety = ServoSafety(calibration.joints, {j.name: 3.0 for j in calibration.joints})
+    ticks = {j.servo_id: j.to_ticks(0.0) for j in calibration.joints}
+    ticks[joint.servo_id] = joint.to_ticks(joint.lower) - 30 * joint.direction
+    states = {i: ServoState(i, t, 0.0, 0.0, 7.4, 30.0) for i, t in ticks.items()}
+    safety.observe(states, 0.0)
+    assert safety.measured['gripper'] < joint.lower
+    assert safety.enable(0.0).ok
+    core = SimpleNamespace(safety=safety, states=states)
+    goal = GripperGoal(GripperSettings(), joint, 1.0, 0.0, 0.0, safety.holds)
+    assert drive(core, goal, 0.01) is None and safety.target['gripper'] == 1.0
+    result = cancel(core, goal, 0.02)
+    assert result.message == f'canceled: holding gripper at {joint.lower:.4f}'
+    assert safety.target['gripper'] == joint.lower

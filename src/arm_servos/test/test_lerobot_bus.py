@@ -1,6 +1,7 @@
-"""A LeRobot calibration file on the simulated bus, whose servos hold its homing offsets in
-EEPROM as LeRobot left them: the arm goes to the angles LeRobot would report, and a servo
-holding another offset (recalibrated, swapped) is refused before any torque (RELIABILITY 43).
+"""A LeRobot calibration file on the simulated bus, whose servos hold its homing offsets and
+position limits in EEPROM as LeRobot left them: the arm goes to the angles LeRobot would
+report, and a servo holding another offset or other limits (recalibrated, swapped) is refused
+before any torque (RELIABILITY 43).
 """
 
 from __future__ import annotations
@@ -120,11 +121,67 @@ def test_a_koch_servo_with_another_drive_mode_is_refused(so101_urdf, tmp_path):
     calibration = load_calibration(path, so101_urdf, SO101_CHAIN)
     modes = ','.join('0' for _ in data)    # elbow_flex's reverse bit was never written
     homings = ','.join(str(m['homing_offset']) for m in data.values())
+    limits = ','.join(f'{m["range_min"]}:{m["range_max"]}' for m in data.values())
     with SimProcess(tmp_path / 'bus', 'dynamixel', ids=calibration.ids,
-                    extra=[f'--homing={homings}', f'--drive-mode={modes}']):
+                    extra=[f'--homing={homings}', f'--drive-mode={modes}',
+                           f'--limits={limits}']):
         bus = DRIVERS['dynamixel'](str(tmp_path / 'bus'), calibration.ids, reply_timeout=0.2)
         bus.open()
         assert eeprom_mismatches(bus, calibration) == [
             'joints.elbow_flex.drive_mode: the file says 1, servo 3 holds 0 in its Drive_Mode '
             '(address 10)']
+        bus.close()
+
+
+@pytest.mark.parametrize('name,protocol', ARMS)
+def test_a_servo_holding_other_position_limits_is_refused_naming_joint_and_register(
+        so101_urdf, tmp_path, name, protocol):
+    """LeRobot writes range_min/range_max into Min_Position_Limit/Max_Position_Limit (its
+    write_calibration, both buses) and its is_calibrated compares them: a servo holding other
+    limits was recalibrated (or swapped) since the file, and clamps its goals elsewhere."""
+    data, path = owners_file(name)
+    calibration = load_calibration(path, so101_urdf, SO101_CHAIN)
+    elbow = data['elbow_flex']
+    assert calibration.joint('elbow_flex').position_limits == \
+        (elbow['range_min'], elbow['range_max'])
+    addresses = {'feetech': (9, 11), 'dynamixel': (52, 48)}[protocol]
+    link = tmp_path / 'bus'
+    with SimProcess(link, protocol, ids=calibration.ids, extra=['--lerobot', str(path)]) as sim:
+        bus = DRIVERS[protocol](str(link), calibration.ids, reply_timeout=0.2)
+        bus.open()
+        assert eeprom_mismatches(bus, calibration) == []
+        # The elbow's travel was recorded again since: other limits in its EEPROM.
+        low, high = elbow['range_min'] - 40, elbow['range_max'] + 25
+        assert 'limits' in sim.command(f'limits 3 {low} {high}')
+        assert eeprom_mismatches(bus, calibration) == [
+            f'joints.elbow_flex.position_limits: the file says range_min {elbow["range_min"]}, '
+            f'servo 3 holds {low} in its Min_Position_Limit (address {addresses[0]})',
+            f'joints.elbow_flex.position_limits: the file says range_max {elbow["range_max"]}, '
+            f'servo 3 holds {high} in its Max_Position_Limit (address {addresses[1]})']
+        assert check_eeprom(bus, calibration).startswith(
+            'calibration does not match the servos, torque refused: joints.elbow_flex.')
+        assert 'torque writes 0' in sim.command('writes')
+        bus.close()
+
+
+def test_the_simulated_servo_clamps_goals_to_its_position_limit_registers(tmp_path):
+    """What LeRobot relies on once it wrote them: a goal past the limits stops at them (so a
+    servo holding other limits than the file's stops its joint elsewhere)."""
+    link = tmp_path / 'bus'
+    with SimProcess(link, 'feetech', ids=(1,), tau=0.01) as sim:
+        bus = DRIVERS['feetech'](str(link), (1,), reply_timeout=0.2)
+        bus.open()
+        sim.command('limits 1 1900 2300')
+        bus.write_goals({1: 2048})
+        bus.set_torque(True)
+        bus.write_goals({1: 3000})
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline:
+            state = bus.read()[1]
+            if state is not None and state.position >= 2300:
+                break
+            time.sleep(0.02)
+        time.sleep(0.2)
+        assert bus.read()[1].position == 2300
+        bus.set_torque(False)
         bus.close()

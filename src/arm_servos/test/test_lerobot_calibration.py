@@ -94,6 +94,51 @@ def test_every_raw_tick_reads_as_lerobot_degrees(so101_urdf, limits, name, proto
 
 
 @pytest.mark.parametrize('name,protocol,apply_drive_mode', OWNER_FILES)
+def test_a_gripper_reading_past_its_range_reads_as_its_end_as_lerobot_clips(
+        so101_urdf, limits, name, protocol, apply_drive_mode):
+    """LeRobot's RANGE_0_100 clips the reading to range_min..range_max before scaling (its
+    DEGREES mode does not): all 4096 raw readings of the gripper, past the range included."""
+    data, path = owners_file(name)
+    joint = load_calibration(path, so101_urdf, SO101_CHAIN).joint('gripper')
+    motor, limit = data['gripper'], limits['gripper']
+    worst = 0.0
+    for raw in range(4096):
+        percent = lerobot_normalize(raw, 'range_0_100', motor, apply_drive_mode)
+        expected = limit.lower + percent / 100 * (limit.upper - limit.lower)
+        worst = max(worst, abs(joint.to_radians(raw) - expected))
+    assert worst < 1e-9
+
+
+@pytest.mark.parametrize('name,protocol,apply_drive_mode', OWNER_FILES)
+def test_a_gripper_past_its_range_is_held_at_its_end_never_outside_it(
+        so101_urdf, name, protocol, apply_drive_mode):
+    """A gripper moved by hand past the range LeRobot recorded: enabling, and a hold, write
+    its goal at the range's end (what the servo's Min/Max_Position_Limit clamp it to), never
+    past it; a command past the range is refused as the safety rules say."""
+    from arm_servos.bus import ServoState
+    from arm_servos.safety import ServoSafety
+    data, path = owners_file(name)
+    calibration = load_calibration(path, so101_urdf, SO101_CHAIN)
+    motor = data['gripper']
+    joint = calibration.joint('gripper')
+    for past, end in ((motor['range_max'] + 60, motor['range_max']),
+                      (motor['range_min'] - 60, motor['range_min'])):
+        ticks = {m['id']: (m['range_min'] + m['range_max']) // 2 for m in data.values()}
+        ticks[motor['id']] = past
+        states = {i: ServoState(i, t, 0.0, 0.0, 7.4, 30.0) for i, t in ticks.items()}
+        safety = ServoSafety(calibration.joints, {j.name: 3.0 for j in calibration.joints})
+        safety.observe(states, 0.0)
+        assert joint.lower <= safety.measured['gripper'] <= joint.upper
+        assert safety.enable(0.0).ok
+        assert safety.step(0.0).goals[motor['id']] == end
+        safety.observe(states, 0.1)
+        assert safety.hold(0.1, 'teleop hold').ok
+        assert safety.step(0.1).goals[motor['id']] == end
+        refused = safety.command({'gripper': joint.upper + 0.05}, 0.2)
+        assert not refused.ok and 'outside the calibrated range' in refused.message
+
+
+@pytest.mark.parametrize('name,protocol,apply_drive_mode', OWNER_FILES)
 def test_commands_become_the_ticks_lerobot_would_write(so101_urdf, name, protocol,
                                                        apply_drive_mode):
     """The other way: an angle within a tick of LeRobot's ``_unnormalize`` (it truncates
@@ -145,6 +190,7 @@ def test_the_projects_file_written_from_it_reads_the_same(so101_urdf, tmp_path):
     assert again.names == imported.names
     for a, b in zip(again.joints, imported.joints):
         assert a.homing_offset == b.homing_offset
+        assert (a.position_limits, a.clip_reading) == (b.position_limits, b.clip_reading)
         assert all(abs(a.to_radians(t) - b.to_radians(t)) < 1e-9 for t in range(0, 4096, 7))
 
 

@@ -35,6 +35,10 @@ REFUSALS = {
     'missing_protocol': r'protocol: missing',
     'range_past_encoder': r'joints\.wrist_roll\.range: reaches ticks .* outside the encoder',
     'not_yaml': r'not valid YAML',
+    'reversed_position_limits': r'joints\.elbow_flex\.position_limits: min 3109 must be '
+                                r'below max 1003',
+    'clip_reading_not_a_bool': r"joints\.gripper\.clip_reading: expected true or false, "
+                               r"got 'yes'",
 }
 
 

@@ -11,8 +11,9 @@ default) and drives the active goal from a timer, under the bridge's bus lock.
 
 Policy for goals: a new goal preempts the active one (aborted with reached_goal false; the
 controller marks it canceled, which rclpy allows only for a goal whose client asked); a
-cancel holds the gripper at its measured position; a goal ends aborted with the safety rules'
-words when the arm is not enabled, e-stopped or in a fault.
+cancel holds the gripper at its measured position; a hold of the arm (``~/hold``, teleop's
+hold) ends the goal aborted with the hold's reason, the gripper held where it is; a goal ends
+aborted with the safety rules' words when the arm is not enabled, e-stopped or in a fault.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from arm_ik.nodes.common import declare_parameters, StartupError
 from arm_ik.nodes.parameters import Param, ParameterTable
 from arm_servos.bridge import BridgeCore
 from arm_servos.gripper import (
+    cancel,
     drive,
     goal_reason,
     GripperGoal,
@@ -148,12 +150,8 @@ class GripperAction:
             handle, goal, future = self.active
             now = time.monotonic()
             if handle.is_cancel_requested:
-                measured = self.core.safety.measured.get(self.joint)
-                if measured is not None:
-                    self.core.safety.command({self.joint: measured}, now,
-                                             from_trajectory=self.core.safety.trajectory_active)
                 self.active = None
-                self._end(handle, future, None, self._result('canceled: holding'))
+                self._end(handle, future, None, cancel(self.core, goal, now))
                 return
             result = drive(self.core, goal, now)
             if result is not None:

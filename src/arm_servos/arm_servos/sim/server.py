@@ -14,10 +14,13 @@ Faults are injected on command, from the process's standard input (one per line,
     | vanish | replug | status | writes | changed ID SINCE (when a new goal for ID reached the
     bus after SINCE, a time.monotonic() value: for latency benchmarks)
     homing ID OFFSET (write the servo's Homing_Offset, as a recalibration or a swap does)
+    | limits ID MIN MAX (write its Min_Position_Limit and Max_Position_Limit, as LeRobot's
+    calibration writes range_min and range_max)
     block ID TICKS (an object the servo closes on, e.g. between the gripper's jaws) | unblock ID
 
 ``--lerobot FILE`` sets up the servos of a LeRobot calibration file as LeRobot left them: its
-ids, its homing offsets in EEPROM (and Koch's drive modes), each joint at the middle of its
+ids, its homing offsets and position limits (range_min, range_max) in EEPROM (and Koch's drive
+modes), each joint at the middle of its
 range (the URDF zero of arm_servos.lerobot), the protocol from the file unless given.
 """
 
@@ -50,8 +53,8 @@ from arm_servos.sim.servo import SimServo
 
 HELP = ('commands: lose ID N | corrupt ID N | drop ID N | remove ID | restore ID | '
         'error ID overload|overheating|voltage|clear | slow ID SECONDS | push ID TICKS | '
-        'hand ID:TICKS ... | homing ID OFFSET | block ID TICKS | unblock ID | vanish | replug | '
-        'status | writes | changed ID SINCE')
+        'hand ID:TICKS ... | homing ID OFFSET | limits ID MIN MAX | block ID TICKS | '
+        'unblock ID | vanish | replug | status | writes | changed ID SINCE')
 # Error words → the bits each protocol uses for them (Feetech status byte, Dynamixel reg 70).
 ERROR_BITS = {'feetech': {'voltage': 1, 'overheating': 4, 'overload': 32, 'clear': 0},
               'dynamixel': {'voltage': 1, 'overheating': 4, 'overload': 32, 'clear': 0}}
@@ -365,6 +368,8 @@ class SimBus:
             servo.position = servo.encoder_of(float(int(args[1])))
         elif verb == 'homing':
             servo.set_homing(int(args[1]))
+        elif verb == 'limits':
+            servo.set_position_limits(int(args[1]), int(args[2]))
         elif verb == 'block':
             servo.set_block(float(int(args[1])))
         elif verb == 'unblock':
@@ -404,6 +409,7 @@ def _from_lerobot(args: argparse.Namespace) -> None:
     args.ids = ','.join(str(m['id']) for m in motors)
     args.homing = ','.join(str(m['homing_offset']) for m in motors)
     args.drive_mode = ','.join(str(m['drive_mode']) for m in motors)
+    args.limits = ','.join(f'{m["range_min"]}:{m["range_max"]}' for m in motors)
     if args.position == '2048':   # not given: mid-range, the zero of every body joint
         args.position = ','.join(str((m['range_min'] + m['range_max']) // 2) for m in motors)
 
@@ -415,6 +421,24 @@ def parse_ticks(text: str, count: int, what: str) -> list[float]:
     if len(values) != count:
         raise SystemExit(f'servo_sim: {what} needs 1 or {count} values, got {len(values)}')
     return values
+
+
+def parse_limits(text: str, count: int) -> list[tuple[int, int]]:
+    """``MIN:MAX`` pairs, comma separated, one or per servo."""
+    pairs = []
+    for item in text.split(','):
+        low, sep, high = item.partition(':')
+        try:
+            pairs.append((int(low), int(high)))
+        except ValueError:
+            raise SystemExit(f'servo_sim: --limits expects MIN:MAX, got {item!r}') from None
+        if not sep:
+            raise SystemExit(f'servo_sim: --limits expects MIN:MAX, got {item!r}')
+    if len(pairs) == 1:
+        pairs *= count
+    if len(pairs) != count:
+        raise SystemExit(f'servo_sim: --limits needs 1 or {count} values, got {len(pairs)}')
+    return pairs
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -435,8 +459,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument('--homing', default='0', help="Homing_Offset in the servos' EEPROM, "
                         'one or per id')
     parser.add_argument('--drive-mode', default='0', help='Dynamixel Drive_Mode, one or per id')
+    parser.add_argument('--limits', default='0:4095', help='Min_Position_Limit:'
+                        'Max_Position_Limit in EEPROM, one or per id')
     parser.add_argument('--lerobot', default='', help='a LeRobot calibration file: its ids, '
-                        'homing offsets and drive modes, every joint at mid-range')
+                        'homing offsets, position limits and drive modes, every joint at '
+                        'mid-range')
     parser.add_argument('--control', default='', help='also take commands from this named '
                         'pipe (created; e.g. echo "error 3 overload" > PATH)')
     args = parser.parse_args(argv)
@@ -448,10 +475,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     goals = parse_ticks(args.goal, len(ids), '--goal') if args.goal else [None] * len(ids)
     homings = [int(v) for v in parse_ticks(args.homing, len(ids), '--homing')]
     drive_modes = [int(v) for v in parse_ticks(args.drive_mode, len(ids), '--drive-mode')]
+    limits = parse_limits(args.limits, len(ids))
     voltage = 7.4 if args.protocol == 'feetech' else 12.0
     servos = [SimServo(i, args.protocol, position=p, goal=g, tau=args.tau, voltage=voltage,
-                       homing=h, drive_mode=d)
-              for i, p, g, h, d in zip(ids, positions, goals, homings, drive_modes)]
+                       homing=h, drive_mode=d, min_tick=low, max_tick=high)
+              for i, p, g, h, d, (low, high) in zip(ids, positions, goals, homings,
+                                                    drive_modes, limits)]
     bus = SimBus(args.protocol, servos, args.link, args.baud, coalesce=not args.per_reply)
     print(f'servo_sim: {args.protocol} bus, ids {ids}, {args.baud} baud on {bus.link} '
           f'-> {bus.device}', flush=True)

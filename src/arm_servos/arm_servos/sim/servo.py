@@ -1,7 +1,9 @@
 """A simulated servo: a control table of registers over a first-order motor.
 
 The motor follows its goal with time constant ``tau`` and a speed cap, inside the servo's
-angle-limit registers (a goal past them is clamped, as STS and X-series servos do). Present
+angle-limit registers, Min_Position_Limit and Max_Position_Limit (a goal past them is clamped,
+as STS servos and X-series servos in position mode do; LeRobot's calibration writes its
+range_min and range_max there, and a write to them changes the clamp). Present
 position, speed, load, voltage and temperature are written into the control table whenever
 the host reads, so every read goes through the same registers a real servo exposes.
 
@@ -106,8 +108,7 @@ class SimServo:
         self.registers = bytearray(256)
         self.velocity = 0.0
         self._store(self.layout.model, 2, MODEL_NUMBERS[self.protocol])
-        self._store(self.layout.min_limit, self.layout.limit_size, self.min_tick)
-        self._store(self.layout.max_limit, self.layout.limit_size, self.max_tick)
+        self.set_position_limits(self.min_tick, self.max_tick)
         self.set_homing(self.homing)
         full = FULL_TORQUE[self.protocol]
         self._store(self.layout.torque_limit, 2, full)
@@ -140,6 +141,17 @@ class SimServo:
     def set_homing(self, value: int) -> None:
         """Write the Homing_Offset register (the motor stays where it is)."""
         self._store(self.layout.homing, self.layout.homing_size, value, sign_bit=11)
+
+    def set_position_limits(self, low: int, high: int) -> None:
+        """Write Min_Position_Limit and Max_Position_Limit (present ticks)."""
+        self._store(self.layout.min_limit, self.layout.limit_size, low)
+        self._store(self.layout.max_limit, self.layout.limit_size, high)
+
+    def position_limits(self) -> tuple[int, int]:
+        """(Min_Position_Limit, Max_Position_Limit) as the registers hold them now."""
+        size = self.layout.limit_size
+        return (self._load_value(self.layout.min_limit, size),
+                self._load_value(self.layout.max_limit, size))
 
     def homing_offset(self) -> int:
         raw = int.from_bytes(self.registers[self.layout.homing:][:self.layout.homing_size],
@@ -208,7 +220,8 @@ class SimServo:
         if not self.torque_on:
             self.velocity = 0.0
             return
-        goal = min(max(self.goal_ticks(), self.min_tick), self.max_tick)
+        low, high = self.position_limits()
+        goal = min(max(self.goal_ticks(), low), high)
         present = self.present()
         step = (goal - present) * (1.0 - math.exp(-dt / self.tau))
         cap = self.max_speed * dt
