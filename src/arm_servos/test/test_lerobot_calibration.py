@@ -234,9 +234,10 @@ def test_a_broken_lerobot_file_is_refused_naming_the_motor_and_field(so101_urdf,
 
 
 def test_an_so100_file_on_the_so100_urdf(so101_urdf):
-    """example-robot-data's SO-100 URDF puts some zeros at an end of the travel (shoulder_lift
-    0..3.5 rad), not where LeRobot's DEGREES mode does: the file still loads, and what lies
-    outside the URDF's limits is cut off (docs/lerobot.md says so)."""
+    """example-robot-data's SO-100 URDF puts its zero at the folded rest pose (shoulder_lift
+    0..3.5 rad), not at LeRobot's mid-travel zero: the file still loads, with the joint values
+    LeRobot's and what lies outside the URDF's limits cut off; the model's pose is off, which
+    is why docs/lerobot.md tells SO-100 owners to use the SO-101 URDF."""
     import sysconfig
     path = Path(sysconfig.get_paths()['purelib']) / 'cmeel.prefix' / 'share' / \
         'example-robot-data' / 'robots' / 'so_arm_description' / 'urdf' / 'so100.urdf'
