@@ -89,6 +89,10 @@ class SimBus:
         self._buffer = bytearray()
         self._outbox: list[tuple[float, int, bytes]] = []
         self._sequence = 0
+        # When the wire is free again: a half-duplex bus carries one packet at a time, so an
+        # instruction written right after another (a sync write, then the next sync read)
+        # starts arriving only once the one before has crossed, and after the last reply.
+        self._line_free = 0.0
         self._wake_r, self._wake_w = os.pipe()
         self._running = False
         self._thread: threading.Thread | None = None
@@ -205,8 +209,10 @@ class SimBus:
         return count * 10.0 / self.baudrate
 
     def _execute(self, ins: Instruction, now: float) -> None:
-        # The instruction took its bytes' time to arrive; replies follow one after the other.
-        clock = now + self._byte_time(ins.size)
+        # The instruction took its bytes' time to arrive, once the wire was free; replies
+        # follow one after the other.
+        clock = max(now, self._line_free) + self._byte_time(ins.size)
+        self._line_free = clock
         codec = self.codec
         if ins.instruction == SYNC_WRITE:
             address, size, body = codec.sync_header(ins.params)
@@ -269,6 +275,7 @@ class SimBus:
             faults.corrupt_replies -= 1
             packet = packet[:-1] + bytes([packet[-1] ^ 0x5A])
         due = clock + self.return_delay + faults.extra_delay + self._byte_time(len(packet))
+        self._line_free = max(self._line_free, due)
         if self._batch is not None:
             if faults.extra_delay > 0:
                 self._push_batch()
