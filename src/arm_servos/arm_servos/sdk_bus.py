@@ -29,6 +29,7 @@ Where the SDKs fall short, and the small workarounds here:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+import os
 import select
 import termios
 import time
@@ -184,7 +185,7 @@ class SdkServoBus(ServoBus):
         # The SDKs poll a non-blocking port in a busy loop until a reply or the timeout;
         # sleeping in select() until the first byte is there spares a CPU core per bus.
         remaining = deadline - time.monotonic()
-        if remaining > 0 and not self._replies.buffer and not self._port.ser.in_waiting:
+        if remaining > 0 and not self._replies.buffer:
             select.select([self._port.ser.fileno()], [], [], remaining)
 
     def _discard_input(self) -> None:
@@ -432,10 +433,17 @@ class _Replies:
 
     def readPort(self, length: int) -> bytes:   # noqa: N802 - the SDKs' name
         if len(self.buffer) < length:
-            # Through pyserial still (it tells a vanished adapter from no data yet); nothing
-            # waiting: the SDK's reader polls again until its packet timeout.
-            ser = self.port.ser
-            self.buffer += ser.read(max(ser.in_waiting, length - len(self.buffer)))
+            fd = self.port.ser.fileno()
+            try:
+                chunk = os.read(fd, 4096)    # non-blocking: nothing waiting is b'' (VMIN 0)
+            except BlockingIOError:          # or this, with VMIN 1
+                chunk = b''
+            if not chunk and select.select([fd], [], [], 0)[0]:
+                # Readable yet empty: the adapter is gone (pyserial's words for it).
+                raise serial.SerialException('device reports readiness to read but returned '
+                                             'no data (device disconnected or multiple access '
+                                             'on port?)')
+            self.buffer += chunk
         data = bytes(self.buffer[:length])
         del self.buffer[:length]
         return data
