@@ -314,6 +314,10 @@ def node_rates(seconds: float) -> dict[str, Any]:
                              lambda _: stamps.append(time.monotonic()), 1000)
     try:
         for rate in (100.0, 250.0):
+            # The previous node's last messages (delivered now) are no sign this one is up.
+            for _ in range(50):
+                executor.spin_once(timeout_sec=0.01)
+            stamps.clear()
             link = Path(tempfile.mkdtemp(prefix='bench_servos_')) / 'bus'
             with SimProcess(link, 'feetech') as _, \
                     ProcessGroup(env=domain.environment()) as group:

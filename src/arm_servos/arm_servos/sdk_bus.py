@@ -434,15 +434,13 @@ class _Replies:
     def readPort(self, length: int) -> bytes:   # noqa: N802 - the SDKs' name
         if len(self.buffer) < length:
             fd = self.port.ser.fileno()
-            try:
-                chunk = os.read(fd, 4096)    # non-blocking: nothing waiting is b'' (VMIN 0)
-            except BlockingIOError:          # or this, with VMIN 1
-                chunk = b''
+            chunk = _read_waiting(fd)
             if not chunk and select.select([fd], [], [], 0)[0]:
-                # Readable yet empty: the adapter is gone (pyserial's words for it).
-                raise serial.SerialException('device reports readiness to read but returned '
-                                             'no data (device disconnected or multiple access '
-                                             'on port?)')
+                chunk = _read_waiting(fd)    # came in meanwhile, or the adapter is gone:
+                if not chunk:                # readable yet empty (pyserial's words for it)
+                    raise serial.SerialException('device reports readiness to read but '
+                                                 'returned no data (device disconnected or '
+                                                 'multiple access on port?)')
             self.buffer += chunk
         data = bytes(self.buffer[:length])
         del self.buffer[:length]
@@ -450,6 +448,14 @@ class _Replies:
 
     def isPacketTimeout(self) -> bool:   # noqa: N802 - the SDKs' name
         return self.port.isPacketTimeout()
+
+
+def _read_waiting(fd: int) -> bytes:
+    """The bytes waiting on a non-blocking serial port, b'' when there are none."""
+    try:
+        return os.read(fd, 4096)     # nothing waiting: b'' (VMIN 0, as pyserial sets it)
+    except BlockingIOError:          # or this (VMIN 1)
+        return b''
 
 
 def _all_passed(waiting: set[int], corrupt: set[int], order: Mapping[int, int],
