@@ -18,7 +18,8 @@ Where the SDKs fall short, and the small workarounds here:
   per bus); we sleep in ``select()`` until the first byte of a reply is there.
 * The SDKs' reader asks the port for a packet's header, then for the rest: two pyserial reads
   per reply (each a select() and a read()), all on the bus cycle's critical path. Their reader
-  gets :class:`_Replies` instead, which serves it from one read of every byte waiting.
+  gets :class:`_Replies` instead, which serves it from one read of every byte waiting; and a
+  packet goes out in one write() (pyserial's write adds a select() after it).
 * ``scservo_sdk``'s ``PortHandler.clearPort`` calls ``flush()``, which drains output and keeps
   stale input: a late reply from the previous cycle would be read as this cycle's. We discard
   input before each instruction on both protocols.
@@ -29,6 +30,7 @@ Where the SDKs fall short, and the small workarounds here:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+import functools
 import os
 import select
 import termios
@@ -151,6 +153,7 @@ class SdkServoBus(ServoBus):
         # before each of their packets, would drain output (scservo_sdk: a wait for the last
         # packet's USB transfer, on the cycle's critical path) or discard input twice.
         port.clearPort = _keep
+        port.writePort = functools.partial(_write_packet, port.ser)
         self._port = port
         self._replies = _Replies(port)
         self._reads.clear()
@@ -448,6 +451,19 @@ class _Replies:
 
     def isPacketTimeout(self) -> bool:   # noqa: N802 - the SDKs' name
         return self.port.isPacketTimeout()
+
+
+def _write_packet(ser: serial.Serial, packet: Sequence[int]) -> int:
+    """PortHandler.writePort in one write() when the port takes the whole packet (its output
+    queue is empty between two packets); pyserial's write only for a rest."""
+    data = bytes(packet)
+    try:
+        written = os.write(ser.fileno(), data)
+    except BlockingIOError:
+        written = 0
+    if written < len(data):
+        written += ser.write(data[written:])
+    return written
 
 
 def _read_waiting(fd: int) -> bytes:
