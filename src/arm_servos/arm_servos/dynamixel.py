@@ -62,6 +62,7 @@ class DynamixelBus(SdkServoBus):
             # Not a hardware error: the instruction itself was refused (e.g. data range).
             return error << 8
         try:
+            self._discard_input()     # a late reply must not pass for register 70's
             bits, result, _ = self._packets.read1ByteTxRx(self._port, servo_id,
                                                           HARDWARE_ERROR_STATUS)
         except PORT_ERRORS:

@@ -104,9 +104,7 @@ class SdkServoBus(ServoBus):
         self._reads: dict[tuple[int, ...], Any] = {}   # (address, *ids) → its GroupSyncRead
         self._goal_write: Any = None
         self._last_open_attempt = -1e9
-        # Called by read() between a sync read and its retry, the bus idle: the bridge writes
-        # a command (or an e-stop) that came meanwhile there.
-        self.between_attempts: Callable[[], None] | None = None
+        self.between_attempts: Callable[[], None] | None = None   # see ServoBus
 
     # ------------------------------------------------------------------ vendor hooks
     def packet_handler(self) -> Any:
