@@ -97,7 +97,13 @@ class BridgeCore:
         actions = self.safety.step(now)
         try:
             if actions.torque is False:
-                self.bus.set_torque(False)
+                try:
+                    self.bus.set_torque(False)
+                except BusUnavailableError:
+                    # Torque off is never given up: written again each cycle until the bus
+                    # takes it (an adapter back after a hiccup, the port reopened).
+                    self.safety.torque_off_unwritten()
+                    raise
             if actions.goals:
                 self.bus.write_goals(actions.goals)
             if actions.torque is True:

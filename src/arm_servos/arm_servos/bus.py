@@ -14,7 +14,7 @@ port and the reason, and the next call tries to reopen it.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 import time
 
@@ -82,6 +82,9 @@ class ServoBus(ABC):
     protocol: str = ''
     ids: tuple[int, ...]
     stats: BusStats
+    # Called by read() between a sync read and its retry, when the bus is idle: the bridge
+    # writes a command or an e-stop that came meanwhile there (None: nothing to call).
+    between_attempts: Callable[[], None] | None = None
 
     @abstractmethod
     def open(self) -> None:

@@ -55,13 +55,14 @@ class DynamixelBus(SdkServoBus):
         return dynamixel_sdk.PacketHandler(2.0)
 
     def receive(self) -> tuple[list[int], int]:
-        return self._packets.rxPacket(self._port, False)
+        return self._packets.rxPacket(self._replies, False)
 
     def hardware_errors(self, servo_id: int, error: int) -> int:
         if not error & ALERT:
             # Not a hardware error: the instruction itself was refused (e.g. data range).
             return error << 8
         try:
+            self._discard_input()     # a late reply must not pass for register 70's
             bits, result, _ = self._packets.read1ByteTxRx(self._port, servo_id,
                                                           HARDWARE_ERROR_STATUS)
         except PORT_ERRORS:
@@ -87,7 +88,11 @@ class DynamixelBus(SdkServoBus):
             voltage=word(18, 2) / 10.0,
             temperature=float(data[20]),
             error_bits=error,
-            errors=_error_words(error))
+            errors=_error_words(error) if error else ())
+
+    def parameter_count(self, packet: Sequence[int]) -> int:
+        # LEN (2 bytes) counts the instruction, the error byte and the CRC too.
+        return (packet[5] | packet[6] << 8) - 4
 
     def goal_ticks(self, data: Sequence[int]) -> int:
         return twos_complement(int.from_bytes(bytes(data[:4]), 'little'), 32)

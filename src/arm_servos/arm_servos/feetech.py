@@ -59,7 +59,10 @@ class FeetechBus(SdkServoBus):
             voltage=data[6] / 10.0,
             temperature=float(data[7]),
             error_bits=error,
-            errors=words(error, ERROR_WORDS))
+            errors=words(error, ERROR_WORDS) if error else ())
+
+    def parameter_count(self, packet: Sequence[int]) -> int:
+        return packet[3] - 2      # LEN counts the error byte and the checksum too
 
     def goal_ticks(self, data: Sequence[int]) -> int:
         return signed(data[0] | data[1] << 8, 15)

@@ -7,9 +7,12 @@ their write is on the bus, and the command stream. The ``servo_bridge`` node tur
 into these calls and the answers into messages; the benchmark drives the same object.
 
 Timing: the loop runs at ``rate``; a new command (``~/commands``, or a follower's teleop
-target) is written at once by the caller, between two cycles, so the time from a command to
-its goal on the bus is the write's (and at worst a cycle's read), not up to one period of
-waiting (issue 38.4).
+target) is written at once, not at the next cycle: by the caller when the bus is idle, else by
+the bus thread at its first slot (before its read, between a sync read and its retry, or in
+the cycle's own write), so a command waits for one sync read at most, never for a whole
+retried one (issue 38.4). An e-stop is latched at once, without waiting for the bus lock (a
+bus thread wedged in a bus call cannot delay it); its torque-off goes out at the first of
+those chances, and again each cycle until the bus takes it.
 
 In the ``leader`` role (teleoperation) the bus is only read: torque is switched off once each
 time the port is (re)opened, as LeRobot does on its leaders, so a hand can move the arm, and
@@ -23,7 +26,9 @@ wedged in I/O for more than ``apply_wait``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 import threading
 import time
@@ -49,6 +54,15 @@ class Finished:
     succeeded: bool | None
     code: int
     message: str
+
+
+@dataclass
+class _Command:
+    """A ~/commands target waiting for the bus lock; ``answer`` (refusal, warning) is set by
+    whichever thread takes it."""
+
+    values: tuple[float, ...]
+    answer: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +120,13 @@ class BridgeRunner:
         self._desired: Sample | None = None
         self._running = False
         self._thread: threading.Thread | None = None
+        # Requests that do not wait for the bus lock: commands queued for its holder, an
+        # e-stop latched at once (guarded by this small lock, never held during bus I/O).
+        self._commands: deque[_Command] = deque()
+        self._requests = threading.Lock()
+        self._estop_source: str | None = None
+        self._estop_answer = ''
+        core.bus.between_attempts = self._between_attempts
 
     # ------------------------------------------------------------------ the loop
     def start(self) -> None:
@@ -136,10 +157,13 @@ class BridgeRunner:
         return ''
 
     def cycle(self, now: float) -> JointReading:
-        """One bus cycle (under the lock): read, follow the goal, write."""
+        """One bus cycle (under the lock): read, follow the goal, write; what came meanwhile
+        (an e-stop, commands) is written first."""
+        self._take_requests(write=True)
         if self.leader and not self._leader_released:
             self._release_leader()
         fault = self.core.read(now)
+        self._take_requests(write=False)     # came during the read: this cycle writes them
         if fault:
             policy = self.core.safety.config.on_fault
             self.on_fault(f'arm stopped ({policy}): {fault}')
@@ -242,7 +266,7 @@ class BridgeRunner:
         """'' to accept ``goal``, else why not (JTC's rules, then range and speed)."""
         if self.leader:
             return LEADER_REFUSAL
-        with self.lock:
+        with self._locked():
             safety = self.core.safety
             answer = self.rules.accept(goal, self.clock(), active=safety.mode == 'enabled')
             reason = answer.reason
@@ -257,7 +281,7 @@ class BridgeRunner:
     def accept(self, goal: TrajectoryGoal, handle: Any) -> Finished | None:
         """Make ``goal`` the active one; returns how the previous goal ends, if one was
         active (preempted, or the end its last cycle gave it if not sent yet)."""
-        with self.lock:
+        with self._locked():
             previous = None
             if self._handle is not None:
                 previous = self._finished or Finished(self._handle, False,
@@ -274,7 +298,7 @@ class BridgeRunner:
              ) -> Finished | Progress | None:
         """The active goal's end (then it is no longer active) or its progress;
         ``cancel_requested(handle)``: whether its client asked to cancel it."""
-        with self.lock:
+        with self._locked():
             if self._handle is None:
                 return None
             if self._finished is None and cancel_requested(self._handle):
@@ -301,7 +325,7 @@ class BridgeRunner:
         """Torque on, answered after the bus cycle that wrote it."""
         if self.leader:
             return Outcome(False, f'cannot enable: {LEADER_REFUSAL}')
-        with self.lock:
+        with self._locked():
             # The servos' EEPROM against the calibration first (RELIABILITY 43): a servo
             # recalibrated or swapped since the file was written never gets torque.
             refusal = eeprom_refusal(self.core.bus, self.core.calibration)
@@ -323,25 +347,84 @@ class BridgeRunner:
     def disable(self) -> Outcome:
         if self.leader:
             return Outcome(True, f'torque off: {LEADER_REFUSAL}')
-        with self.lock:
+        with self._locked():
             outcome = self.core.safety.disable()
             self._end(False, ResultCode.PATH_TOLERANCE_VIOLATED, 'torque disabled')
             return Outcome(outcome.ok, outcome.message + self._torque_off_unwritten())
 
     def estop(self, source: str) -> str:
-        """Torque off at once (written by the caller under the lock, as a command is) and
-        latched; the active goal aborts naming ``source``."""
+        """Torque off and latched; the active goal aborts naming ``source``. Latched at once,
+        without the bus lock (every request from now on sees it); the torque-off is written
+        by the first to hold the lock: this caller, or the bus thread at its next slot (before
+        its read, between a sync read and its retry, before its write). Waits up to
+        ``apply_wait`` to say how that write went."""
+        with self._requests:
+            self._estop_source = source
+        if not self.lock.acquire(timeout=self.apply_wait):
+            return ('torque off on every servo; e-stop latched until reset (the torque-off is '
+                    'not written yet: the bus thread is stuck in a bus call; it writes it at '
+                    'its first chance, then each cycle until the bus takes it)')
+        try:
+            self._apply_estop()
+            return self._estop_answer
+        finally:
+            self.lock.release()
+
+    def _apply_estop(self) -> None:
+        """(Under the lock.) Apply a latched e-stop not applied yet: the rules latch it, the
+        goal aborts, torque off is written now (and by each cycle until the bus takes it)."""
+        with self._requests:
+            source, self._estop_source = self._estop_source, None
+        if source is None:
+            return
+        outcome = self.core.safety.estop(source)
+        self._end(False, ResultCode.PATH_TOLERANCE_VIOLATED,
+                  f'{source}: torque off on every servo')
+        error = '' if self.leader else self._write_now('e-stop')
+        self._estop_answer = outcome.message + (
+            f' (the torque-off write failed: {error}; the bus thread writes it again each '
+            'cycle until the bus takes it)' if error else '')
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The bus lock, with a latched e-stop applied first (a request after an e-stop sees
+        it even if the e-stop's caller has not had the lock yet)."""
         with self.lock:
-            outcome = self.core.safety.estop(source)
-            self._end(False, ResultCode.PATH_TOLERANCE_VIOLATED,
-                      f'{source}: torque off on every servo')
-            if self.leader:
-                return outcome.message
-            error = self._write_now('e-stop')
-        if error:
-            return (f'{outcome.message} (the torque-off write failed: {error}; the bus thread '
-                    'writes it again each cycle until the bus answers)')
-        return outcome.message
+            self._apply_estop()
+            yield
+
+    def _between_attempts(self) -> None:
+        """(The bus thread, under the lock, between a sync read and its retry: the bus is
+        idle.) Write what came meanwhile, rather than after the retried read."""
+        self._take_requests(write=True)
+
+    def _take_requests(self, write: bool) -> None:
+        """(Under the lock.) Apply a latched e-stop, then the queued commands through the
+        rules, each answered; with ``write`` (and ``write_on_command``) the accepted ones are
+        written now, else the cycle's own write carries them."""
+        self._apply_estop()
+        if not self._commands:
+            return
+        taken = []
+        while self._commands:
+            request = self._commands.popleft()
+            request.answer = self._take_command(request.values)
+            if not request.answer[0]:
+                taken.append(request)
+        if taken and write and self.write_on_command:
+            try:
+                self.core.write(time.monotonic())
+            except Exception as error:   # noqa: BLE001 - the node must keep running
+                reason = self._internal_error('command write', error)
+                for request in taken:
+                    request.answer = (reason, '')
+
+    def _take_command(self, values: tuple[float, ...]) -> tuple[str, str]:
+        """(Under the lock.) One command through the rules: (refusal, warning)."""
+        if self._tracker is not None:
+            return 'a trajectory goal is running', ''
+        outcome = self.core.safety.command(dict(zip(self.joints, values)), time.monotonic())
+        return ('', outcome.message) if outcome.ok else (outcome.message, '')
 
     def _write_now(self, what: str) -> str:
         """(Under the lock.) Write this cycle's actions now; '' or the failure in words."""
@@ -356,7 +439,7 @@ class BridgeRunner:
         and any gripper goal stop (each aborts naming ``reason``); written at once."""
         if self.leader:
             return Outcome(False, LEADER_REFUSAL)
-        with self.lock:
+        with self._locked():
             self._end(False, ResultCode.PATH_TOLERANCE_VIOLATED, f'{reason}: holding')
             outcome = self.core.safety.hold(time.monotonic(), reason)
             if outcome.ok:
@@ -372,37 +455,30 @@ class BridgeRunner:
                 'next cycle)')
 
     def reset(self) -> Outcome:
-        with self.lock:
+        with self._locked():
             return self.core.safety.reset()
 
     @property
     def estopped(self) -> bool:
-        return self.core.safety.mode == 'estop'
+        return self._estop_source is not None or self.core.safety.mode == 'estop'
 
     def command(self, values: Sequence[float]) -> tuple[str, str]:
         """A ~/commands target, one value per controller joint: (refusal, warning) in words,
-        each '' when there is none. An accepted command is written at once (by this thread,
-        so it blocks for the write: about 0.5 ms at 1 Mbaud)."""
+        each '' when there is none. An accepted command is written at once: queued, then
+        taken by the first to hold the bus lock: this thread when the bus is idle (it blocks
+        for the write: about 0.3 ms at 1 Mbaud), else the bus thread at its next slot (see
+        the module docstring); answered once taken."""
         if self.leader:
             return LEADER_REFUSAL, ''
         if len(values) != len(self.joints):
             return (f'{len(values)} values for the {len(self.joints)} joints '
                     f'{list(self.joints)}', '')
+        request = _Command(tuple(float(v) for v in values))
+        self._commands.append(request)
         with self.lock:
-            if self._tracker is not None:
-                return 'a trajectory goal is running', ''
-            outcome = self.core.safety.command(dict(zip(self.joints, values)), time.monotonic())
-            if not outcome.ok:
-                return outcome.message, ''
-            if self.write_on_command:
-                # Written here, by the caller, under the lock: the bus thread is between two
-                # cycles (it holds the lock during each), and a hand-over to it would add a
-                # thread wake-up (and a GIL hand-over) to every command's latency.
-                try:
-                    self.core.write(time.monotonic())
-                except Exception as error:   # noqa: BLE001 - the node must keep running
-                    return self._internal_error('command write', error), ''
-        return '', outcome.message
+            if request.answer is None:     # not taken by the bus thread meanwhile
+                self._take_requests(write=True)
+        return request.answer or ('the command was not taken (internal error)', '')
 
     def diagnostics(self, prefix: str) -> tuple[list[Diagnostic], float]:
         """The statuses of /diagnostics and the measured bus cycles per second."""

@@ -219,6 +219,12 @@ class ServoSafety:
         self.fault = reason
         self._pending_torque = None
 
+    def torque_off_unwritten(self) -> None:
+        """The bus did not take this cycle's torque-off: asked again next cycle (unless a
+        newer request, an enable, replaced it)."""
+        if self._pending_torque is None:
+            self._pending_torque = False
+
     def disable(self) -> Outcome:
         if self.mode == 'estop':
             return Outcome(True, 'torque already off (e-stop latched)')

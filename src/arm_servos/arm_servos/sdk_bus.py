@@ -16,6 +16,10 @@ Where the SDKs fall short, and the small workarounds here:
   (``reply_timeout``; raise it for an adapter whose latency timer is not 1 ms).
 * The SDKs wait for a reply by polling a non-blocking port in a busy loop (a whole CPU core
   per bus); we sleep in ``select()`` until the first byte of a reply is there.
+* The SDKs' reader asks the port for a packet's header, then for the rest: two pyserial reads
+  per reply (each a select() and a read()), all on the bus cycle's critical path. Their reader
+  gets :class:`_Replies` instead, which serves it from one read of every byte waiting; and a
+  packet goes out in one write() (pyserial's write adds a select() after it).
 * ``scservo_sdk``'s ``PortHandler.clearPort`` calls ``flush()``, which drains output and keeps
   stale input: a late reply from the previous cycle would be read as this cycle's. We discard
   input before each instruction on both protocols.
@@ -25,7 +29,9 @@ Where the SDKs fall short, and the small workarounds here:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+import functools
+import os
 import select
 import termios
 import time
@@ -93,10 +99,12 @@ class SdkServoBus(ServoBus):
         self.stats = BusStats()
         self._reply_timeout = reply_timeout
         self._port: Any = None
+        self._replies = _Replies(None)
         self._packets: Any = self.packet_handler()
         self._reads: dict[tuple[int, ...], Any] = {}   # (address, *ids) → its GroupSyncRead
         self._goal_write: Any = None
         self._last_open_attempt = -1e9
+        self.between_attempts: Callable[[], None] | None = None   # see ServoBus
 
     # ------------------------------------------------------------------ vendor hooks
     def packet_handler(self) -> Any:
@@ -112,13 +120,17 @@ class SdkServoBus(ServoBus):
         """The goal register's bytes as ticks (the inverse of :meth:`goal_bytes`)."""
         raise NotImplementedError
 
+    def parameter_count(self, packet: Sequence[int]) -> int:
+        """How many parameter bytes a status packet carries, from its length field."""
+        raise NotImplementedError
+
     def hardware_errors(self, servo_id: int, error: int) -> int:
         """The error bits to report for a status error byte (Dynamixel reads a register)."""
         return error
 
     def receive(self) -> tuple[list[int], int]:
         """One status packet through the SDK's reader: (packet, COMM_* result)."""
-        return self._packets.rxPacket(self._port)
+        return self._packets.rxPacket(self._replies)
 
     # ------------------------------------------------------------------ port
     @property
@@ -135,7 +147,13 @@ class SdkServoBus(ServoBus):
         if not opened:
             raise self._unavailable(f'cannot open {self.port_name}: baud rate {self.baudrate} '
                                     f'is not one the {self.protocol} SDK supports')
+        # We discard input before each instruction ourselves; the SDKs' clearPort, called
+        # before each of their packets, would drain output (scservo_sdk: a wait for the last
+        # packet's USB transfer, on the cycle's critical path) or discard input twice.
+        port.clearPort = _keep
+        port.writePort = functools.partial(_write_packet, port.ser)
         self._port = port
+        self._replies = _Replies(port)
         self._reads.clear()
         self._goal_write = None
 
@@ -168,11 +186,12 @@ class SdkServoBus(ServoBus):
         # The SDKs poll a non-blocking port in a busy loop until a reply or the timeout;
         # sleeping in select() until the first byte is there spares a CPU core per bus.
         remaining = deadline - time.monotonic()
-        if remaining > 0 and not self._port.ser.in_waiting:
+        if remaining > 0 and not self._replies.buffer:
             select.select([self._port.ser.fileno()], [], [], remaining)
 
     def _discard_input(self) -> None:
         self._port.ser.reset_input_buffer()
+        self._replies.buffer.clear()
 
     # ------------------------------------------------------------------ sizes and time
     def status_bytes(self) -> int:
@@ -259,6 +278,13 @@ class SdkServoBus(ServoBus):
             if attempt:
                 if time.monotonic() - start > self.cycle_budget:
                     break
+                if self.between_attempts is not None:
+                    # The bus is idle here: the owner writes what is waiting (a command, an
+                    # e-stop), so it never waits behind a whole retried read.
+                    self.between_attempts()
+                    if self._port is None:     # that write lost the adapter
+                        raise BusUnavailableError(self.stats.last_error or
+                                                  f'{self.port_name} is not open')
                 self.stats.retries += 1
             for servo_id, (data, error) in self._sync_read(tuple(pending)).items():
                 bits = self.hardware_errors(servo_id, error) if error else 0
@@ -299,17 +325,29 @@ class SdkServoBus(ServoBus):
             deadline = time.monotonic() + timeout
             waiting = set(ids)
             corrupt: set[int] = set()
+            # The servos of a sync read answer one after the other in the order of its ids;
+            # once a later one has answered (even corrupt), an earlier silent one will not
+            # (a half-duplex bus has no room for it): no wait for the timeout, it is retried.
+            order = {servo_id: index for index, servo_id in enumerate(ids)}
+            latest = -1
             while waiting:
                 self._wait_readable(deadline)
                 packet, result = self.receive()
                 servo_id = packet[self.id_offset] if len(packet) > self.id_offset else None
                 if result == self.sdk.COMM_SUCCESS:
-                    if servo_id in waiting:
+                    if servo_id in waiting and self.parameter_count(packet) != length:
+                        # A late answer to an earlier request (a slow servo's): not this one.
+                        self.stats.note(f'servo {servo_id}: late reply to an earlier request '
+                                        'ignored')
+                    elif servo_id in waiting:
                         waiting.discard(servo_id)
                         corrupt.discard(servo_id)
                         self.stats.received += 1
                         data = list(packet[self.data_offset:self.data_offset + length])
                         replies[servo_id] = (data, packet[self.error_offset])
+                        latest = max(latest, order[servo_id])
+                    if _all_passed(waiting, corrupt, order, latest):
+                        break
                     continue
                 if result != self.sdk.COMM_RX_CORRUPT:
                     break
@@ -318,7 +356,8 @@ class SdkServoBus(ServoBus):
                 self.stats.note(f'{who}: corrupt reply (checksum or length)')
                 if servo_id in waiting:
                     corrupt.add(servo_id)
-                if self._port.isPacketTimeout():
+                    latest = max(latest, order[servo_id])
+                if self._port.isPacketTimeout() or _all_passed(waiting, corrupt, order, latest):
                     break
         except PORT_ERRORS as exc:
             raise self._port_lost(exc) from None
@@ -378,6 +417,66 @@ class SdkServoBus(ServoBus):
             message = f'{what} not sent: {self._packets.getTxRxResult(result)}'
             self.stats.note(message)
             raise BusUnavailableError(message)
+
+
+def _keep() -> None:
+    """PortHandler.clearPort, replaced (see :meth:`SdkServoBus.open`)."""
+
+
+class _Replies:
+    """The port as the SDK's packet reader sees it during a sync read: ``readPort`` served
+    from a buffer that one read fills with every byte waiting (the SDK asks for each reply's
+    header and then its rest: two pyserial reads, each a select() and a read())."""
+
+    def __init__(self, port: Any) -> None:
+        self.port = port
+        self.buffer = bytearray()
+
+    def readPort(self, length: int) -> bytes:   # noqa: N802 - the SDKs' name
+        if len(self.buffer) < length:
+            fd = self.port.ser.fileno()
+            chunk = _read_waiting(fd)
+            if not chunk and select.select([fd], [], [], 0)[0]:
+                chunk = _read_waiting(fd)    # came in meanwhile, or the adapter is gone:
+                if not chunk:                # readable yet empty (pyserial's words for it)
+                    raise serial.SerialException('device reports readiness to read but '
+                                                 'returned no data (device disconnected or '
+                                                 'multiple access on port?)')
+            self.buffer += chunk
+        data = bytes(self.buffer[:length])
+        del self.buffer[:length]
+        return data
+
+    def isPacketTimeout(self) -> bool:   # noqa: N802 - the SDKs' name
+        return self.port.isPacketTimeout()
+
+
+def _write_packet(ser: serial.Serial, packet: Sequence[int]) -> int:
+    """PortHandler.writePort in one write() when the port takes the whole packet (its output
+    queue is empty between two packets); pyserial's write only for a rest."""
+    data = bytes(packet)
+    try:
+        written = os.write(ser.fileno(), data)
+    except BlockingIOError:
+        written = 0
+    if written < len(data):
+        written += ser.write(data[written:])
+    return written
+
+
+def _read_waiting(fd: int) -> bytes:
+    """The bytes waiting on a non-blocking serial port, b'' when there are none."""
+    try:
+        return os.read(fd, 4096)     # nothing waiting: b'' (VMIN 0, as pyserial sets it)
+    except BlockingIOError:          # or this (VMIN 1)
+        return b''
+
+
+def _all_passed(waiting: set[int], corrupt: set[int], order: Mapping[int, int],
+                latest: int) -> bool:
+    """Whether every servo still awaited has had its turn: its reply came corrupt, or a servo
+    after it in the sync read's order has answered."""
+    return all(i in corrupt or order[i] < latest for i in waiting)
 
 
 def _words(sdk_message: str) -> str:

@@ -150,3 +150,25 @@ def test_torque_goes_on_only_after_the_goal_is_read_back_as_written(sim):
     assert core.reading().positions == pytest.approx(before, abs=0.01)
     process.command('restore 2')
     core.bus.close()
+
+
+def test_a_torque_off_the_bus_did_not_take_is_written_again_each_cycle(sim):
+    from arm_servos.bus import BusUnavailableError
+    process, link = sim
+    core = _enabled_core(link)
+    real = core.bus.set_torque
+    refused: list[bool] = []
+
+    def wedged(enabled, ids=None):       # the adapter refuses the next two writes
+        if len(refused) < 2:
+            refused.append(enabled)
+            raise BusUnavailableError('torque off not sent: port busy')
+        real(enabled, ids)
+    core.bus.set_torque = wedged
+    core.safety.estop()
+    core.cycle(time.monotonic())
+    core.cycle(time.monotonic())
+    assert refused == [False, False] and 'torque on' in process.command('status')
+    core.cycle(time.monotonic())                  # the bus takes it now
+    assert 'torque on' not in process.command('status')
+    core.bus.close()

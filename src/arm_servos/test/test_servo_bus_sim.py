@@ -1,8 +1,10 @@
 """Both drivers through their SDKs' real PortHandler against the simulated bus process:
-sync read/write, error bits in words, retries, counters, silent servos, a vanished adapter."""
+sync read/write, error bits in words, retries (at once when a later servo has answered),
+counters, silent servos, late replies, a vanished adapter."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -196,3 +198,58 @@ def test_per_reply_a_lost_and_a_corrupt_reply_are_retried_and_counted(per_reply_
     assert all(states[i] is not None for i in IDS)
     assert bus.stats.lost == lost + 1 and bus.stats.checksum_errors == corrupt + 1
     assert bus.stats.retries == retries + 1
+
+
+def test_replies_answer_in_order_so_a_lost_one_is_retried_without_its_timeout(sim_bus):
+    """The servos of a sync read answer one after the other: once servo 4 has answered,
+    servo 3 (lost) will not, and its retry goes at once, not after the reply timeout."""
+    protocol, sim, link = sim_bus
+    bus = DRIVERS[protocol](link, IDS, retries=2, reply_timeout=60.0, cycle_budget=120.0)
+    bus.open()
+    calls: list[tuple[int, ...]] = []
+    between: list[int] = []
+    real = bus._sync_read
+
+    def spy(ids, *args):
+        calls.append(ids)
+        return real(ids, *args)
+    bus._sync_read = spy
+    bus.between_attempts = lambda: between.append(len(calls))
+    try:
+        bus.read()                     # whatever a fresh pty left behind
+        calls.clear()
+        between.clear()
+        sim.command('lose 3 1')
+        sim.command('corrupt 5 1')
+        result: list[dict] = []
+        reader = threading.Thread(target=lambda: result.append(bus.read()), daemon=True)
+        reader.start()
+        reader.join(30.0)     # the 60 s reply timeout would still be running
+        assert not reader.is_alive(), 'the read waited for the reply timeout'
+        assert all(result[0][i] is not None for i in IDS)
+        assert calls == [IDS, (3, 5)]   # one retry of both, at once
+        assert between == [1]           # the owner's slot: between the read and its retry
+    finally:
+        bus.close()
+
+
+def test_a_late_reply_to_an_earlier_request_is_not_taken_for_this_one(bus, sim_bus):
+    sim = sim_bus[1]
+    sim.command(f'slow 2 {REPLY_TIMEOUT * 1.5}')
+    assert bus.read_goals()[2] is None         # its 2-byte goal reply (and the later) late
+    sim.command('restore 2')
+    states = bus.read()              # the late goal replies come in first, then these
+    assert [states[i].servo_id for i in IDS] == list(IDS)
+    assert {i: s.position for i, s in states.items()} == _positions(bus)
+
+
+def test_a_port_handler_never_drains_output_before_a_packet(bus):
+    # We discard input before each instruction; the SDK's clearPort would drain output
+    # (scservo_sdk) first, a wait for the previous packet on the cycle's critical path.
+    drained: list[bool] = []
+    real = bus._port.ser.flush
+    bus._port.ser.flush = lambda: (drained.append(True), real())
+    bus.read()
+    bus.write_goals({i: 2048 for i in IDS})
+    bus.read()
+    assert drained == []

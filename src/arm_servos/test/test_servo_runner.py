@@ -1,8 +1,9 @@
 """The bridge's bus loop and goal (arm_servos.runner.BridgeRunner) on the simulated bus: the
 leader role switches torque off once and never writes otherwise; a command, an e-stop and a
-hold are written at once, not at the next cycle; a goal is preempted by the next and cancelled
-on request; an exception in a cycle or a command stops the arm, not the loop; stop() does not
-hang on a wedged bus thread."""
+hold are written at once, not at the next cycle, and a command that comes during a read goes
+out before the read's retry; an e-stop is latched without the bus lock and written at the
+first chance; a goal is preempted by the next and cancelled on request; an exception in a
+cycle or a command stops the arm, not the loop; stop() does not hang on a wedged bus thread."""
 
 from __future__ import annotations
 
@@ -192,3 +193,91 @@ def test_stop_does_not_hang_on_a_bus_thread_wedged_in_io(runner):
     release.set()
     assert not alive, 'stop() hung on the wedged bus thread'
     assert 'stuck' in done[0]
+
+
+def _next_cycle(runner) -> None:
+    """Start the next bus cycle now rather than in up to two seconds."""
+    with runner.lock:
+        runner.written.notify_all()
+
+
+def test_a_command_is_written_between_a_read_and_its_retry(runner):
+    """A command that comes while a sync read is in flight goes out before the retry of a
+    lost reply, not after the whole retried read."""
+    assert runner.enable().ok, runner.enable().message
+    bus = runner.core.bus
+    order: list[str] = []
+    real_sync, real_write = bus._sync_read, bus.write_goals
+    answers: list[tuple[str, str]] = []
+    commander = threading.Thread(target=lambda: answers.append(runner.command([0.2] * 3)))
+    started = threading.Event()
+
+    def sync_read(ids, *args):
+        if not args and ids == (1, 2, 3) and not order:
+            runner.sim.command('lose 2 1')       # this read loses servo 2's reply
+            commander.start()                    # and a command comes meanwhile
+            started.set()
+            deadline = time.monotonic() + 10.0
+            while not runner._commands and time.monotonic() < deadline:
+                time.sleep(0.001)
+        order.append(f'read {ids}')
+        return real_sync(ids, *args)
+
+    def write_goals(goals):
+        order.append('write')
+        real_write(goals)
+    bus._sync_read, bus.write_goals = sync_read, write_goals
+    try:
+        _next_cycle(runner)
+        assert started.wait(10.0)        # the next cycle (0.5 Hz) if the nudge came early
+        commander.join(20.0)
+        assert answers == [('', '')]
+        assert order[:3] == ['read (1, 2, 3)', 'write', 'read (2,)'], order
+    finally:
+        bus._sync_read, bus.write_goals = real_sync, real_write
+
+
+def test_an_estop_is_latched_without_the_bus_lock_and_written_at_the_first_chance(runner):
+    assert runner.enable().ok, runner.enable().message
+    runner.apply_wait = 0.2
+    runner.lock.acquire()             # the bus thread wedged in a bus call, holding the lock
+    try:
+        said: list[str] = []
+        caller = threading.Thread(target=lambda: said.append(runner.estop('e-stop service')),
+                                  daemon=True)
+        caller.start()
+        caller.join(20.0)
+        assert said, 'the e-stop waited for the bus lock'
+        assert runner.estopped        # latched at once, the lock still held
+        assert 'latched' in said[0] and 'not written yet' in said[0]
+    finally:
+        runner.lock.release()
+    # The bus thread, once free, writes it at its first chance, before its read.
+    _next_cycle(runner)
+    deadline = time.monotonic() + 10.0
+    while 'torque on' in runner.sim.command('status') and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert 'torque on' not in runner.sim.command('status')
+    assert runner.core.safety.mode == 'estop'
+    assert runner.command([0.1] * 3)[0].startswith('not enabled: the arm is estop')
+    assert not runner.enable().ok
+
+
+def test_a_command_after_a_latched_estop_is_refused_even_before_it_is_written(runner):
+    assert runner.enable().ok, runner.enable().message
+    runner.apply_wait = 0.2
+    answers: list[tuple[str, str]] = []
+    with runner.lock:                 # the bus busy: both wait for the lock
+        stopper = threading.Thread(target=runner.estop, args=('emergency_stop topic',),
+                                   daemon=True)
+        stopper.start()
+        stopper.join(20.0)
+        assert runner.estopped
+        commander = threading.Thread(target=lambda: answers.append(runner.command([0.3] * 3)))
+        commander.start()
+        deadline = time.monotonic() + 10.0
+        while not runner._commands and time.monotonic() < deadline:
+            time.sleep(0.001)
+    commander.join(20.0)
+    assert answers and answers[0][0].startswith('not enabled: the arm is estop')
+    assert 'torque on' not in runner.sim.command('status')
