@@ -204,8 +204,10 @@ def rigs(request, urdf_of) -> Iterator[StartedAhead]:
 
 @pytest.fixture
 def rig(request, rigs) -> Iterator[Rig]:
-    """The test's rig (``uses_rig``), stopped after the test."""
+    """The test's rig (``uses_rig``) once its lab serves its page (as each test's own
+    start-up waited for before), stopped after the test."""
     this = rigs.take(_rig_of(request.node))
+    lab_url(this.lab)
     yield this
     for process in [this.lab, *this.pipeline]:
         interrupt(process)
