@@ -150,7 +150,7 @@ ORDER = ['page', 'refusals', 'browser', 'panel', 'plan', 'lengths', 'joints']
 
 
 def uses_rig(name: str):
-    """Marks a test as using RIGS[name]."""
+    """Marks a test as using RIGS[name] (or ``refusals``)."""
     def mark(test):
         test.lab_rig = name
         return test
