@@ -10,16 +10,13 @@
     browser lab is another issue), and NaN joint states never reach a viewer.
 27  (test_ik_endurance.py, a module of its own: it runs beside these under pytest-xdist).
 
-The nodes of the tests of cases 23, 25 and 26 do not depend on each other's: each test's
-nodes run in a namespace of their own (``RIGS``) on one domain, started while the test before
-them runs (a start-up is most of such a test's time; arm_testing.ros_harness.StartedAhead) and
-stopped when their test ends.
+Each test starts its own nodes: started one set ahead on one domain (as test_lab_viewer_node.py
+does), these short tests were not shown faster (36-64 s against 46-54 s without case 27,
+load 5-19; docs/tests.md): the next set's start-up takes CPU from the test that runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 import ipaddress
 import math
 import os
@@ -46,17 +43,7 @@ from arm_interfaces.msg import ArmInfo, ArmReadout
 from arm_interfaces.srv import SolveIK
 from arm_kinematics.description.bundled import DescriptionError, expand_xacro, xacro_path
 from arm_kinematics.ik.result import ErrorCode
-from arm_testing.ros_harness import (
-    call_service,
-    claimed_domain,
-    config_file,
-    DomainClaim,
-    interrupt,
-    node_on_domain,
-    process_group,
-    StartedAhead,
-    wait_for,
-)
+from arm_testing.ros_harness import call_service, config_file, wait_for
 
 ARM = 'pointer3'
 NS = f'/{ARM}'
@@ -65,17 +52,6 @@ HOME = [0.0, 0.5235987755982988, -1.0471975511965976]
 NODES = ('arm_info', 'ik_server', 'safety_monitor', 'trajectory_executor', 'target_input',
          'markers')
 NAN, INF = math.nan, math.inf
-# rig -> (arm, [(executable, its parameters besides the arm's)]): the nodes of one test, in
-# /<rig>/<arm>. Only the rigs of the selected tests start.
-RIGS: dict[str, tuple[str, list[tuple[str, dict]]]] = {
-    'updates': (ARM, [(name, {}) for name in ('ik_server', 'safety_monitor',
-                                              'trajectory_executor', 'markers')]),
-    'in_flight': ('six_axis', [('ik_server', {'max_step': 1e-7, 'timeout': 1.5,
-                                              'max_iterations': 100_000})]),
-    'late_viewer': (ARM, [('arm_info', {}), ('markers', {'marker_lifetime': 2.0})]),
-    'sockets': (ARM, [(name, {}) for name in NODES]),
-    'nan_states': (ARM, [('markers', {'show_capsules': True})]),
-}
 
 
 def start(processes, urdf: str, executable: str, namespace: str = NS, **params):
@@ -83,58 +59,6 @@ def start(processes, urdf: str, executable: str, namespace: str = NS, **params):
                                 params={'robot_description': urdf, 'arm': ARM,
                                         'arm_config': config_file(params.get('arm', ARM)),
                                         **params})
-
-
-def uses_rig(name: str):
-    """Marks a test as using RIGS[name]."""
-    def mark(test):
-        test.rig = name
-        return test
-    return mark
-
-
-@dataclass
-class Rig:
-    """One test's nodes (executable -> process) in ``ns``, and the module's domain and node."""
-
-    ns: str
-    processes: dict
-    started_at: float
-    claim: DomainClaim
-    group: object
-    node: object
-    spin: Callable[..., None]
-
-
-def _rig_of(item) -> str | None:
-    return getattr(getattr(item, 'function', None), 'rig', None)
-
-
-@pytest.fixture(scope='module')
-def rigs(request, urdf_of) -> Iterator[StartedAhead[Rig]]:
-    """The selected tests' nodes on one domain, each set started while the test before it
-    runs (StartedAhead)."""
-    selected = {_rig_of(item) for item in request.session.items
-                if item.module is request.module}
-    with claimed_domain() as claim, process_group(claim) as group, \
-            node_on_domain(claim) as (node, spin):
-        def start_rig(name: str) -> Rig:
-            arm, nodes = RIGS[name]
-            ns = f'/{name}/{arm}'
-            return Rig(ns, {executable: start(group, urdf_of(arm), executable, ns, arm=arm,
-                                              **params)
-                            for executable, params in nodes},
-                       time.monotonic(), claim, group, node, spin)
-        yield StartedAhead([name for name in RIGS if name in selected], start_rig)
-
-
-@pytest.fixture
-def rig(request, rigs) -> Iterator[Rig]:
-    """The test's nodes (``uses_rig``), stopped after the test."""
-    this = rigs.take(_rig_of(request.node))
-    yield this
-    for process in this.processes.values():
-        interrupt(process)
 
 
 def value_message(value: object) -> ParameterValue:
@@ -151,7 +75,7 @@ class ParameterClient:
         self.set_client = node.create_client(SetParameters, f'{node_name}/set_parameters')
         self.get_client = node.create_client(GetParameters, f'{node_name}/get_parameters')
         wait_for(lambda: self.set_client.service_is_ready() and
-                 self.get_client.service_is_ready(), 60.0, spin, f'{node_name} parameters')
+                 self.get_client.service_is_ready(), 30.0, spin, f'{node_name} parameters')
 
     def _call(self, client, request):
         return call_service(client, request, self.spin, 10.0)
@@ -194,12 +118,12 @@ def bad_values(name: str, zero_invalid: bool) -> list[object]:
     return values + ([0.0] if zero_invalid else [])
 
 
-@uses_rig('updates')
-def test_case_23_bad_parameter_updates_rejected_old_value_kept(rig):
-    node, spin, started = rig.node, rig.spin, rig.processes
-    assert set(started) == set(BAD_UPDATES)
+def test_case_23_bad_parameter_updates_rejected_old_value_kept(processes, ros_node, urdf_of):
+    node, spin = ros_node
+    urdf = urdf_of(ARM)
+    started = {name: start(processes, urdf, name) for name in BAD_UPDATES}
     for executable, parameters in BAD_UPDATES.items():
-        client = ParameterClient(node, spin, f'{rig.ns}/{executable}')
+        client = ParameterClient(node, spin, f'{NS}/{executable}')
         # robot_description takes new link lengths at run time, never a broken URDF.
         result = client.set('robot_description', value_message('<robot name="x"/>'))
         assert not result.successful and 'robot_description is not usable' in result.reason, \
@@ -221,18 +145,19 @@ def test_case_23_bad_parameter_updates_rejected_old_value_kept(rig):
         assert process.alive(), f'{executable} died:\n{process.output()[-3000:]}'
 
 
-@uses_rig('in_flight')
-def test_case_23_solve_in_flight_sees_one_consistent_set(rig):
+def test_case_23_solve_in_flight_sees_one_consistent_set(processes, ros_node, urdf_of):
     """A DLS solve creeping with max_step 1e-7 (so it runs into the node's 1.5 s timeout
     rather than its iteration limit); after 0.5 s, one
     atomic update sets timeout 0.1 s, no step cap and another damping. The solve in flight
     answers with its own set (1.5 s, steps <= 1e-7); the next one uses the new set."""
-    node, spin, process = rig.node, rig.spin, rig.processes['ik_server']
-    base = f'{rig.ns}/ik_server'
+    node, spin = ros_node
+    process = start(processes, urdf_of('six_axis'), 'ik_server', namespace='/six_axis',
+                    arm='six_axis', max_step=1e-7, timeout=1.5, max_iterations=100_000)
+    base = '/six_axis/ik_server'
     solve = node.create_client(SolveIK, f'{base}/ik/dls')
     atomic = node.create_client(SetParametersAtomically,
                                 f'{base}/set_parameters_atomically')
-    wait_for(lambda: solve.service_is_ready() and atomic.service_is_ready(), 60.0, spin,
+    wait_for(lambda: solve.service_is_ready() and atomic.service_is_ready(), 30.0, spin,
              'ik_server services')
     target = [-1.2, -0.5, 1.5]
     started = time.monotonic()
@@ -324,7 +249,7 @@ def test_case_24_bad_descriptions_stop_every_node(processes, urdf_of):
 class Viewer:
     """A node of its own Context started late, as RViz would be."""
 
-    def __init__(self, domain_id: int, name: str, ns: str) -> None:
+    def __init__(self, domain_id: int, name: str) -> None:
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=domain_id)
         self.node = rclpy.create_node(name, context=self.context)
@@ -332,8 +257,8 @@ class Viewer:
         self.executor.add_node(self.node)
         self.info: list[ArmInfo] = []
         self.markers: list[MarkerArray] = []
-        self.node.create_subscription(ArmInfo, f'{ns}/arm_info', self.info.append, LATCHED_QOS)
-        self.node.create_subscription(MarkerArray, f'{ns}/markers', self.markers.append,
+        self.node.create_subscription(ArmInfo, f'{NS}/arm_info', self.info.append, LATCHED_QOS)
+        self.node.create_subscription(MarkerArray, f'{NS}/markers', self.markers.append,
                                       LATCHED_QOS)
 
     def spin(self, timeout: float = 0.05) -> None:
@@ -345,27 +270,28 @@ class Viewer:
         rclpy.try_shutdown(context=self.context)
 
 
-@uses_rig('late_viewer')
-def test_case_25_late_viewer_gets_latched_and_stale_markers_go(rig, urdf_of):
-    node, spin, ns = rig.node, rig.spin, rig.ns
+def test_case_25_late_viewer_gets_latched_and_stale_markers_go(processes, ros_node,
+                                                               ros_domain, urdf_of):
+    node, spin = ros_node
     urdf = urdf_of(ARM)
-    markers = rig.processes['markers']
+    start(processes, urdf, 'arm_info')
+    markers = start(processes, urdf, 'markers', marker_lifetime=2.0)
     # Wait until both have published (seen by an early subscriber), then start the viewer.
     early: list[MarkerArray] = []
-    node.create_subscription(MarkerArray, f'{ns}/markers', early.append, LATCHED_QOS)
+    node.create_subscription(MarkerArray, f'{NS}/markers', early.append, LATCHED_QOS)
     info: list[ArmInfo] = []
-    node.create_subscription(ArmInfo, f'{ns}/arm_info', info.append, LATCHED_QOS)
-    wait_for(lambda: early and info, 60.0, spin, 'the first arm_info and markers')
+    node.create_subscription(ArmInfo, f'{NS}/arm_info', info.append, LATCHED_QOS)
+    wait_for(lambda: early and info, 30.0, spin, 'the first arm_info and markers')
     time.sleep(1.0)
-    viewer = Viewer(rig.claim.domain_id, 'late_viewer', ns)
+    viewer = Viewer(ros_domain.domain_id, 'late_viewer')
     try:
-        wait_for(lambda: viewer.info and viewer.markers, 30.0, viewer.spin,
+        wait_for(lambda: viewer.info and viewer.markers, 15.0, viewer.spin,
                  'latched arm_info and markers at the late viewer')
         assert viewer.info[0].arm == ARM and viewer.info[0].max_reach > 0.0
         scene = viewer.markers[0]
         assert scene.markers[0].action == Marker.DELETEALL
         # What RViz reads at any time: the description is a parameter of every node.
-        client = ParameterClient(viewer.node, viewer.spin, f'{ns}/arm_info')
+        client = ParameterClient(viewer.node, viewer.spin, f'{NS}/arm_info')
         assert client.get('robot_description') == urdf
         # Everything that can go stale carries a lifetime: it vanishes from a viewer once
         # the node stops refreshing it.
@@ -374,11 +300,11 @@ def test_case_25_late_viewer_gets_latched_and_stale_markers_go(rig, urdf_of):
     finally:
         viewer.close()
     # A stopped node's markers are not latched anywhere: a viewer started now gets none.
-    rig.group.stop(markers)
+    processes.stop(markers)
     time.sleep(0.5)
-    viewer = Viewer(rig.claim.domain_id, 'later_viewer', ns)
+    viewer = Viewer(ros_domain.domain_id, 'later_viewer')
     try:
-        wait_for(lambda: viewer.info, 30.0, viewer.spin, 'arm_info at the later viewer')
+        wait_for(lambda: viewer.info, 15.0, viewer.spin, 'arm_info at the later viewer')
         deadline = time.monotonic() + 2.0
         while time.monotonic() < deadline:
             viewer.spin()
@@ -469,12 +395,10 @@ def _is_loopback(address: str) -> bool:
     return ip.is_loopback
 
 
-@uses_rig('sockets')
-def test_case_26_no_node_listens_beyond_loopback(rig):
-    started = rig.processes
-    assert set(started) == set(NODES)
-    # Past startup: servers, pools and planning processes up.
-    time.sleep(max(0.0, rig.started_at + 6.0 - time.monotonic()))
+def test_case_26_no_node_listens_beyond_loopback(processes, urdf_of):
+    urdf = urdf_of(ARM)
+    started = {name: start(processes, urdf, name) for name in NODES}
+    time.sleep(6.0)               # past startup: servers, pools and planning processes up
     checked = 0
     for name, process in started.items():
         assert process.alive(), f'{name} died:\n{process.output()[-3000:]}'
@@ -488,20 +412,20 @@ def test_case_26_no_node_listens_beyond_loopback(rig):
     assert checked >= len(NODES)
 
 
-@uses_rig('nan_states')
-def test_case_26_nan_joint_states_never_reach_a_viewer(rig):
-    node, spin, process, ns = rig.node, rig.spin, rig.processes['markers'], rig.ns
-    states = node.create_publisher(JointState, f'{ns}/joint_states', 10)
+def test_case_26_nan_joint_states_never_reach_a_viewer(processes, ros_node, urdf_of):
+    node, spin = ros_node
+    process = start(processes, urdf_of(ARM), 'markers', show_capsules=True)
+    states = node.create_publisher(JointState, f'{NS}/joint_states', 10)
     readouts: list[ArmReadout] = []
     scenes: list[MarkerArray] = []
-    node.create_subscription(ArmReadout, f'{ns}/readout', readouts.append, 50)
-    node.create_subscription(MarkerArray, f'{ns}/markers', scenes.append, LATCHED_QOS)
+    node.create_subscription(ArmReadout, f'{NS}/readout', readouts.append, 50)
+    node.create_subscription(MarkerArray, f'{NS}/markers', scenes.append, LATCHED_QOS)
 
     def fed() -> bool:
         states.publish(JointState(name=JOINTS, position=HOME))
         time.sleep(0.02)
         return any(r.has_state for r in readouts)
-    wait_for(fed, 60.0, spin, 'a readout of a valid state')
+    wait_for(fed, 20.0, spin, 'a readout of a valid state')
     for bad in ([NAN, 0.0, 0.0], [0.0, INF, 0.0], [0.0, 0.0, -INF]):
         states.publish(JointState(name=JOINTS, position=bad))
 
