@@ -26,8 +26,8 @@ Checked and reported:
 
 Prints the figures and merges them under the top-level key ``endurance`` of
 ``bench_results.json`` (one sub-key per ROS distro; other keys are kept). The integration
-test ``test_params_descriptions_viewers.py`` runs the same function for 40 s (20 s warm-up)
-with the mmap threshold pinned.
+test ``test_ik_endurance.py`` runs the same function for 40 s (20 s warm-up) with the mmap
+threshold pinned.
 
 Run from a built workspace: ``python benchmarks/endurance_ik.py [--duration 120]``.
 """

@@ -8,7 +8,9 @@ itself is a headless Chromium with no network beyond loopback.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 import math
 from pathlib import Path
 import re
@@ -22,7 +24,15 @@ from rclpy.parameter import Parameter, parameter_value_to_python
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
-from arm_testing.ros_harness import call_service, claimed_domain, process_group, wait_for
+from arm_testing.ros_harness import (
+    call_service,
+    claimed_domain,
+    interrupt,
+    node_on_domain,
+    process_group,
+    StartedAhead,
+    wait_for,
+)
 
 pytest.importorskip('viser', reason='viser is not installed (requirements/dev.txt)')
 
@@ -36,32 +46,34 @@ URL_LINE = re.compile(r'browser lab at (http://127\.0\.0\.1:(\d+))')
 CHROMIUM_MISSING = ('chromium is not installed: `make test` installs it when run as root '
                     '(tools/ensure_chromium.sh), else apt-get install chromium')
 REPLY = 20.0
+START_TIMEOUT = 60.0     # a bound only (a loaded machine, a rig starting beside)
 
 
-def start_lab(processes, urdf_of, **params):
-    """lab_viewer on any free port; (process, url) once its page answers."""
-    process = processes.start_node(
-        'arm_ik', 'lab_viewer', namespace=NAMESPACE,
+def start_lab(processes, urdf_of, ns: str, **params):
+    """lab_viewer in ``ns`` on any free port (its URL: ``lab_url``)."""
+    return processes.start_node(
+        'arm_ik', 'lab_viewer', namespace=ns,
         params={'robot_description': urdf_of(ARM), 'arm': ARM,
                 'arm_config': config_file(ARM), 'port': 0, **params})
-    deadline = time.monotonic() + 60.0
-    url = None
-    while url is None:
+
+
+def lab_url(process) -> str:
+    """The lab's URL, once its page answers (its start-up line)."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
         found = URL_LINE.search(process.output())
         if found:
-            url = found.group(1)
-        elif not process.alive() or time.monotonic() > deadline:
+            return found.group(1)
+        if not process.alive() or time.monotonic() > deadline:
             pytest.fail(f'lab_viewer did not start:\n{process.output()}')
-        else:
-            time.sleep(0.2)
-    return process, url
+        time.sleep(0.2)
 
 
-def start_pipeline(processes, urdf_of) -> None:
-    for executable in PIPELINE:
-        processes.start_node('arm_ik', executable, namespace=NAMESPACE,
-                             params={'robot_description': urdf_of(ARM), 'arm': ARM,
-                                     'arm_config': config_file(ARM)})
+def start_pipeline(processes, urdf_of, ns: str) -> list:
+    return [processes.start_node('arm_ik', executable, namespace=ns,
+                                 params={'robot_description': urdf_of(ARM), 'arm': ARM,
+                                         'arm_config': config_file(ARM)})
+            for executable in PIPELINE]
 
 
 def listening_addresses(port: int) -> list[str]:
@@ -84,10 +96,9 @@ def listening_addresses(port: int) -> list[str]:
 class Panel:
     """The test's side of ~/set_controls and of the pipeline's parameter services."""
 
-    def __init__(self, ros_node) -> None:
-        self.node, self.spin = ros_node
-        self.client = self.node.create_client(SetParameters,
-                                              f'{NAMESPACE}/lab_viewer/set_controls')
+    def __init__(self, node, spin, ns: str) -> None:
+        self.node, self.spin, self.ns = node, spin, ns
+        self.client = self.node.create_client(SetParameters, f'{ns}/lab_viewer/set_controls')
         wait_for(self.client.service_is_ready, REPLY, self.spin, 'lab_viewer/set_controls')
 
     def set(self, key: str, value) -> tuple[bool, str]:
@@ -100,7 +111,7 @@ class Panel:
 
     def parameter(self, node_name: str, name: str):
         client = self.node.create_client(GetParameters,
-                                         f'{NAMESPACE}/{node_name}/get_parameters')
+                                         f'{self.ns}/{node_name}/get_parameters')
         wait_for(client.service_is_ready, REPLY, self.spin, f'{node_name}/get_parameters')
         reply = call_service(client, GetParameters.Request(names=[name]), self.spin, REPLY)
         self.node.destroy_client(client)
@@ -108,7 +119,7 @@ class Panel:
 
     def set_directly(self, node_name: str, name: str, value) -> None:
         client = self.node.create_client(SetParameters,
-                                         f'{NAMESPACE}/{node_name}/set_parameters')
+                                         f'{self.ns}/{node_name}/set_parameters')
         wait_for(client.service_is_ready, REPLY, self.spin, f'{node_name}/set_parameters')
         result = call_service(client, SetParameters.Request(
             parameters=[Parameter(name, value=value).to_parameter_msg()]), self.spin,
@@ -117,8 +128,94 @@ class Panel:
         self.node.destroy_client(client)
 
 
-def test_serves_its_page_on_loopback_only(processes, urdf_of):
-    process, url = start_lab(processes, urdf_of)
+# ---------------------------------------------------------- one lab (and pipeline) per test
+# A start-up (Python, rclpy, the arm model, numba in the pipeline's nodes, viser, discovery) is
+# most of such a test's time, and the tests below do not depend on each other: each one's
+# lab_viewer, with a pipeline of its own where it needs one (the panel tests change the nodes'
+# parameters and lengths, and move the arm), runs in a namespace of its own (/<rig>/six_axis)
+# on one domain, started while the test before it runs (StartedAhead: not all at once, an idle
+# lab and pipeline spend about half a core), and stopped when its test ends. Only the rigs of
+# the selected tests start.
+# rig -> (with the pipeline, lab_viewer's parameters)
+RIGS: dict[str, tuple[bool, dict]] = {
+    'page': (False, {}),
+    'browser': (True, {}),
+    'panel': (True, {'control_service': True}),
+    'plan': (True, {'control_service': True}),
+    'lengths': (True, {'control_service': True}),
+    'joints': (False, {}),
+}
+# The order of the tests: the bad parameter sets' labs (``refusals``) start with the first rig.
+ORDER = ['page', 'refusals', 'browser', 'panel', 'plan', 'lengths', 'joints']
+
+
+def uses_rig(name: str):
+    """Marks a test as using RIGS[name] (or ``refusals``)."""
+    def mark(test):
+        test.lab_rig = name
+        return test
+    return mark
+
+
+@dataclass
+class Rig:
+    """One test's lab_viewer (``lab``), the pipeline beside it, and the module's test node."""
+
+    ns: str
+    lab: object
+    pipeline: list
+    node: object
+    spin: Callable[..., None]
+
+    def url(self) -> str:
+        return lab_url(self.lab)
+
+    def panel(self) -> Panel:
+        return Panel(self.node, self.spin, self.ns)
+
+
+def _rig_of(item) -> str | None:
+    return getattr(getattr(item, 'function', None), 'lab_rig', None)
+
+
+def _selected_rigs(request) -> list[str]:
+    selected = {_rig_of(item) for item in request.session.items
+                if item.module is request.module and _rig_of(item) is not None}
+    if find_chromium() is None:
+        selected.discard('browser')      # its test skips
+    return [name for name in ORDER if name in selected]
+
+
+@pytest.fixture(scope='module')
+def rigs(request, urdf_of) -> Iterator[StartedAhead]:
+    """The selected tests' rigs on one domain, each started while the test before it runs
+    (``refusals``: the bad parameter sets' labs)."""
+    with claimed_domain() as claim, process_group(claim) as group, \
+            node_on_domain(claim) as (node, spin):
+        def start(name: str) -> Rig | list:
+            if name == 'refusals':
+                return start_refusals(group, urdf_of)
+            ns = f'/{name}/{ARM}'
+            with_pipeline, params = RIGS[name]
+            pipeline = start_pipeline(group, urdf_of, ns) if with_pipeline else []
+            return Rig(ns, start_lab(group, urdf_of, ns, **params), pipeline, node, spin)
+        yield StartedAhead(_selected_rigs(request), start)
+
+
+@pytest.fixture
+def rig(request, rigs) -> Iterator[Rig]:
+    """The test's rig (``uses_rig``) once its lab serves its page (as each test's own
+    start-up waited for before), stopped after the test."""
+    this = rigs.take(_rig_of(request.node))
+    lab_url(this.lab)
+    yield this
+    for process in [this.lab, *this.pipeline]:
+        interrupt(process)
+
+
+@uses_rig('page')
+def test_serves_its_page_on_loopback_only(rig):
+    process, url = rig.lab, rig.url()
     with urllib.request.urlopen(url, timeout=10.0) as response:
         assert response.status == 200
         assert b'<html' in response.read(4096).lower()
@@ -137,20 +234,24 @@ BAD_PARAMETERS = [
 ]
 
 
+def start_refusals(group, urdf_of) -> list:
+    """Every bad parameter set's lab_viewer at once (discovery off: they talk to nobody)."""
+    return [group.start_node('arm_ik', 'lab_viewer', namespace=f'/refusals{index}/{ARM}',
+                             params={'robot_description': urdf_of(ARM), 'arm': ARM,
+                                     'arm_config': config_file(ARM), **params},
+                             extra_env={'ROS_AUTOMATIC_DISCOVERY_RANGE': 'OFF'})
+            for index, (params, _) in enumerate(BAD_PARAMETERS)]
+
+
 @pytest.fixture(scope='module')
-def refusals(urdf_of):
-    """Every bad parameter set's lab_viewer started at once (discovery off: they talk to
-    nobody); (exit status, output) of each. A start-up is most of such a test's time."""
-    with claimed_domain() as claim, process_group(claim) as group:
-        started = [group.start_node(
-            'arm_ik', 'lab_viewer', namespace=NAMESPACE,
-            params={'robot_description': urdf_of(ARM), 'arm': ARM,
-                    'arm_config': config_file(ARM), **params},
-            extra_env={'ROS_AUTOMATIC_DISCOVERY_RANGE': 'OFF'})
-            for params, _ in BAD_PARAMETERS]
-        yield [(process.wait_for_exit(30.0), process.output()) for process in started]
+def refusals(rigs) -> list[tuple[int | None, str]]:
+    """(exit status, output) of each bad parameter set's lab_viewer, started with the first
+    rig: a start-up is most of such a test's time."""
+    return [(process.wait_for_exit(START_TIMEOUT), process.output())
+            for process in rigs.take('refusals')]
 
 
+@uses_rig('refusals')
 @pytest.mark.parametrize('index', range(len(BAD_PARAMETERS)))
 def test_refuses_to_start_with_bad_parameters(index, refusals):
     status, output = refusals[index]
@@ -158,11 +259,10 @@ def test_refuses_to_start_with_bad_parameters(index, refusals):
     assert BAD_PARAMETERS[index][1] in output
 
 
-def test_headless_chromium_draws_the_lab(processes, urdf_of, tmp_path):
-    if find_chromium() is None:
-        pytest.skip(CHROMIUM_MISSING)
-    start_pipeline(processes, urdf_of)
-    process, url = start_lab(processes, urdf_of)
+@pytest.mark.skipif(find_chromium() is None, reason=CHROMIUM_MISSING)
+@uses_rig('browser')
+def test_headless_chromium_draws_the_lab(rig, tmp_path):
+    process, url = rig.lab, rig.url()
     # Real time over DevTools (see arm_ik.lab.browser): the panel came over the websocket.
     shot = tmp_path / 'lab.png'
     try:
@@ -176,10 +276,9 @@ def test_headless_chromium_draws_the_lab(processes, urdf_of, tmp_path):
     assert process.alive(), process.output()
 
 
-def test_panel_changes_reach_the_nodes_and_refusals_come_back(processes, urdf_of, ros_node):
-    start_pipeline(processes, urdf_of)
-    process, _ = start_lab(processes, urdf_of, control_service=True)
-    panel = Panel(ros_node)
+@uses_rig('panel')
+def test_panel_changes_reach_the_nodes_and_refusals_come_back(rig):
+    process, panel = rig.lab, rig.panel()
     # Accepted changes, once each node serves its parameters (they start at their pace).
     for key, value, node_name, parameter in (
             ('damping', 0.2, 'ik_server', 'damping'),
@@ -219,12 +318,11 @@ def test_panel_changes_reach_the_nodes_and_refusals_come_back(processes, urdf_of
     assert process.alive(), process.output()
 
 
-def test_plan_and_go_and_live_follow_move_the_arm(processes, urdf_of, ros_node):
-    start_pipeline(processes, urdf_of)
-    process, _ = start_lab(processes, urdf_of, control_service=True)
-    panel = Panel(ros_node)
+@uses_rig('plan')
+def test_plan_and_go_and_live_follow_move_the_arm(rig):
+    process, panel = rig.lab, rig.panel()
     states: list[JointState] = []
-    panel.node.create_subscription(JointState, f'{NAMESPACE}/joint_states', states.append,
+    panel.node.create_subscription(JointState, f'{rig.ns}/joint_states', states.append,
                                    qos_profile_sensor_data)
     from arm_kinematics.description.bundled import load_model
     model = load_model(ARM)
@@ -255,10 +353,9 @@ def test_plan_and_go_and_live_follow_move_the_arm(processes, urdf_of, ros_node):
     assert process.alive(), process.output()
 
 
-def test_link_lengths_reach_every_node_or_none(processes, urdf_of, ros_node):
-    start_pipeline(processes, urdf_of)
-    process, _ = start_lab(processes, urdf_of, control_service=True)
-    panel = Panel(ros_node)
+@uses_rig('lengths')
+def test_link_lengths_reach_every_node_or_none(rig):
+    process, panel = rig.lab, rig.panel()
     # A zero length is refused by the lab before any node is asked.
     assert panel.set('length_L2', 0.0)[0]
     accepted, reason = panel.set('apply_lengths', True)
@@ -284,13 +381,13 @@ def test_link_lengths_reach_every_node_or_none(processes, urdf_of, ros_node):
     assert process.alive(), process.output()
 
 
-def test_bad_joint_states_never_reach_the_viewer(processes, urdf_of, ros_node):
-    process, _ = start_lab(processes, urdf_of)
-    node, spin = ros_node
+@uses_rig('joints')
+def test_bad_joint_states_never_reach_the_viewer(rig):
+    process, node, spin = rig.lab, rig.node, rig.spin
     shown: list[JointState] = []
-    node.create_subscription(JointState, f'{NAMESPACE}/lab_viewer/shown_joint_states',
+    node.create_subscription(JointState, f'{rig.ns}/lab_viewer/shown_joint_states',
                              shown.append, 10)
-    publisher = node.create_publisher(JointState, f'{NAMESPACE}/joint_states', 10)
+    publisher = node.create_publisher(JointState, f'{rig.ns}/joint_states', 10)
     names = ['base_yaw', 'shoulder_pitch', 'elbow_pitch', 'wrist_roll', 'wrist_pitch',
              'tool_roll']
     good = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]

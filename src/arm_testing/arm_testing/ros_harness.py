@@ -15,7 +15,7 @@ import fcntl
 import os
 from pathlib import Path
 import time
-from typing import TYPE_CHECKING
+from typing import Generic, TYPE_CHECKING, TypeVar
 
 import pytest
 
@@ -107,6 +107,41 @@ def process_group(claim: DomainClaim) -> Iterator[ProcessGroup]:
         yield group
     finally:
         group.close()
+
+
+T = TypeVar('T')
+
+
+class StartedAhead(Generic[T]):
+    """The process sets of a module's tests (a namespace each, on one domain), each started
+    while the test before it runs: ``take(name)`` starts ``name``'s set if it is not yet
+    running and the next one of ``order`` at once, then returns ``name``'s.
+
+    One ahead, not all at once: an idle node spends CPU on its timers (a lab_viewer with its
+    pipeline about half a core), so sets that wait for their turn would slow the test that
+    runs; one set's start-up overlaps the test before it instead of adding to it.
+    """
+
+    def __init__(self, order: list[str], start: Callable[[str], T]) -> None:
+        self.order, self.start, self.started = list(order), start, {}
+
+    def take(self, name: str) -> T:
+        for wanted in (name, *self.order[self.order.index(name) + 1:][:1]):
+            if wanted not in self.started:
+                self.started[wanted] = self.start(wanted)
+        return self.started[name]
+
+
+def interrupt(process) -> None:
+    """Ctrl-C to a grouped node (a ProcessGroup's), without waiting: the group reaps it when
+    it closes. A test done with a node of a module's group stops it so (an idle node spends
+    CPU on its timers while the other tests run)."""
+    import signal
+    if process.alive():
+        try:
+            os.killpg(process.popen.pid, signal.SIGINT)
+        except ProcessLookupError:
+            pass
 
 
 @contextmanager
