@@ -44,7 +44,7 @@ EXECUTION_CODES = {
     MotionCode.NO_JOINT_STATE: codes.ROBOT_STATE_STALE,
     MotionCode.UNSAFE_PATH: codes.MOTION_PLAN_INVALIDATED_BY_ENVIRONMENT_CHANGE,
 }
-SERVICE_WAIT = 10.0      # s for the executor's service to answer
+SERVICE_WAIT = 30.0      # s for the executor's service to answer (a loaded machine takes seconds)
 END_MARGIN = 10.0        # s beyond the trajectory's duration before it counts as lost
 POLL = 0.02
 # s beyond the duration after which an executor that never left IDLE ran a trajectory that
