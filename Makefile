@@ -32,11 +32,10 @@ PYTEST_ARGS ?=
 # Every test run ends with its slowest tests (docs/tests.md, "Where the suite's time goes").
 DURATIONS ?= --durations=15
 # Parallel pytest workers (pytest-xdist; 0: one process, as before). The node suite waits on
-# process start-ups and DDS more than it computes, so it runs more workers than cores; each
-# test module stays in one worker with its process group unless it marks smaller groups
-# (--dist loadfile, src/conftest.py), each test on a ROS domain of its own (docs/tests.md,
-# "Parallel workers").
-TEST_WORKERS ?= 4
+# process start-ups and DDS as much as it computes, so it runs more workers than cores; a test
+# module stays in one worker with its process group (--dist loadfile), each test on a ROS
+# domain of its own (docs/tests.md, "Parallel workers").
+TEST_WORKERS ?= 3
 CORE_TEST_WORKERS ?= 2
 BENCH_ARGS ?=
 

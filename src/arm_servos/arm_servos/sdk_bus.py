@@ -152,6 +152,13 @@ class SdkServoBus(ServoBus):
         # packet's USB transfer, on the cycle's critical path) or discard input twice.
         port.clearPort = _keep
         port.writePort = functools.partial(_write_packet, port.ser)
+        if self._reply_timeout is not None:
+            # A reply_timeout given (an adapter whose latency timer is above 1 ms, or simulated
+            # servos sharing a busy computer's CPU) holds for the SDK's own single-servo
+            # exchanges too (ping, register reads and writes), which otherwise wait the
+            # packet's bytes plus a 16 ms latency timer twice.
+            port.setPacketTimeout = functools.partial(_packet_timeout_at_least, port,
+                                                      self._reply_timeout * 1000.0)
         self._port = port
         self._replies = _Replies(port)
         self._reads.clear()
@@ -477,6 +484,12 @@ def _all_passed(waiting: set[int], corrupt: set[int], order: Mapping[int, int],
     """Whether every servo still awaited has had its turn: its reply came corrupt, or a servo
     after it in the sync read's order has answered."""
     return all(i in corrupt or order[i] < latest for i in waiting)
+
+
+def _packet_timeout_at_least(port: Any, floor_ms: float, packet_length: int) -> None:
+    """PortHandler.setPacketTimeout, then at least ``floor_ms``."""
+    type(port).setPacketTimeout(port, packet_length)
+    port.packet_timeout = max(port.packet_timeout, floor_ms)
 
 
 def _words(sdk_message: str) -> str:

@@ -42,6 +42,27 @@ def test_ping_names_every_model(bus, sim_bus):
     assert bus.ping() == {i: expected for i in IDS}
 
 
+def test_a_given_reply_timeout_holds_for_register_reads_too(sim_bus):
+    # The SDK's own exchanges wait about 34 ms for a reply; a reply_timeout given for a slow
+    # adapter (or a busy machine's simulated servos) must hold for them as for sync reads.
+    protocol, sim, link = sim_bus
+    address = 31 if protocol == 'feetech' else 20      # Homing_Offset
+    size = 2 if protocol == 'feetech' else 4
+    sim.command('slow 2 0.06')
+    try:
+        for reply_timeout, answered in ((None, False), (REPLY_TIMEOUT, True)):
+            driver = DRIVERS[protocol](link, IDS, retries=0, reply_timeout=reply_timeout)
+            driver.open()
+            try:
+                value = driver.read_register(2, address, size)
+            finally:
+                driver.close()
+            assert (value is not None) == answered, (reply_timeout, value)
+            time.sleep(0.1)                  # the late reply is gone before the next port
+    finally:
+        sim.command('restore 2')
+
+
 def test_sync_read_reports_every_servo_in_plain_units(bus, sim_bus):
     states = bus.read()
     assert sorted(states) == list(IDS)
