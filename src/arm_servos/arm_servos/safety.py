@@ -105,6 +105,9 @@ class ServoSafety:
         self.holds = 0
         self.hold_reason = ''
         self._silent = {j.servo_id: 0 for j in self.joints}
+        # Each servo's last answer: a cycle lost on a busy bus (fewer than silent_cycles in a
+        # row) does not make a servo silent, for enable as for the fault rule.
+        self._last_read: dict[int, ServoState] = {}
         self._approaching = False
         self._commanded = False
         self._last_command = -math.inf
@@ -126,6 +129,7 @@ class ServoSafety:
                                     f'for {self._silent[joint.servo_id]} cycles')
                 continue
             self._silent[joint.servo_id] = 0
+            self._last_read[joint.servo_id] = state
             self.measured[joint.name] = joint.to_radians(state.position)
             if state.errors:
                 problems.append(f'servo {joint.servo_id} ({joint.name}) reports '
@@ -139,6 +143,7 @@ class ServoSafety:
         for servo_id in self._silent:
             self._silent[servo_id] = self.config.silent_cycles
         self.states = {}      # what was read before the adapter went is no reading now
+        self._last_read = {}
         return self._raise_fault(f'bus: {message}')
 
     def _raise_fault(self, reason: str) -> str:
@@ -191,13 +196,16 @@ class ServoSafety:
         """Torque on with the goal at the measured position (refused with the reason)."""
         if self.mode == 'estop':
             return Outcome(False, 'e-stop is latched: reset it first')
+        # Silent: never read, or no answer for silent_cycles cycles in a row; a servo that
+        # missed the last cycle or two is held at its last answer (at most silent_cycles - 1
+        # periods old), with that answer's error bits.
         silent = [f'servo {j.servo_id} ({j.name})' for j in self.joints
-                  if self.states.get(j.servo_id) is None]
+                  if j.servo_id not in self._last_read or
+                  self._silent[j.servo_id] >= self.config.silent_cycles]
         if silent:
             return Outcome(False, f'cannot enable: no reading from {", ".join(silent)}')
         errors = [f'servo {j.servo_id} ({j.name}) reports {", ".join(s.errors)}'
-                  for j in self.joints
-                  if (s := self.states.get(j.servo_id)) is not None and s.errors]
+                  for j in self.joints if (s := self._last_read[j.servo_id]).errors]
         if errors:
             return Outcome(False, f'cannot enable: {"; ".join(errors)}')
         self.setpoint = {n: v for n, v in self.measured.items() if v is not None}

@@ -48,6 +48,10 @@ PORT_ERRORS = (serial.SerialException, OSError, termios.error)
 # s added to the wire time of a sync read's replies: the servos' return delay and the USB
 # adapter's latency (FTDI adapters: set the latency timer to 1 ms, see docs/servos.md).
 REPLY_MARGIN = 0.003
+# What the SDKs' single-servo exchanges (ping, register reads and writes) raise on a short or
+# garbled reply (they index the packet before checking its length): a corrupt reply, retried,
+# never a bridge that dies at start-up.
+GARBLED = (IndexError, ValueError)
 
 
 class SdkServoBus(ServoBus):
@@ -227,6 +231,8 @@ class SdkServoBus(ServoBus):
                     model, result, _ = self._packets.ping(self._port, servo_id)
                 except PORT_ERRORS as exc:
                     raise self._port_lost(exc) from None
+                except GARBLED:
+                    model, result = None, self.sdk.COMM_RX_CORRUPT
                 finally:
                     self._release()
                 self.stats.sent += 2   # ping, then a read of the model number
@@ -247,6 +253,8 @@ class SdkServoBus(ServoBus):
                 data, result, _ = self._packets.readTxRx(self._port, servo_id, address, size)
             except PORT_ERRORS as exc:
                 raise self._port_lost(exc) from None
+            except GARBLED:
+                data, result = [], self.sdk.COMM_RX_CORRUPT
             finally:
                 self._release()
             self.stats.sent += 1
@@ -267,6 +275,8 @@ class SdkServoBus(ServoBus):
                 result, _ = self._packets.writeTxRx(self._port, servo_id, address, size, data)
             except PORT_ERRORS as exc:
                 raise self._port_lost(exc) from None
+            except GARBLED:
+                result = self.sdk.COMM_RX_CORRUPT
             finally:
                 self._release()
             self.stats.sent += 1

@@ -63,6 +63,20 @@ def test_a_given_reply_timeout_holds_for_register_reads_too(sim_bus):
         sim.command('restore 2')
 
 
+def test_a_garbled_single_servo_reply_is_a_corrupt_reply_not_a_crash(bus, sim_bus):
+    # The SDKs index a short reply before checking its length (IndexError): a bridge that
+    # pings or checks EEPROM on a noisy bus must count it and go on.
+    def garbled(*_args):
+        raise IndexError('list index out of range')
+    for name in ('ping', 'readTxRx', 'writeTxRx'):
+        setattr(bus._packets, name, garbled)
+    corrupt = bus.stats.checksum_errors
+    assert bus.ping([2]) == {2: None}
+    assert bus.read_register(2, 31, 2) is None
+    assert bus.write_register(2, 40, 1, 0) is False
+    assert bus.stats.checksum_errors == corrupt + 3 * (bus.retries + 1)
+
+
 def test_sync_read_reports_every_servo_in_plain_units(bus, sim_bus):
     states = bus.read()
     assert sorted(states) == list(IDS)

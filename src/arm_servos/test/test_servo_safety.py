@@ -74,6 +74,28 @@ def test_enable_is_refused_naming_a_silent_servo_or_one_in_error():
     assert safety.step(0.02).torque is None
 
 
+def test_a_cycle_or_two_lost_on_a_busy_bus_does_not_refuse_enable():
+    # Silent means silent_cycles cycles without an answer, for enable as for the fault rule:
+    # a servo that missed the last cycle is held at its last answer, with its error bits.
+    config = SafetyConfig(silent_cycles=3)
+    safety = ServoSafety(JOINTS, VELOCITY, config)
+    safety.observe(_states(0.4, -0.25), 0.0)
+    safety.observe(_states(silent=(1, 2)), 0.01)
+    assert safety.enable(0.01).ok
+    assert safety.step(0.02).goals == {1: JOINTS[0].to_ticks(0.4), 2: JOINTS[1].to_ticks(-0.25)}
+    quiet = ServoSafety(JOINTS, VELOCITY, config)
+    quiet.observe(_states(0.4, -0.25), 0.0)
+    for k in range(3):
+        quiet.observe(_states(silent=(2,)), 0.01 * (k + 1))
+    refused = quiet.enable(0.04)
+    assert not refused.ok and 'no reading from servo 2 (elbow)' in refused.message
+    hot = ServoSafety(JOINTS, VELOCITY, config)
+    hot.observe(_states(errors={2: ('overheating',)}), 0.0)
+    hot.observe(_states(silent=(2,)), 0.01)
+    refused = hot.enable(0.01)
+    assert not refused.ok and 'servo 2 (elbow) reports overheating' in refused.message
+
+
 def test_the_first_motion_starts_from_the_measured_pose_at_the_approach_velocity():
     safety = _enabled(SafetyConfig(approach_velocity=0.5), shoulder=0.2)
     safety.step(0.0)
