@@ -296,3 +296,24 @@ def check_block_runs(terminal_of: Callable[[str], Terminal], block: Block, repo:
     found = problems(block, code, output)
     assert not found, '; '.join(found) + \
         f'\n{block.id} ({block.lang}):\n{block.text}\n--- output ---\n{output}'
+
+
+def share_tests(test_file: str) -> tuple[Callable, Callable]:
+    """What a ``test_docs_*_chapters`` module holds: its module fixture (the documents'
+    terminals on a ROS domain of its own) and the test of every run block ``SHARES`` gives it,
+    for ``terminal_of, test_block_runs_as_written = share_tests(__file__)``."""
+    from arm_testing.ros_harness import claimed_domain
+    repo = Path(test_file).resolve().parents[3]
+    blocks = document_blocks(repo)
+
+    @pytest.fixture(scope='module')
+    def terminal_of():
+        with claimed_domain() as claim, terminals(repo, claim.domain_id, blocks) as terminal:
+            yield terminal
+
+    @pytest.mark.parametrize('block', share_of(Path(test_file).stem, blocks),
+                             ids=lambda block: block.id)
+    def test_block_runs_as_written(terminal_of, block):
+        check_block_runs(terminal_of, block, repo)
+
+    return terminal_of, test_block_runs_as_written
