@@ -148,8 +148,8 @@ class Endurance(IKGraph):
             for solver in APPLICABLE[arm]:
                 call_service(self.client(arm, solver), SolveIK.Request(), self.spin,
                              REPLY_TIMEOUT, attempt=2.0)
-            # rclpy's MultiThreadedExecutor starts its pool threads lazily: a burst of
-            # concurrent numeric solves grows the pool to its bound before the baseline.
+            # A burst of concurrent numeric solves before the baseline: every pool thread
+            # (the server starts them all at once) runs a solve and fills its malloc arena.
             # Four solves that never converge (they run to their 0.5 s timeout) hold the
             # heavy slots while the rest are shed as BUSY on the other pool threads.
             burst = [self.call_async(arm, 'dls', build_request(

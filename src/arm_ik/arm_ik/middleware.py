@@ -52,7 +52,21 @@ SERVICE_LOOP_WAKE = 1.0   # s; how often an idle ServiceLoop looks at its contex
 
 class HandoffExecutor(MultiThreadedExecutor):
     """MultiThreadedExecutor whose wait loop resumes only once a pool thread has taken the
-    callback it just submitted (see the module docstring for why)."""
+    callback it just submitted (see the module docstring for why).
+
+    Its pool threads are all started here: the stock pool starts them one at a time as
+    callbacks overlap, so a node's thread count grew under load, at any time of its life
+    (RELIABILITY case 27 wants it constant; seen in a loaded suite: 20 -> 21 threads).
+    """
+
+    def __init__(self, num_threads: int, **kwargs: Any) -> None:
+        super().__init__(num_threads=num_threads, **kwargs)
+        # ThreadPoolExecutor starts a thread per submit while none is idle: a task per
+        # thread, each held until all have started, leaves every thread started and idle.
+        started = threading.Barrier(num_threads)
+        waits = [self._executor.submit(started.wait) for _ in range(num_threads)]
+        for wait in waits:
+            wait.result()
 
     def _spin_once_impl(self, timeout_sec: float | TimeoutObject | None = None,
                         wait_condition: Callable[[], bool] = lambda: False) -> None:

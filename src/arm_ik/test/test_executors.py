@@ -1,5 +1,5 @@
-"""ServiceLoop (arm_ik.middleware): a server node in this process, served by the loop,
-called over DDS by the test's own node."""
+"""HandoffExecutor and ServiceLoop (arm_ik.middleware). ServiceLoop: a server node in this
+process, served by the loop, called over DDS by the test's own node."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
 from arm_ik.client import SERVICE_QOS
-from arm_ik.middleware import SERVICE_LOOP_WAKE, ServiceLoop
+from arm_ik.middleware import HandoffExecutor, SERVICE_LOOP_WAKE, ServiceLoop
 from arm_interfaces.srv import SolveIK
 from arm_testing.ros_harness import call_service, wait_for
 
@@ -132,5 +132,20 @@ def test_refuses_a_node_with_anything_but_services(ros_domain):
                                              '1 subscriptions, 1 timers'):
             ServiceLoop(node)
         node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+
+
+def test_the_handoff_executor_starts_every_pool_thread_at_once(ros_domain):
+    # A pool that grows as callbacks overlap changes the node's thread count under load
+    # (RELIABILITY case 27: the count stays constant).
+    import threading
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=ros_domain.domain_id)
+    try:
+        before = threading.active_count()
+        executor = HandoffExecutor(num_threads=4, context=context)
+        assert threading.active_count() == before + 4
+        executor.shutdown()
     finally:
         rclpy.shutdown(context=context)

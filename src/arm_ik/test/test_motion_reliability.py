@@ -26,6 +26,9 @@ HOLDING, ESTOP, STALE, WAITING = 3, 4, 5, 6
 # Two safe poses whose straight joint path dips 0.38 m below the floor (found by search).
 DIP_START = np.array([0.0, -1.79, 0.17, 1.12, 0.61, -2.37])
 DIP_GOAL = np.array([0.0, -0.97, -1.65, -1.39, -1.66, -1.02])
+# A node's start on a suite-loaded 2-core machine: seen beyond 40 s once; a dead process fails
+# the wait at once with its output.
+START_TIMEOUT = 90.0
 BASE_PARAMS = {'output': 'forward_position', 'speed_scale': 1.0, 'watchdog_timeout': 0.3}
 
 
@@ -45,7 +48,7 @@ def shared(urdf_of):
                                params=_params(urdf_of))
     client = MotionClient(claim.domain_id, '/six_axis', SIX, 'forward_position')
     try:
-        client.wait_for_server(40.0)
+        client.wait_for_server(START_TIMEOUT, process)
         yield client, process
     finally:
         client.close()
@@ -184,7 +187,7 @@ def test_case19_killed_mid_move_the_restarted_executor_waits_then_starts_measure
     try:
         executor = processes.start_node('arm_ik', 'trajectory_executor',
                                         namespace='/six_axis', params=params)
-        client.wait_for_server(40.0)
+        client.wait_for_server(START_TIMEOUT, executor)
         time.sleep(0.5)
         assert len(client.states) == 0 and len(client.commands) == 0   # silent until commanded
         far = HOME + np.array([1.2, -0.5, 0.5, 1.0, 0.5, -1.0])
@@ -201,7 +204,7 @@ def test_case19_killed_mid_move_the_restarted_executor_waits_then_starts_measure
         # first (latched) status, WAITING, before talking to it.
         wait_until(lambda: any(s.state == WAITING for s in client.status.since(killed)), 40.0,
                    'the restarted executor')
-        client.wait_for_server(40.0)
+        client.wait_for_server(START_TIMEOUT, restarted)
         time.sleep(0.6)
         # Nothing at all from the new process: no joint state, no command; a refused
         # command does not wake it either.
@@ -234,9 +237,9 @@ def test_case20_stale_feedback_holds_until_a_new_command(processes, ros_domain, 
     client = MotionClient(ros_domain.domain_id, '/six_axis', SIX, 'forward_position',
                           fake_arm=HOME)
     try:
-        processes.start_node('arm_ik', 'trajectory_executor', namespace='/six_axis',
-                             params=params)
-        client.wait_for_server(40.0)
+        executor = processes.start_node('arm_ik', 'trajectory_executor',
+                                        namespace='/six_axis', params=params)
+        client.wait_for_server(START_TIMEOUT, executor)
         far = HOME + np.array([1.0, -0.4, 0.4, 0.0, 0.0, 0.0])
         handle, feedback, sent = client.send_measured(client.goal(joints=far, duration=3.0))
         time.sleep(1.0)
@@ -338,9 +341,9 @@ def test_case22_a_late_joiner_sees_the_emergency_stop(processes, ros_domain, urd
     try:
         client.emergency_stop(True)                 # before the executor exists
         time.sleep(0.3)
-        processes.start_node('arm_ik', 'trajectory_executor', namespace='/six_axis',
-                             params=_params(urdf_of))
-        client.wait_for_server(40.0)
+        executor = processes.start_node('arm_ik', 'trajectory_executor',
+                                        namespace='/six_axis', params=_params(urdf_of))
+        client.wait_for_server(START_TIMEOUT, executor)
         status = client.wait_state(ESTOP, timeout=10.0)
         assert 'emergency stop' in status.message
         refused = client.move(client.goal(joints=HOME + 0.1))

@@ -66,6 +66,21 @@ class Recorder:
             time.sleep(0.05)
         return False
 
+    def held(self, samples: int = 20, timeout: float = 10.0) -> np.ndarray | None:
+        """The pose once the last ``samples`` joint_states to arrive are one pose (the arm
+        is held: a moving arm's 100 Hz samples differ), None after ``timeout`` s.
+
+        A loaded client reads joint_states late, so a fixed sleep after a stop may still
+        see samples published before the hold."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                last = [q for _, q in self.samples[-samples:]]
+            if len(last) == samples and all(np.array_equal(q, last[0]) for q in last):
+                return last[0].copy()
+            time.sleep(0.05)
+        return None
+
     def latest(self) -> np.ndarray:
         deadline = time.monotonic() + 30.0
         while not self.samples and time.monotonic() < deadline:
@@ -309,10 +324,7 @@ def test_cancel_ends_canceled_and_nothing_more_moves(stack):
     result = wait(result_future)
     from action_msgs.msg import GoalStatus
     assert result.status == GoalStatus.STATUS_CANCELED
-    time.sleep(0.5)
-    held = client.recorder.latest()
-    time.sleep(1.0)
-    assert np.allclose(client.recorder.latest(), held, atol=1e-9)
+    assert_held_short_of(client, goal.trajectory)
 
 
 def test_stop_event_holds_the_arm(stack):
@@ -326,10 +338,17 @@ def test_stop_event_holds_the_arm(stack):
     client.publisher.publish(String(data='stop'))
     result = wait(result_future)
     assert result.result.error_code.val == MoveItErrorCodes.PREEMPTED
-    # joint_states published before the hold may still be on their way when the result comes
-    # (a loaded machine delivers them late): the held pose is read once those have arrived.
-    time.sleep(0.5)
-    held = client.recorder.latest()
+    assert_held_short_of(client, goal.trajectory)
+
+
+def assert_held_short_of(client, trajectory: RobotTrajectory) -> None:
+    """The arm stands still well before ``trajectory``'s end, and stays there."""
+    held = client.recorder.held()
+    assert held is not None, 'the arm did not come to a stand within 10 s'
+    planned = trajectory.joint_trajectory
+    end = dict(zip(planned.joint_names, planned.points[-1].positions))
+    end = np.array([end[name] for name in JOINTS])
+    assert np.abs(end - held).max() > 0.2          # stopped mid-way, not at the goal
     time.sleep(1.0)
     assert np.allclose(client.recorder.latest(), held, atol=1e-9)
 

@@ -178,8 +178,9 @@ class MotionClient:
         self.measured_publisher.publish(state)
         self.measured_at = time.time()
 
-    def wait_for_server(self, timeout: float = 30.0) -> None:
-        """Wait for the action server and prove its reply paths.
+    def wait_for_server(self, timeout: float = 30.0, process: Any = None) -> None:
+        """Wait for the action server and prove its reply paths; ``process`` (the server's,
+        from a ProcessGroup): fail at once if it dies, and show its output if it is late.
 
         A reply the server sends before it has matched this client's response reader is
         lost: the request arrives, the answer never does, and a first goal would wait for
@@ -188,7 +189,18 @@ class MotionClient:
         answers arrive.
         """
         deadline = time.monotonic() + timeout
-        wait_until(lambda: self.action.server_is_ready(), timeout, 'the move_to_target action')
+
+        def ready() -> bool:
+            if process is not None and not process.alive():
+                raise AssertionError(f'{process.name} died:\n{process.output()[-3000:]}')
+            return self.action.server_is_ready()
+        try:
+            wait_until(ready, timeout, 'the move_to_target action')
+        except AssertionError as error:
+            if process is None or not process.alive():
+                raise
+            raise AssertionError(f'{error}; {process.name} so far:\n'
+                                 f'{process.output()[-3000:]}') from None
         probe = self.goal(joints=[0.0] * len(self.names), names=[])
         handle = self._until_answered(lambda: self.action.send_goal_async(probe), deadline,
                                       'a goal reply')
