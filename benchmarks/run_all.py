@@ -17,12 +17,12 @@ HERE = Path(__file__).resolve().parent
 # burst against ik_server, then path
 # and batch IK (core lines, then ~/ik/batch against ~/solve_ik over DDS), the live follow,
 # the latency the FollowJointTrajectory action adds over the topic route, the servo
-# bridge on the simulated bus, teleoperation (leader to follower) on two of them, and
-# move_group's round trips against the project's own services.
+# bridge on the simulated bus, teleoperation (leader to follower) on two of them,
+# move_group's round trips against the project's own services, and what idle nodes cost.
 SCRIPTS = ('bench_ik.py', 'bench_urdf_arms.py', 'bench_families.py', 'bench_safety.py',
            'bench_collision.py', 'bench_services.py', 'bench_burst.py', 'bench_motion.py',
            'bench_paths.py', 'bench_follow.py', 'bench_controller_action.py', 'bench_servos.py',
-           'bench_teleop.py', 'bench_move_group.py')
+           'bench_teleop.py', 'bench_move_group.py', 'bench_idle.py')
 
 
 def main(argv: list[str] | None = None) -> int:

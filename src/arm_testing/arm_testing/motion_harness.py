@@ -160,6 +160,9 @@ class MotionClient:
     def close(self) -> None:
         import rclpy
         self.executor.shutdown(timeout_sec=2.0)
+        # A node destroyed under a spin still running raises in the spin thread (seen in a
+        # loaded suite: "Exception in thread (spin)").
+        self._thread.join(timeout=10.0)
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
 

@@ -12,12 +12,15 @@ from rcl_interfaces.msg import (
     SetParametersResult,
 )
 import rclpy
+from rclpy.callback_groups import CallbackGroup
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
+from arm_ik.batched_subscription import BatchedSubscription
 from arm_ik.middleware import HandoffExecutor
 from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
 from arm_kinematics.arm import Arm, ArmConfig, ArmConfigError, build_arm, load_config_chain
@@ -29,6 +32,22 @@ from arm_kinematics.scene.geometry import SafetyGeometry
 # Latched: late joiners (RViz, viewers, clients) still get the last message.
 LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+# joint_states come at the controller's rate (100 Hz from the executor, up to 500 Hz from a
+# ros2_control broadcaster); nodes take them off the wire on a thread of their own and see
+# them in batches (arm_ik.batched_subscription says why). A node that draws or seeds from
+# them waits this long at most; safety_monitor, which judges each, waits SAFETY_BATCH_PERIOD.
+STATE_BATCH_PERIOD = 0.05   # s
+SAFETY_BATCH_PERIOD = 0.02  # s
+
+
+def subscribe_joint_states(node: Node, callback: Callable[[JointState], None],
+                           period: float = STATE_BATCH_PERIOD,
+                           callback_group: CallbackGroup | None = None) -> BatchedSubscription:
+    """``callback`` for every message of the node's relative ``joint_states`` (sensor-data
+    QoS), on the node's executor, batched at most every ``period`` s."""
+    return BatchedSubscription(node, JointState, 'joint_states', callback,
+                               qos_profile_sensor_data, period, callback_group)
 
 
 class StartupError(RuntimeError):

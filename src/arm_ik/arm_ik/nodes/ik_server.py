@@ -27,7 +27,6 @@ from geometry_msgs.msg import Point
 import numpy as np
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
 from arm_ik.client import SERVICE_QOS
@@ -40,6 +39,7 @@ from arm_ik.nodes.common import (
     DescriptionReload,
     run,
     StartupError,
+    subscribe_joint_states,
 )
 from arm_ik.nodes.parameters import Param, ParameterTable
 from arm_ik.nodes.path_messages import (
@@ -143,8 +143,8 @@ class IKServer(Node):
         self._heavy_slots = threading.BoundedSemaphore(EXECUTOR_THREADS - 2)
         heavy_group = ReentrantCallbackGroup()
         state_group = MutuallyExclusiveCallbackGroup()
-        self.create_subscription(JointState, 'joint_states', self._on_joint_states,
-                                 qos_profile_sensor_data, callback_group=state_group)
+        self.joint_states = subscribe_joint_states(self, self._on_joint_states,
+                                                   callback_group=state_group)
         self.status_publisher = self.create_publisher(IKStatus, 'ik_status', 10)
         self._scene_follower = SceneFollower(self, self.model.base_link, self._mesh_paths,
                                              self._use_scene, state_group)

@@ -39,10 +39,11 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.node import Node
 from rclpy.parameter import parameter_value_to_python
-from rclpy.qos import qos_profile_sensor_data
+from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
+from arm_ik.batched_subscription import BatchedSubscription
 from arm_ik.lab import texts
 from arm_ik.lab.controls import (
     arm_controls,
@@ -66,6 +67,8 @@ from arm_ik.nodes.common import (
     run,
     safety_geometry_of,
     StartupError,
+    STATE_BATCH_PERIOD,
+    subscribe_joint_states,
 )
 from arm_ik.nodes.lab_moves import LabMoves
 from arm_ik.nodes.lab_parameters import NODE_NAMES, PARAMETERS
@@ -214,13 +217,17 @@ class LabViewer(LabMoves, Node):
     # ------------------------------------------------------------------ ROS wiring
     def _create_ros_io(self, values: dict[str, Any]) -> None:
         sub = partial(self.create_subscription, callback_group=self._io)
-        sub(JointState, 'joint_states', self._on_joint_states, qos_profile_sensor_data)
+        self.joint_states = subscribe_joint_states(self, self._on_joint_states,
+                                                   callback_group=self._io)
         sub(ArmInfo, 'arm_info', self._on_arm_info, LATCHED_QOS)
         sub(IKStatus, 'ik_status', self._on_ik_status, 10)
         # The scene and what safety_monitor says of the pose: floor, ball, collisions.
         self.scene_feed = LabSceneFeed(self, self.state, self.model, self._mesh_paths, self._io,
                                        lambda: self._background(self._refresh_joint_map))
-        sub(SafetyStatus, 'safety_status', self.scene_feed.on_safety_status, 10)
+        # Judged per joint_states message: batched as they are.
+        self.safety_status = BatchedSubscription(
+            self, SafetyStatus, 'safety_status', self.scene_feed.on_safety_status,
+            QoSProfile(depth=10), STATE_BATCH_PERIOD, self._io)
         sub(PlannedPath, 'plan', self._on_plan, LATCHED_QOS)
         sub(BallState, 'ball_state', self._on_ball_state, LATCHED_QOS)
         sub(TargetStatus, 'target_status', self._on_target_status, TARGET_STATUS_QOS)

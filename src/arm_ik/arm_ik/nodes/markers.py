@@ -34,10 +34,11 @@ import sys
 import time
 
 from rclpy.node import Node
-from rclpy.qos import qos_profile_sensor_data
+from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker, MarkerArray
 
+from arm_ik.batched_subscription import BatchedSubscription
 from arm_ik.nodes import marker_messages as draw
 from arm_ik.nodes.common import (
     declare_arm_model,
@@ -47,6 +48,8 @@ from arm_ik.nodes.common import (
     run,
     safety_geometry_of,
     StartupError,
+    STATE_BATCH_PERIOD,
+    subscribe_joint_states,
 )
 from arm_ik.nodes.marker_settings import MarkerSettings, PARAMETERS, settings_reason
 from arm_ik.nodes.motion_messages import plan_drawing_from_message
@@ -117,12 +120,14 @@ class MarkersNode(Node):
 
         self.marker_publisher = self.create_publisher(MarkerArray, 'markers', LATCHED_QOS)
         self.readout_publisher = self.create_publisher(ArmReadout, 'readout', 10)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_states,
-                                 qos_profile_sensor_data)
+        self.joint_states = subscribe_joint_states(self, self._on_joint_states)
         self.create_subscription(ArmInfo, 'arm_info', self._on_arm_info, LATCHED_QOS)
         self.create_subscription(IKStatus, 'ik_status', self._on_ik_status, 10)
         self.create_subscription(PlannedPath, 'plan', self._on_plan, LATCHED_QOS)
-        self.create_subscription(SafetyStatus, 'safety_status', self._on_safety_status, 10)
+        # Judged per joint_states message: batched as they are.
+        self.safety_status = BatchedSubscription(self, SafetyStatus, 'safety_status',
+                                                 self._on_safety_status, QoSProfile(depth=10),
+                                                 STATE_BATCH_PERIOD)
         self.create_subscription(TargetStatus, 'target_status', self._on_target_status,
                                  TARGET_STATUS_QOS)
         self.timer = self.create_timer(1.0 / self.settings.update_rate, self._tick)

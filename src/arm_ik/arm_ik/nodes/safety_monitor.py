@@ -39,7 +39,7 @@ import time
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 
@@ -50,8 +50,10 @@ from arm_ik.nodes.common import (
     declare_mesh_search_paths,
     DescriptionReload,
     run,
+    SAFETY_BATCH_PERIOD,
     safety_geometry_of,
     StartupError,
+    subscribe_joint_states,
 )
 from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
 from arm_ik.nodes.safety_messages import (
@@ -167,8 +169,8 @@ class SafetyMonitor(Node):
         self.settings = self._settings(self._config_geometry, values)
         self.watch = SafetyWatch(self.settings.stale_periods, self.settings.min_stale_timeout)
         PARAMETERS.watch(self, self._apply_parameters)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_states,
-                                 qos_profile_sensor_data, callback_group=state_group)
+        self.joint_states = subscribe_joint_states(self, self._on_joint_states,
+                                                   SAFETY_BATCH_PERIOD, state_group)
         self.create_timer(WATCH_PERIOD, self._watch, callback_group=state_group)
         for kind, name, handler in ((CheckPath, '~/check_path', self._check_path),
                                     (PlanDetour, '~/plan_detour', self._plan_detour),

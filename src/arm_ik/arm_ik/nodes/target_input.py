@@ -41,7 +41,6 @@ from rclpy.action import ActionClient
 from rclpy.exceptions import ParameterException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import Marker
@@ -57,6 +56,7 @@ from arm_ik.nodes.common import (
     LATCHED_QOS,
     run,
     StartupError,
+    subscribe_joint_states,
 )
 from arm_ik.nodes.parameters import ParameterError
 from arm_interfaces.action import MoveToTarget
@@ -137,8 +137,7 @@ class TargetInput(Node):
         self.marker_publisher = self.create_publisher(Marker, 'ball_marker', LATCHED_QOS)
         self.create_subscription(PointStamped, 'clicked_point', self._on_clicked_point, 10)
         self.create_subscription(PoseStamped, 'goal_pose', self._on_goal_pose, 10)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_states,
-                                 qos_profile_sensor_data)
+        self.joint_states = subscribe_joint_states(self, self._on_joint_states)
         self.create_service(Trigger, '~/run_cycle', self._on_run_cycle)
         self.create_service(Trigger, '~/stop_cycle', self._on_stop_cycle)
         params.TABLE.watch(self, self._apply_settings, self._settings_reason)
