@@ -23,12 +23,14 @@ name its topic exactly as ``create_subscription`` would. It goes unlisted in the
 
 from __future__ import annotations
 
+import atexit
 import collections
 from collections.abc import Callable
 from contextlib import ExitStack
 import threading
 import time
 from typing import Any
+import weakref
 
 from rclpy.callback_groups import CallbackGroup
 from rclpy.exceptions import InvalidHandle
@@ -38,7 +40,20 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.type_support import check_is_valid_msg_type
 
-IDLE_WAKE = 1.0        # s; how often an idle taking thread looks at its context
+IDLE_WAKE = 1.0        # s; how often an idle taking thread wakes
+
+# Every taking thread is joined before the interpreter exits: a daemon thread still in rcl's
+# wait then is ended inside C++ frames ("terminate called without an active exception", the
+# process aborts; seen at Ctrl-C of target_input and markers). A signal shuts the context
+# down in C++, so its on_shutdown callbacks never run; atexit handlers do, before daemon
+# threads are stopped.
+_OPEN: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for subscription in list(_OPEN):
+        subscription.close()
 
 
 def _subscription_handle(node: Node, msg_type: Any, topic: str, qos: QoSProfile) -> Any:
@@ -81,13 +96,15 @@ class BatchedSubscription:
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f'take {self.topic_name}')
         self._thread.start()
-        self._context.on_shutdown(self._poke)
+        _OPEN.add(self)
+        self._context.on_shutdown(self.close)
 
     def close(self, timeout_sec: float = 2.0) -> bool:
         """Stop taking; True once the thread has left. Closing again is harmless."""
         self._stopping = True
         self._poke()
         self._thread.join(timeout=timeout_sec)
+        _OPEN.discard(self)
         return not self._thread.is_alive()
 
     def _poke(self) -> None:
@@ -130,7 +147,9 @@ class BatchedSubscription:
                 handles.enter_context(handle)
             # The wait set rclpy's own executors build (Jazzy and Kilted alike), built once.
             wait_set = _rclpy.WaitSet(1, 1, 0, 0, 0, 0, self._context.handle)
-            while not self._stopping and self._context.ok():
+            # Not context.ok(): it takes the context's lock, which a shutdown holds while it
+            # calls close() and joins this thread. A shutdown stops the loop through close().
+            while not self._stopping:
                 timeout = handed_at + self.period - time.monotonic() if waiting else IDLE_WAKE
                 wait_set.clear_entities()
                 wait_set.add_subscription(self._handle)

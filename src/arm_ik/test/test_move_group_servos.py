@@ -73,3 +73,6 @@ def test_move_action_on_the_simulated_servo_bus(tmp_path):
                 output, _ = runner.communicate(timeout=30)
             except subprocess.TimeoutExpired:
                 os.killpg(runner.pid, 9)
+                output, _ = runner.communicate(timeout=30)
+            # Shown with a failure (pytest prints a failed test's output): the nodes' words.
+            print(output[-6000:])

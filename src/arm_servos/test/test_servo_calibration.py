@@ -94,7 +94,9 @@ def _run_routine(link: str, so101_urdf: str, sim: SimProcess, pushes: dict[int, 
                  plans=None):
     example = Calibration.load(EXAMPLE, so101_urdf, SO101_CHAIN)
     plans = plans or plans_from(example)
-    bus = FeetechBus(link, [p.servo_id for p in plans], reply_timeout=0.1, cycle_budget=1.0)
+    # 0.5 s: the simulated servos answer within milliseconds, but a simulation process
+    # starved on a loaded machine missed a 0.1 s bound twice in a row (ping and its retry).
+    bus = FeetechBus(link, [p.servo_id for p in plans], reply_timeout=0.5, cycle_budget=1.0)
     bus.open()
     said: list[str] = []
     done = threading.Event()
