@@ -26,8 +26,10 @@ from arm_testing.bringup_harness import installed
 # Goals in flight (ccd5's scripted cycle, planning in a process of its own) and the 6-joint
 # arm whose executor ticks at 100 Hz.
 ARMS = (('ccd5', True), ('six_axis', False))
-RUN_BEFORE_CTRL_C = 8.0    # s: every node up and the cycle moving
-EXIT_TIMEOUT = 15.0        # s
+START_TIMEOUT = 90.0       # s for every node to log its first line (a loaded machine: a
+                           # Ctrl-C at a fixed 8 s once found arm_info still importing)
+RUN_BEFORE_CTRL_C = 8.0    # s after that: every node up and the cycle moving
+EXIT_TIMEOUT = 30.0        # s (a loaded machine's exit took more than 15 s once)
 PROBLEMS = re.compile(r'\[ERROR\]|Traceback|terminate called|Fatal Python error')
 
 pytestmark = pytest.mark.skipif(not installed('arm_bringup'),
@@ -37,10 +39,16 @@ pytestmark = pytest.mark.skipif(not installed('arm_bringup'),
 @pytest.mark.parametrize('arm, cycle', ARMS)
 def test_every_node_stops_cleanly_on_ctrl_c(processes, tmp_path, arm, cycle):
     from arm_bringup.pipeline import expand_description, LaunchOptions, pipeline_nodes
+    launches = pipeline_nodes(arm, expand_description(arm), LaunchOptions(cycle=cycle))
     nodes = [processes.start_node('arm_ik', node.executable, namespace=node.namespace,
                                   params_files=node.write_params(tmp_path))
-             for node in pipeline_nodes(arm, expand_description(arm),
-                                        LaunchOptions(cycle=cycle))]
+             for node in launches]
+    deadline = time.monotonic() + START_TIMEOUT
+    loggers = [f'[{node.namespace.strip("/")}.{node.executable}]' for node in launches]
+    while time.monotonic() < deadline and not all(
+            logger in process.output() or not process.alive()
+            for logger, process in zip(loggers, nodes)):
+        time.sleep(0.2)
     time.sleep(RUN_BEFORE_CTRL_C)
     running = [node.name for node in nodes if not node.alive()]
     assert not running, f'died before Ctrl-C: {running}'
