@@ -92,6 +92,25 @@ class RegisterReader(Protocol):
     def read_register(self, servo_id: int, address: int, size: int) -> int | None: ...
 
 
+CONFIRM_READS = 3   # more reads of a register that disagrees with the file, at most
+
+
+def _settled(bus: RegisterReader, servo_id: int, address: int, size: int, first: int) -> int:
+    """The register's value once two reads in a row agree (else the last read).
+
+    A reply that comes after its request timed out is taken for the next request's answer
+    when it has the same size: a Feetech or Dynamixel reply names the servo, not the
+    register. Seen on a loaded machine: a Present_Position read as Min_Position_Limit, which
+    refused a calibration that matched. A real mismatch reads the same every time."""
+    last = first
+    for _ in range(CONFIRM_READS):
+        again = bus.read_register(servo_id, address, size)
+        if again is None or again == last:
+            return last
+        last = again
+    return last
+
+
 def eeprom_mismatches(bus: RegisterReader, calibration: Calibration) -> list[str]:
     """Every field of the calibration the servos do not hold, in words ([] when all match;
     a calibration without homing_offset/drive_mode/position_limits fields pins nothing)."""
@@ -104,6 +123,8 @@ def eeprom_mismatches(bus: RegisterReader, calibration: Calibration) -> list[str
                 continue
             register = check.register
             raw = bus.read_register(joint.servo_id, register.address, register.size)
+            if raw is not None and register.decode(raw) != expected:
+                raw = _settled(bus, joint.servo_id, register.address, register.size, raw)
             where = f'joints.{joint.name}.{check.field}'
             if raw is None:
                 problems.append(f'{where}: servo {joint.servo_id} did not answer a read of its '

@@ -94,6 +94,41 @@ def test_a_lerobot_file_drives_the_arm_to_the_angles_lerobot_reports(so101_urdf,
         assert math.degrees(reading[joint]) == pytest.approx(degrees, abs=1e-6), joint
 
 
+class StaleFirstReply:
+    """A bus whose first answer to every register read is a late reply to an earlier request
+    (``stale``, same size), after which it answers truly from ``registers``."""
+
+    def __init__(self, registers: dict[tuple[int, int], int], stale: int) -> None:
+        self.registers, self.stale = registers, stale
+        self.seen: set[tuple[int, int]] = set()
+
+    def read_register(self, servo_id: int, address: int, size: int) -> int | None:
+        first = (servo_id, address) not in self.seen
+        self.seen.add((servo_id, address))
+        return self.stale if first else self.registers[(servo_id, address)]
+
+
+def test_a_late_reply_taken_for_a_register_read_does_not_refuse_a_matching_file(
+        so101_urdf, tmp_path):
+    from arm_servos.eeprom import REGISTERS
+    _, path = owners_file(ARMS[0][0])
+    calibration = load_calibration(path, so101_urdf, SO101_CHAIN)
+    truth = {}
+    for joint in calibration.joints:
+        for check in REGISTERS[calibration.protocol]:
+            expected = check.expected(joint)
+            if expected is not None:
+                truth[(joint.servo_id, check.register.address)] = next(
+                    raw for raw in range(1 << 16) if check.register.decode(raw) == expected)
+    assert eeprom_mismatches(StaleFirstReply(truth, stale=7), calibration) == []
+    # A servo that really holds another value reads the same each time: still refused.
+    wrong = dict(truth)
+    key = next(iter(truth))
+    wrong[key] = truth[key] ^ 1
+    words = eeprom_mismatches(StaleFirstReply(wrong, stale=7), calibration)
+    assert len(words) == 1 and 'holds' in words[0], words
+
+
 @pytest.mark.parametrize('name,protocol', ARMS)
 def test_a_servo_holding_another_offset_is_refused_naming_joint_and_field(so101_urdf, tmp_path,
                                                                            name, protocol):
