@@ -31,11 +31,11 @@ DEMO_ARGS ?=
 PYTEST_ARGS ?=
 # Every test run ends with its slowest tests (docs/tests.md, "Where the suite's time goes").
 DURATIONS ?= --durations=15
-# Parallel pytest workers (pytest-xdist; 0: one process, as before). The node suite waits on
-# process start-ups and DDS as much as it computes, so it runs more workers than cores; a test
-# module stays in one worker with its process group (--dist loadfile), each test on a ROS
-# domain of its own (docs/tests.md, "Parallel workers").
-TEST_WORKERS ?= 3
+# Parallel pytest workers (pytest-xdist; 0: one process, as before). A test module stays in
+# one worker with its process group (--dist loadfile), each test on a ROS domain of its own
+# (docs/tests.md, "Parallel workers"). Two: with three on this 2-core machine, fresh clones
+# failed 1-11 time-bound tests per run (simulated servo buses, service waits).
+TEST_WORKERS ?= 2
 CORE_TEST_WORKERS ?= 2
 BENCH_ARGS ?=
 
