@@ -88,7 +88,17 @@ class Rig:
         return call_service(client, Trigger.Request(), self.spin, 10.0)
 
     def positions(self) -> dict[str, float]:
-        self.wait(lambda: bool(self.states), 'joint_states')
+        """The bridge's measured positions in a joint_states message stamped after this call.
+        The rig's node is spun only in its own waits, so the messages queued while a test was
+        elsewhere (a move through MotionClient) come first; the newest of those may be a second
+        old on a loaded machine."""
+        now = time.time()
+
+        def stamp(message) -> float:
+            return message.header.stamp.sec + message.header.stamp.nanosec * 1e-9
+
+        self.wait(lambda: bool(self.states) and stamp(self.states[-1][1]) >= now,
+                  'joint_states stamped after the call')
         message = self.states[-1][1]
         return dict(zip(message.name, message.position))
 

@@ -260,25 +260,35 @@ def _jog_to(client: Client, goal, namespace: str = '/ur5', names=UR5) -> None:
     _at_rest(client, namespace)
 
 
+def _call(client: Client, srv_type, name: str, request):
+    """Call the idempotent service ``name``; its client is made once per name and kept, and
+    an unanswered call is sent again. A client made just before its call can lose the answer
+    on a loaded machine: the server may send it before the client's reply reader is
+    discovered (rclpy's wait_for_service sees only the request side)."""
+    clients = client.__dict__.setdefault('_servo_service_clients', {})
+    if name not in clients:
+        clients[name] = client.node.create_client(srv_type, name)
+    service = clients[name]
+    assert service.wait_for_service(timeout_sec=10.0), f'{name} not found'
+    for _ in range(3):
+        answer = service.call(request, timeout_sec=10.0)
+        if answer is not None:
+            return answer
+    raise AssertionError(f'{name}: no answer to three calls of 10 s')
+
+
 def _switch(client: Client, namespace: str, command_type: int):
     try:
         from moveit_msgs.srv import ServoCommandType
     except ImportError:
         return None
-    service = client.node.create_client(ServoCommandType,
-                                        f'{namespace}/servo_node/switch_command_type')
-    assert service.wait_for_service(timeout_sec=10.0)
-    answer = service.call(ServoCommandType.Request(command_type=command_type), timeout_sec=10.0)
-    client.node.destroy_client(service)
-    return answer
+    return _call(client, ServoCommandType, f'{namespace}/servo_node/switch_command_type',
+                 ServoCommandType.Request(command_type=command_type))
 
 
 def _pause(client: Client, namespace: str, pause: bool) -> SetBool.Response:
-    service = client.node.create_client(SetBool, f'{namespace}/servo_node/pause_servo')
-    assert service.wait_for_service(timeout_sec=10.0)
-    answer = service.call(SetBool.Request(data=pause), timeout_sec=10.0)
-    client.node.destroy_client(service)
-    return answer
+    return _call(client, SetBool, f'{namespace}/servo_node/pause_servo',
+                 SetBool.Request(data=pause))
 
 
 def _no_jump(poses: np.ndarray, bound: float = NO_JUMP) -> float:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 import os
+import signal
 import sys
+import threading
 import time
 from typing import Any
 
@@ -307,6 +309,21 @@ class DescriptionReload:
 
 
 
+class _CtrlC:
+    """Python's part of SIGINT: a KeyboardInterrupt before the node spins (a long start-up
+    stops at once), nothing while it spins. rclpy's own handler, which runs first, shuts the
+    context down and the spin loop ends by itself; a KeyboardInterrupt raised between two
+    bytecodes of a spinning executor could land in rclpy's Future.__init__ and leave a
+    half-made Task whose __del__ printed a traceback at exit (seen in test_ctrl_c)."""
+
+    def __init__(self) -> None:
+        self.spinning = False
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if not self.spinning:
+            raise KeyboardInterrupt
+
+
 def run(node_factory: Callable[[], Node], args: list[str] | None = None,
         threads: int = 1) -> int:
     """Init rclpy, build the node, spin until Ctrl-C or SIGTERM; return the exit status.
@@ -316,6 +333,9 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None,
     the others; 1 a SingleThreadedExecutor. A node that cannot start logs why and exits with
     status 1 instead of a traceback.
     """
+    ctrl_c = _CtrlC()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, ctrl_c)     # before rclpy.init: its handler calls this one
     rclpy.init(args=args)
     node = None
     try:
@@ -323,6 +343,7 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None,
         executor = HandoffExecutor(num_threads=threads) if threads > 1 else \
             SingleThreadedExecutor()
         executor.add_node(node)
+        ctrl_c.spinning = True
         # Not executor.spin(): its wait has no timeout, and under load a node was seen
         # to sleep on in it after Ctrl-C or SIGTERM had shut the context down (1 in 3
         # stops of an ik_server that had served a request). Waking every SPIN_WAKE
