@@ -26,7 +26,6 @@ from __future__ import annotations
 import atexit
 import collections
 from collections.abc import Callable
-from contextlib import ExitStack
 import threading
 import time
 from typing import Any
@@ -40,7 +39,9 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.type_support import check_is_valid_msg_type
 
-IDLE_WAKE = 1.0        # s; how often an idle taking thread wakes
+from arm_ik.wait_loop import wait_until_stopped
+
+IDLE_WAKE = 1.0        # s; how often an idle taking thread wakes (to see its node gone)
 
 # Every taking thread is joined before the interpreter exits: a daemon thread still in rcl's
 # wait then is ended inside C++ frames ("terminate called without an active exception", the
@@ -71,8 +72,8 @@ def _subscription_handle(node: Node, msg_type: Any, topic: str, qos: QoSProfile)
 class BatchedSubscription:
     """Messages of ``topic`` for ``callback(message)``, batched at most every ``period`` s.
 
-    It ends with its node (destroyed: the next batch finds the node's guard condition gone),
-    with the context, or at :meth:`close`.
+    It ends with its node (destroyed: the next batch, or the next quiet wake within
+    IDLE_WAKE, finds the node's guard condition gone), with the context, or at :meth:`close`.
     """
 
     def __init__(self, node: Node, msg_type: Any, topic: str,
@@ -141,28 +142,28 @@ class BatchedSubscription:
     def _take_until_stopped(self) -> None:
         handed_at = -float('inf')      # when the node's callback was last woken
         waiting = False                # messages taken but not yet handed on
-        with ExitStack() as handles:
-            # Entered for as long as the loop runs: rclpy defers destroying a handle in use.
-            for handle in (self._handle, self._wake.handle, self._context.handle):
-                handles.enter_context(handle)
-            # The wait set rclpy's own executors build (Jazzy and Kilted alike), built once.
-            wait_set = _rclpy.WaitSet(1, 1, 0, 0, 0, 0, self._context.handle)
-            # Not context.ok(): it takes the context's lock, which a shutdown holds while it
-            # calls close() and joins this thread. A shutdown stops the loop through close().
-            while not self._stopping:
-                timeout = handed_at + self.period - time.monotonic() if waiting else IDLE_WAKE
-                wait_set.clear_entities()
-                wait_set.add_subscription(self._handle)
-                wait_set.add_guard_condition(self._wake.handle)
-                wait_set.wait(max(0, int(timeout * 1e9)))
-                if self._stopping:
-                    break
-                if self._handle.pointer in wait_set.get_ready_entities('subscription'):
-                    while (taken := self._handle.take_message(self.msg_type, False)) is not None:
-                        with self._lock:
-                            self._queue.append(taken[0])
-                        waiting = True
-                now = time.monotonic()
-                if waiting and now - handed_at >= self.period:
-                    self._deliver.trigger()
-                    handed_at, waiting = now, False
+
+        def timeout() -> float:
+            return handed_at + self.period - time.monotonic() if waiting else IDLE_WAKE
+
+        def take(wait_set: Any) -> None:
+            nonlocal handed_at, waiting
+            if self._handle.pointer in wait_set.get_ready_entities('subscription'):
+                while (taken := self._handle.take_message(self.msg_type, False)) is not None:
+                    with self._lock:
+                        self._queue.append(taken[0])
+                    waiting = True
+            elif not waiting:
+                # A quiet wake: a node destroyed while its topic is silent ends the loop
+                # here (its guard condition is gone: InvalidHandle), not at process exit.
+                with self._deliver.handle:
+                    pass
+            now = time.monotonic()
+            if waiting and now - handed_at >= self.period:
+                self._deliver.trigger()
+                handed_at, waiting = now, False
+
+        # Not context.ok(): it takes the context's lock, which a shutdown holds while it
+        # calls close() and joins this thread. A shutdown stops the loop through close().
+        wait_until_stopped(self._context, self._wake, lambda: self._stopping, timeout, take,
+                           subscriptions=(self._handle,))

@@ -22,7 +22,6 @@ in about 0.23 ms p50 on ServiceLoop and 0.28–0.31 ms on SingleThreadedExecutor
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import ExitStack
 import functools
 import os
 import queue
@@ -42,9 +41,10 @@ from rclpy.executors import (
     TimeoutObject,
 )
 from rclpy.guard_condition import GuardCondition
-from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.service import Service
+
+from arm_ik.wait_loop import wait_until_stopped
 
 HANDOFF_POLL = 0.1   # s; how often a wait for a free pool thread looks at shutdown
 SERVICE_LOOP_WAKE = 1.0   # s; how often an idle ServiceLoop looks at its context
@@ -159,30 +159,17 @@ class ServiceLoop:
             raise
 
     def _serve_until_stopped(self) -> None:
-        wake_ns = int(SERVICE_LOOP_WAKE * 1e9)
-        with ExitStack() as handles:
-            # Entered for as long as the loop runs: rclpy defers destroying an entity
-            # whose handle is in use, so nothing is freed under a wait.
-            service_handles = [service.handle for service in self._services]
-            wake_handle = self._wake.handle
-            for handle in (*service_handles, wake_handle, self._context.handle):
-                handles.enter_context(handle)
-            # rclpy has no public wait set; this is the one its own executors build (the
-            # same on Jazzy and Kilted), here built once for the loop's life.
-            wait_set = _rclpy.WaitSet(0, 1, 0, 0, len(service_handles), 0,
-                                      self._context.handle)
-            while not self._stopping and self._context.ok():
-                wait_set.clear_entities()
-                for handle in service_handles:
-                    wait_set.add_service(handle)
-                wait_set.add_guard_condition(wake_handle)
-                wait_set.wait(wake_ns)
-                if self._stopping:
-                    break
-                ready = wait_set.get_ready_entities('service')
-                for service, handle in zip(self._services, service_handles):
-                    if handle.pointer in ready:
-                        self._answer(service, handle)
+        service_handles = [service.handle for service in self._services]
+
+        def answer(wait_set: Any) -> None:
+            ready = wait_set.get_ready_entities('service')
+            for service, handle in zip(self._services, service_handles):
+                if handle.pointer in ready:
+                    self._answer(service, handle)
+
+        wait_until_stopped(self._context, self._wake,
+                           lambda: self._stopping or not self._context.ok(),
+                           lambda: SERVICE_LOOP_WAKE, answer, services=service_handles)
 
     def _answer(self, service: Service, handle: object) -> None:
         request, header = handle.service_take_request(service.srv_type.Request)

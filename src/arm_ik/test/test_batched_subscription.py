@@ -95,13 +95,15 @@ def test_the_topic_is_named_as_create_subscription_names_it(ros_domain):
         made.close()
 
 
-def test_it_ends_with_its_node(ros_domain):
+@pytest.mark.parametrize('topic_after', ['a message', 'silence'])
+def test_it_ends_with_its_node(ros_domain, topic_after):
     made = Rig(ros_domain.domain_id)
     try:
         made.wait_matched()
         made.executor.remove_node(made.node)
         made.node.destroy_node()
-        made.publisher.publish(JointState(name=['after']))
+        if topic_after == 'a message':
+            made.publisher.publish(JointState(name=['after']))
         made.subscription._thread.join(timeout=10.0)
         assert not made.subscription._thread.is_alive()
         assert made.received == []
