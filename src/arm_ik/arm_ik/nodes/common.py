@@ -334,8 +334,10 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None,
     status 1 instead of a traceback.
     """
     ctrl_c = _CtrlC()
+    previous = None
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, ctrl_c)     # before rclpy.init: its handler calls this one
+        # Before rclpy.init: rclpy's handler calls the one it finds installed.
+        previous = signal.signal(signal.SIGINT, ctrl_c)
     rclpy.init(args=args)
     node = None
     try:
@@ -366,4 +368,6 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None,
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
     return 0
