@@ -37,13 +37,13 @@ DURATIONS ?= --durations=15
 # failed 1-11 time-bound tests per run (simulated servo buses, service waits).
 TEST_WORKERS ?= 2
 # A ROS-suite test that fails is run once more (pytest-rerunfailures) and fails the suite only
-# if it fails again; the summary lists every rerun by name (RERUN lines): each is a time bound
-# a loaded machine broke, to be mended (docs/tests.md, "Reruns"). 0: no reruns.
+# if it fails again; the summary lists every rerun by name (RERUN lines): each is a flake to
+# mend, most often a time bound a loaded machine broke (docs/tests.md, "Reruns"). 0: none.
 TEST_RERUNS ?= 1
 CORE_TEST_WORKERS ?= 2
 # A ROS-suite test that fails is run once more (pytest-rerunfailures) and fails the suite only
-# if it fails again; the summary lists every rerun by name (RERUN lines): each is a time bound
-# a loaded machine broke, to be mended (docs/tests.md, "Reruns"). 0: no reruns.
+# if it fails again; the summary lists every rerun by name (RERUN lines): each is a flake to
+# mend, most often a time bound a loaded machine broke (docs/tests.md, "Reruns"). 0: none.
 TEST_RERUNS ?= 1
 BENCH_ARGS ?=
 

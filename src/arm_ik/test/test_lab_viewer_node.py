@@ -100,6 +100,11 @@ class Panel:
         self.node, self.spin, self.ns = node, spin, ns
         self.client = self.node.create_client(SetParameters, f'{ns}/lab_viewer/set_controls')
         wait_for(self.client.service_is_ready, REPLY, self.spin, 'lab_viewer/set_controls')
+        # An empty request (answered with no results), sent again until answered: a reply to
+        # a client made a moment ago can be lost while the lab has not yet found its reply
+        # reader (arm_ik.middleware.call_until_answered), and set() sends each control once
+        # (plan_and_go is not a request to send twice).
+        call_service(self.client, SetParameters.Request(), self.spin, REPLY)
 
     def set(self, key: str, value) -> tuple[bool, str]:
         request = SetParameters.Request(parameters=[Parameter(key, value=value)

@@ -153,18 +153,26 @@ class MotionClient:
         # thread processes it (ros2/rclpy#1123), so they run on this thread too (_in_spin).
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(node)
-        self._thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self._closing = False
+        self._thread = threading.Thread(target=self._spin, daemon=True, name='spin')
         self._thread.start()
 
     # ------------------------------------------------------------------ plumbing
     def close(self) -> None:
         import rclpy
-        self.executor.shutdown(timeout_sec=2.0)
-        # A node destroyed under a spin still running raises in the spin thread (seen in a
-        # loaded suite: "Exception in thread (spin)").
+        # The spin thread leaves first, then the executor shuts down: an executor shut down
+        # under a spin raises in it (rclpy drops its guard condition; seen in a loaded suite:
+        # "Exception in thread (spin)", AttributeError: 'NoneType' object has no attribute
+        # 'handle'), and so does a node destroyed under it.
+        self._closing = True
         self._thread.join(timeout=10.0)
+        self.executor.shutdown(timeout_sec=2.0)
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
+
+    def _spin(self) -> None:
+        while not self._closing and self.context.ok():
+            self.executor.spin_once(timeout_sec=0.05)
 
     def _on_command(self, message: Any) -> None:
         self.commands.add(message)
