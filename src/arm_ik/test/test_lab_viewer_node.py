@@ -176,7 +176,11 @@ class Rig:
         return lab_url(self.lab)
 
     def panel(self) -> Panel:
-        return Panel(self.node, self.spin, self.ns)
+        try:
+            return Panel(self.node, self.spin, self.ns)
+        except AssertionError as error:
+            raise AssertionError(f'{error}; lab_viewer alive: {self.lab.alive()}, its '
+                                 f'output:\n{self.lab.output()[-3000:]}') from None
 
 
 def _rig_of(item) -> str | None:
@@ -211,11 +215,21 @@ def rigs(request, urdf_of) -> Iterator[StartedAhead]:
 def rig(request, rigs) -> Iterator[Rig]:
     """The test's rig (``uses_rig``) once its lab serves its page (as each test's own
     start-up waited for before), stopped after the test."""
-    this = rigs.take(_rig_of(request.node))
+    name = _rig_of(request.node)
+    if name in rigs.taken:      # a rerun (make test's TEST_RERUNS): its first run stopped it
+        this = rigs.take_again(name, _wait_stopped)
+    else:
+        this = rigs.take(name)
     lab_url(this.lab)
     yield this
     for process in [this.lab, *this.pipeline]:
         interrupt(process)
+
+
+def _wait_stopped(stopped: Rig | list) -> None:
+    for process in [stopped.lab, *stopped.pipeline] if isinstance(stopped, Rig) else stopped:
+        interrupt(process)
+        process.wait_for_exit(30.0)
 
 
 @uses_rig('page')
@@ -370,11 +384,18 @@ def test_link_lengths_reach_every_node_or_none(rig):
     # started and been found by the lab (arm_info is optional to it, and skipped while it is
     # not found yet; target_input and markers do not run here).
 
+    answers = []
+
     def applied_everywhere() -> bool:
         accepted, reason = panel.set('apply_lengths', True)
+        answers.append(reason)
         return accepted and 'arm_info: not running' not in reason
 
-    wait_for(applied_everywhere, 60.0, panel.spin, 'every node taking the new lengths')
+    try:
+        wait_for(applied_everywhere, 60.0, panel.spin, 'every node taking the new lengths')
+    except AssertionError as error:
+        raise AssertionError(f'{error}; the last answers: {answers[-3:]}; lab output:\n'
+                             f'{process.output()[-3000:]}') from None
     from arm_kinematics.description.bundled import expand_xacro
     longer = expand_xacro(ARM, {'L2': repr(1.1)})
     for node_name in ('trajectory_executor', 'ik_server', 'safety_monitor', 'arm_info'):

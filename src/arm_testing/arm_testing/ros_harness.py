@@ -124,12 +124,21 @@ class StartedAhead(Generic[T]):
 
     def __init__(self, order: list[str], start: Callable[[str], T]) -> None:
         self.order, self.start, self.started = list(order), start, {}
+        self.taken: set[str] = set()
 
     def take(self, name: str) -> T:
         for wanted in (name, *self.order[self.order.index(name) + 1:][:1]):
             if wanted not in self.started:
                 self.started[wanted] = self.start(wanted)
+        self.taken.add(name)
         return self.started[name]
+
+    def take_again(self, name: str, stop: Callable[[T], None]) -> T:
+        """``name``'s set for a test run again (a rerun): the one its first run used and
+        stopped is ended with ``stop`` and a new one started."""
+        if name in self.taken and name in self.started:
+            stop(self.started.pop(name))
+        return self.take(name)
 
 
 def interrupt(process) -> None:
