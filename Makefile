@@ -142,8 +142,7 @@ test-core: $(CORE_VENV)/.installed
 test: lint build test-core
 	tools/ensure_chromium.sh
 	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m pytest src --ignore=src/arm_kinematics \
-	  -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -p arm_testing.suite_order \
-	  --reruns $(TEST_RERUNS) -rR $(DURATIONS) $(PYTEST_ARGS)
+	  -n $(TEST_WORKERS) --dist loadfile --reruns $(TEST_RERUNS) -rR $(DURATIONS) $(PYTEST_ARGS)
 
 demo: build
 	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m arm_bringup.demo --cycles $(CYCLES) \
