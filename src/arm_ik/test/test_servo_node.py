@@ -26,7 +26,7 @@ from std_srvs.srv import SetBool
 from arm_kinematics.model.arm_model import ArmModel
 from arm_kinematics.motion.jog import JogCore
 from arm_testing.real_arms import REAL_ARMS
-from arm_testing.ros_harness import config_file, DomainClaim
+from arm_testing.ros_harness import call_service, config_file, DomainClaim
 
 UR5 = ('shoulder_pan_joint', 'shoulder_lift_joint', 'elbow_joint', 'wrist_1_joint',
        'wrist_2_joint', 'wrist_3_joint')
@@ -270,11 +270,8 @@ def _call(client: Client, srv_type, name: str, request):
         clients[name] = client.node.create_client(srv_type, name)
     service = clients[name]
     assert service.wait_for_service(timeout_sec=10.0), f'{name} not found'
-    for _ in range(3):
-        answer = service.call(request, timeout_sec=10.0)
-        if answer is not None:
-            return answer
-    raise AssertionError(f'{name}: no answer to three calls of 10 s')
+    # The client's node spins on a thread of its own: the wait between looks only sleeps.
+    return call_service(service, request, lambda: time.sleep(0.01), 30.0, attempt=10.0)
 
 
 def _switch(client: Client, namespace: str, command_type: int):
