@@ -17,16 +17,22 @@ START_TIMEOUT = 90.0
 
 
 class Client:
-    """A client node in its own Context, spun by a MultiThreadedExecutor on a thread."""
+    """A client node in its own Context, spun by a MultiThreadedExecutor on a thread.
+
+    Every callback of the node is reentrant, and a service client, once made, is kept until
+    close: a handler that raises before it releases a mutually exclusive group (rclpy's
+    executor leaves the group taken) would otherwise starve every later reply of the node,
+    and destroying a client under a spinning executor is what raises there."""
 
     def __init__(self, domain_id: int, name: str = 'move_group_client') -> None:
         import rclpy
         from rclpy.executors import MultiThreadedExecutor
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=domain_id)
-        self.node = rclpy.create_node(name, context=self.context)
+        self.node = _reentrant_node(name, self.context)
         self.executor = MultiThreadedExecutor(num_threads=4, context=self.context)
         self.executor.add_node(self.node)
+        self._clients: dict = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
@@ -41,22 +47,21 @@ class Client:
 
     def call(self, kind, name: str, request, timeout: float = 60.0):
         """A service reply (the request resent when a reply is lost)."""
-        client = self.node.create_client(kind, name)
-        try:
-            if not client.wait_for_service(timeout_sec=timeout):
-                raise AssertionError(f'{name} is not available')
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                future = client.call_async(request)
-                end = min(deadline, time.monotonic() + 20.0)
-                while not future.done() and time.monotonic() < end:
-                    time.sleep(0.01)
-                if future.done():
-                    return future.result()
-                client.remove_pending_request(future)
-            raise AssertionError(f'no reply from {name} within {timeout:.0f} s')
-        finally:
-            self.node.destroy_client(client)
+        client = self._clients.get((kind, name))
+        if client is None:
+            client = self._clients[(kind, name)] = self.node.create_client(kind, name)
+        if not client.wait_for_service(timeout_sec=timeout):
+            raise AssertionError(f'{name} is not available')
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            future = client.call_async(request)
+            end = min(deadline, time.monotonic() + 20.0)
+            while not future.done() and time.monotonic() < end:
+                time.sleep(0.01)
+            if future.done():
+                return future.result()
+            client.remove_pending_request(future)
+        raise AssertionError(f'no reply from {name} within {timeout:.0f} s')
 
     def action(self, kind, name: str, timeout: float = 30.0):
         from rclpy.action import ActionClient
@@ -72,6 +77,24 @@ class Client:
         self.executor.shutdown()
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
+
+
+def _reentrant_node(name: str, context):
+    from rclpy.callback_groups import ReentrantCallbackGroup
+    from rclpy.node import Node
+
+    class ReentrantNode(Node):
+        """A node whose default callback group is reentrant."""
+
+        def __init__(self) -> None:
+            self._reentrant_group = ReentrantCallbackGroup()
+            super().__init__(name, context=context)
+
+        @property
+        def default_callback_group(self):
+            return self._reentrant_group
+
+    return ReentrantNode()
 
 
 def wait(future, timeout: float = 60.0):
