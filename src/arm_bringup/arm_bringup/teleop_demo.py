@@ -176,7 +176,7 @@ def run(cycles: int, mcap: Path | None) -> int:
                 'urdf_file': str(urdf), 'tip_frame': TIP,
                 'leader_calibration': str(leader_cal), 'follower_calibration': str(follower_cal),
                 # The simulated buses share two cores with everything else here.
-                'silent_timeout': 0.3, 'follower_timeout': 1.0, 'leader_rate': 250.0})
+                'silent_timeout': 0.3, 'follower_timeout': 1.0})
             if mcap is not None and not watcher.recording(
                     ['/leader/joint_states', '/follower/joint_states'], 30.0):
                 print('demo: note: the recorder has not subscribed to both arms yet', flush=True)

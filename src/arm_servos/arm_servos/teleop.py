@@ -45,12 +45,10 @@ class TeleopConfig:
     Attributes:
         silent_timeout: s without a leader reading before the follower holds.
         max_leader_speed: rad/s a leader joint may move by hand; more between two readings
-            is a jump, and the follower holds.
+            (over the time between their stamps, at most ``silent_timeout``) is a jump,
+            and the follower holds.
         jump_margin: rad added to ``max_leader_speed · dt`` (encoder noise, stamp jitter).
         gripper: the gripper joint's name on both arms ('' when there is none).
-        leader_period: s between two leader readings (its bridge's period); the jump check's
-            ``dt`` is capped at twice this, so a late reading (a loaded machine) does not
-            widen the allowance.
         resume_tolerance: rad a joint of the mapped leader pose may be from the follower's
             measured pose for :meth:`Teleop.resume` to follow.
         follower_timeout: s without a follower reading before the follower holds.
@@ -60,12 +58,11 @@ class TeleopConfig:
     max_leader_speed: float = 8.0
     jump_margin: float = 0.05
     gripper: str = 'gripper'
-    leader_period: float = 0.01
     resume_tolerance: float = 0.2
     follower_timeout: float = 0.25
 
     def __post_init__(self) -> None:
-        for name in ('silent_timeout', 'max_leader_speed', 'leader_period', 'resume_tolerance',
+        for name in ('silent_timeout', 'max_leader_speed', 'resume_tolerance',
                      'follower_timeout'):
             value = getattr(self, name)
             if isinstance(value, bool) or not value > 0 or not math.isfinite(value):
@@ -179,9 +176,13 @@ class Teleop:
         if self.state != 'following':
             return Decision()
         if previous is not None and previous_stamp is not None:
-            # Capped: a late reading (a loaded machine) must not excuse a glitch.
+            # The time between the two readings as the leader's bridge stamped them: the hand
+            # could move the leader that long, also when readings in between were dropped (a
+            # loaded machine; two periods were allowed before, and a stall of 160 ms held a
+            # follower that a hand moved at 0.7 rad/s). Capped at silent_timeout: a longer gap
+            # is silence, and it never widens the allowance further.
             gap = max(0.0, stamp - previous_stamp)
-            dt = min(gap, 2.0 * self.config.leader_period)
+            dt = min(gap, self.config.silent_timeout)
             allowed = self.config.max_leader_speed * dt + self.config.jump_margin
             for name in self.mapping.joints:
                 step = abs(reading[name] - previous[name])

@@ -73,8 +73,6 @@ PARAMETERS = ParameterTable(
           read_only=True, low=0.0, high=1.0),
     Param('check_rate', 100.0, 'Hz, the leader-silence check', read_only=True, low=1.0,
           high=1000.0),
-    Param('leader_rate', 100.0, "Hz, the leader bridge's rate: the jump check allows at most "
-          'two of its periods of motion per reading', read_only=True, low=1.0, high=1000.0),
     Param('resume_tolerance', 0.2, 'rad a joint of the leader may be from the follower for '
           '~/resume to follow', read_only=True, low=0.0, high=6.3, low_open=True),
     Param('follower_timeout', 0.25, "s without the follower's joint_states before it holds",
@@ -112,7 +110,6 @@ class TeleopNode(Node):
                                  TeleopConfig(values['silent_timeout'],
                                               values['max_leader_speed'],
                                               values['jump_margin'], values['gripper'],
-                                              1.0 / values['leader_rate'],
                                               values['resume_tolerance'],
                                               values['follower_timeout']))
         except ValueError as error:
