@@ -139,10 +139,7 @@ test-core: $(CORE_VENV)/.installed
 	$(CORE_VENV)/bin/python -m pytest src/arm_kinematics -n $(CORE_TEST_WORKERS) --dist loadfile \
 	  $(DURATIONS) $(PYTEST_ARGS)
 
-# The core's tests need neither ROS nor the build: they run beside the venv's setup and the
-# build (two jobs; every line printed whole), which costs a fresh clone a minute less.
-test:
-	$(MAKE) --no-print-directory -j2 --output-sync=line lint build test-core
+test: lint build test-core
 	tools/ensure_chromium.sh
 	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m pytest src --ignore=src/arm_kinematics \
 	  -n $(TEST_WORKERS) --dist loadfile --reruns $(TEST_RERUNS) -rR $(DURATIONS) $(PYTEST_ARGS)
