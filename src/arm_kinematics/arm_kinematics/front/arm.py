@@ -327,8 +327,8 @@ class Arm(core.Arm):
                               PathResult(PathCode.INVALID_INPUT, _START_REQUIRED))
         with self._build_lock:
             if 'path_ik' not in self._front:
+                # Its first path compiles what it calls outside the path's timeout (PathIK).
                 self._front['path_ik'] = PathIK(self.ik_dispatcher(), self.safety)
-                self._warm_path(start, goal, solver, poses[0] if poses else None)
         request = PathRequest(
             start=start, waypoints=poses, goal=int(goal),
             solver=solver, max_cartesian_step=max_step, timing=timing,
@@ -337,21 +337,6 @@ class Arm(core.Arm):
         result = self._front['path_ik'].follow(request, self.options)
         return PathAnswer(result.code, result.message, result.trajectory, result.fraction,
                           result)
-
-    def _warm_path(self, start: Any, goal: GoalType, solver: str, pose: Any) -> None:
-        """Follow a 1 mm path once, untimed, before the first real one: path IK's compiled
-        functions are compiled (or read from numba's cache) on first use, which on a cold
-        cache takes longer than a path's whole timeout (5 s; 15 s of CPU on a busy 2-core
-        machine), and that time is not the path's."""
-        from arm_kinematics.motion.path_ik import MAX_PATH_TIMEOUT, PathRequest, ToolPose
-        begin, _ = check_vector(start, self.model.dof, 'start')
-        if begin is None or pose is None:
-            return
-        here = Pose.of_matrix(self.model.fk(begin))
-        nudge = ToolPose(tuple((here.position + [0.0, 0.0, 1e-3]).tolist()),
-                         tuple(here.quaternion.tolist()))
-        self._front['path_ik'].follow(PathRequest(begin, [nudge], int(goal), solver=solver,
-                                                  timeout=MAX_PATH_TIMEOUT), self.options)
 
     def plan(self, q: Sequence[float] | None = None, *, start: Sequence[float],
              position: Any = None, orientation: Any = None,

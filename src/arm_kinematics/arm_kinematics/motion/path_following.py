@@ -366,6 +366,18 @@ class PathRun:
         return None
 
     # ------------------------------------------------------------------ the path
+    def warm_up(self) -> None:
+        """Solve and check the first sample once, with no deadline, and keep nothing: what a
+        sample calls is compiled (or loaded from numba's cache) before the clock counts."""
+        deadline, self.deadline = self.deadline, math.inf
+        start = self.start.reshape(1, -1)
+        try:
+            self._pose_checks(start)
+            self._copies(start, start)
+            self._states(0.0, start)
+        finally:
+            self.deadline, self.refused = deadline, {}
+
     def solve(self) -> tuple[list[PathSample], PathStop | None]:
         first = PathSample(0.0, self.start.copy(), '')
         ok, stops = self._pose_checks(self.start.reshape(1, -1))
