@@ -60,6 +60,10 @@ LAB_URL = re.compile(r'http://127\.0\.0\.1:\d+')
 # Where controller_stand_in publishes the measured state (as joint_state_broadcaster with
 # use_local_topics); the executor takes it as feedback_topic.
 MEASURED = 'joint_state_broadcaster/joint_states'
+# The stand-in is a Python process beside a dozen others: 50 of its 50 Hz periods (1 s) before
+# its joint states count as stale, not ros2_control's 3, or load alone stops moves (25 were
+# broken by 0.573 s of silence in a fresh clone's `make test` with three workers).
+STAND_IN_STALE_PERIODS = 50.0
 
 
 def start_nodes(group: ProcessGroup, arm: ArmSource, description: str, log_dir: str,
@@ -67,11 +71,9 @@ def start_nodes(group: ProcessGroup, arm: ArmSource, description: str, log_dir: 
     """Start the pipeline's nodes; return the names of those started."""
     started = []
     # One cycle per ~/run_cycle call: the runner paces the cycles itself.
-    # The stand-in is a Python process beside a dozen others: 25 of its 50 Hz periods (0.5 s)
-    # before its joint states count as stale, not 3, or load alone stops moves.
     options = LaunchOptions(cycle=False, cycles=1) if controller == 'none' else LaunchOptions(
-        output='follow_joint_trajectory', feedback_topic=MEASURED, feedback_stale_periods=25.0,
-        cycle=False, cycles=1)
+        output='follow_joint_trajectory', feedback_topic=MEASURED,
+        feedback_stale_periods=STAND_IN_STALE_PERIODS, cycle=False, cycles=1)
     for node in pipeline_nodes(arm, description, options):
         try:
             executable_path(NODE_PACKAGE, node.executable)

@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 
-from arm_bringup.demo import MEASURED, shield, start_stand_in
+from arm_bringup.demo import MEASURED, shield, STAND_IN_STALE_PERIODS, start_stand_in
 from arm_bringup.pipeline import (
     ArmSource,
     expand_description,
@@ -129,7 +129,7 @@ def start(group: ProcessGroup, arm: ArmSource, description: str, srdf: str,
     if controller == 'stand_in':
         start_stand_in(group, arm, description, namespace or '/')
         executor.update(output='follow_joint_trajectory', feedback_topic=MEASURED,
-                        feedback_stale_periods=25.0)
+                        feedback_stale_periods=STAND_IN_STALE_PERIODS)
     elif controller == 'servo_bridge':
         executor.update(output='follow_joint_trajectory', feedback_topic=BRIDGE_STATES,
                         controller_action='servo_bridge/follow_joint_trajectory',

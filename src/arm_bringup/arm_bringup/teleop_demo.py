@@ -49,6 +49,15 @@ def hand_angles(t: float) -> tuple[float, ...]:
     return tuple(angles)
 
 
+def hand_script(duration: float = 6.0, update: float = 0.02) -> list[tuple[float, ...]]:
+    """The scripted hand's angles, one update every ``update`` s of its script for
+    ``duration`` s. The script advances by one update's time per update, not by the wall
+    clock: a demo process stalled 100 ms by a loaded machine moved the leader 0.074 rad in one
+    step, which the teleop rightly held as a jump (0.05 rad + 8 rad/s over the leader's 2.5 ms
+    between readings); a stall now slows the hand down instead."""
+    return [hand_angles(k * update) for k in range(1, round(duration / update) + 1)]
+
+
 def hand_ticks(angles) -> dict[int, int]:
     return {i + 1: round(home + d * a * TICKS_PER_RAD) for i, (home, d, a) in
             enumerate(zip(LEADER_HOME, LEADER_DIRECTION, angles))}
@@ -236,12 +245,10 @@ def _cycle(watcher: Watcher, leader_sim, summary: Summary) -> None:
     watcher.spin_for(0.3)
     ok, message = _resume(watcher)
     _step(summary, ok, f'resume teleop: {message}')
-    # The scripted hand, 50 updates a second for 6 s; the follower's error at the end of each
-    # second (it lags by its rate limit and the buses' cycles).
-    start = time.monotonic()
+    # The scripted hand, 50 updates a second for 6 s; the follower's error after each update
+    # (it lags by its rate limit and the buses' cycles).
     errors = []
-    while (t := time.monotonic() - start) < 6.0:
-        angles = hand_angles(t)
+    for angles in hand_script(6.0, 0.02):
         leader_sim.command('hand ' + ' '.join(f'{i}:{v}' for i, v in
                                                hand_ticks(angles).items()))
         watcher.spin_for(0.02)
