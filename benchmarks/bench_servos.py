@@ -253,18 +253,19 @@ def where_time_goes(core: BridgeCore, sim: SimProcess, seconds: float) -> dict[s
             'scheduling_ms': per_cycle - wire - bridge - simulated}
 
 
-def bus_figures(protocol: str, seconds: float) -> dict[str, Any]:
+def bus_figures(protocol: str, seconds: float, return_delay: int = 10) -> dict[str, Any]:
     from arm_servos.bridge import theoretical_rate
     from arm_servos.sim.process import SimProcess
     link = Path(tempfile.mkdtemp(prefix='bench_servos_')) / 'bus'
     figures = {}
     # The peer, in the same run: the simulated bus writing each reply when it is due.
-    with SimProcess(link, protocol, per_reply=True) as sim:
+    delay = ['--return-delay', str(return_delay)]
+    with SimProcess(link, protocol, per_reply=True, extra=delay) as sim:
         core = _core(protocol, str(link))
         figures['per_reply_sim'] = {'free_running': free_running(core, seconds),
                                     'time': where_time_goes(core, sim, seconds)}
         core.bus.close()
-    with SimProcess(link, protocol) as sim:
+    with SimProcess(link, protocol, extra=delay) as sim:
         core = _core(protocol, str(link))
         bytes_per_cycle = core.bus.read_bytes_per_cycle()
         figures.update({'bytes_per_cycle': bytes_per_cycle,
@@ -346,19 +347,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--quick', action='store_true', help='shorter runs, for smoke tests')
     parser.add_argument('--bus-only', action='store_true', help='leave out the node figures')
     parser.add_argument('--output', type=Path, default=REPO / 'bench_results.json')
+    parser.add_argument('--return-delay', type=int, default=10,
+                        help="the simulated servos' Return_Delay_Time, 2 us units (10: 20 us, "
+                        'as measured before; 0: as LeRobot leaves them; 250: the factory)')
     args = parser.parse_args(argv)
     # As the servo_bridge node's main() does (arm_ik.nodes.servo_bridge): its bus thread and
     # the thread delivering commands hand the GIL over every 0.5 ms, not the default 5 ms.
     sys.setswitchinterval(0.0005)
     seconds = 1.0 if args.quick else 4.0
     section: dict = {'date': datetime.date.today().isoformat(), 'servos': len(IDS),
-                     'baud': BAUD, 'cpu_count': os.cpu_count()}
+                     'baud': BAUD, 'cpu_count': os.cpu_count(),
+                     'return_delay_us': 2 * args.return_delay}
     print(f'{"protocol":10s} {"run":7s} | {"cycles/s":>8s} {"wire max":>8s} {"share":>5s} | '
           f'{"cmd→bus p50":>11s} {"p99":>6s} | {"jitter p50":>10s} {"p99":>6s} {"max":>6s} | '
           f'{"lost":>4s} {"corrupt":>7s} {"retries":>7s} {"stops":>5s}')
     times = {}
     for protocol in ('feetech', 'dynamixel'):
-        figures = bus_figures(protocol, seconds)
+        figures = bus_figures(protocol, seconds, args.return_delay)
         section[protocol] = figures
         times[protocol] = figures
         limit = figures['wire_limit_hz']

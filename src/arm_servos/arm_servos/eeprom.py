@@ -15,11 +15,19 @@ what its ``is_calibrated`` compares): Feetech STS Homing_Offset at 31, 2 bytes, 
 magnitude with bit 11 as the sign; Min_Position_Limit at 9 and Max_Position_Limit at 11, 2
 bytes, unsigned. Dynamixel X Homing_Offset at 20, 4 bytes, two's complement; Drive_Mode at 10
 (bit 0: reverse); Max_Position_Limit at 48 and Min_Position_Limit at 52, 4 bytes.
+
+Return_Delay_Time (Feetech 7, Dynamixel X 9, 1 byte, 2 µs a unit) is not the calibration's,
+but it sets how fast the bus can go: each servo waits that long before each reply, so six
+servos at the factory's 250 (500 µs) add 3 ms to every sync read, more than the 1.2-2.6 ms
+its bytes take at 1 Mbaud. LeRobot writes 0 into every servo on each connect
+(``FeetechMotorsBus.configure_motors``, Koch's ``configure``), so its arms hold 0; servos set
+up otherwise often hold the factory value. The bridge says so on connect
+(:func:`return_delay_warning`); it writes no EEPROM of its own accord.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -84,6 +92,13 @@ REGISTERS: dict[str, tuple[Check, ...]] = {
               'range_max '),
     ),
 }
+
+
+RETURN_DELAY = {'feetech': Register('Return_Delay_Time', 7, 1, _unsigned),
+                'dynamixel': Register('Return_Delay_Time', 9, 1, _unsigned)}
+RETURN_DELAY_UNIT = 2e-6    # s per unit, both vendors
+# A servo that waits longer than this before each reply is named in the warning (s).
+SLOW_REPLY = 20e-6
 
 
 class RegisterReader(Protocol):
@@ -155,3 +170,55 @@ def eeprom_refusal(bus: RegisterReader, calibration: Calibration) -> str:
         return check_eeprom(bus, calibration)
     except BusError as error:
         return f'cannot check the calibration against the servos, torque refused: {error}'
+
+
+def return_delays(bus: RegisterReader, calibration: Calibration) -> dict[str, float]:
+    """s each joint's servo waits before each reply (its Return_Delay_Time); a servo that
+    does not answer the read is left out (the EEPROM check names it)."""
+    register = RETURN_DELAY.get(calibration.protocol)
+    if register is None:
+        return {}
+    delays = {}
+    for joint in calibration.joints:
+        raw = bus.read_register(joint.servo_id, register.address, register.size)
+        if raw is not None:
+            delays[joint.name] = register.decode(raw) * RETURN_DELAY_UNIT
+    return delays
+
+
+def return_delay_note(delays: Mapping[str, float], wire_time: float) -> str:
+    """'' when no servo waits longer than SLOW_REPLY before replying, else a warning in one
+    line: which servos wait how long, what that adds to each bus cycle (one reply per servo)
+    beside ``wire_time`` (s, the cycle's bytes on the wire), and the remedy."""
+    slow: dict[float, list[str]] = {}
+    for name, delay in delays.items():
+        if delay > SLOW_REPLY + 1e-9:
+            slow.setdefault(delay, []).append(name)
+    if not slow:
+        return ''
+    groups = '; '.join(f'{delay * 1e6:.0f} us: {_first_names(names)}'
+                       for delay, names in sorted(slow.items(), reverse=True))
+    total = sum(delays.values())
+    return (f'servos wait before each reply (Return_Delay_Time; {groups}): '
+            f'{total * 1e3:.2f} ms of every bus cycle, beside {wire_time * 1e3:.2f} ms of its '
+            'bytes. LeRobot writes 0 into each servo on connect: write 0 once (EEPROM) for a '
+            'cycle that much shorter')
+
+
+def _first_names(names: list[str], shown: int = 3) -> str:
+    if len(names) <= shown:
+        return ', '.join(names)
+    return f'{", ".join(names[:shown])} and {len(names) - shown} more'
+
+
+def return_delay_warning(bus: RegisterReader, calibration: Calibration) -> str:
+    """:func:`return_delay_note` for the servos on ``bus`` ('' when they answer quickly, or
+    when the bus cannot be read: the connect checks report that)."""
+    try:
+        delays = return_delays(bus, calibration)
+    except BusError:
+        return ''
+    baudrate = getattr(bus, 'baudrate', 0)
+    per_cycle = getattr(bus, 'read_bytes_per_cycle', None)
+    wire = per_cycle() * 10.0 / baudrate if baudrate and per_cycle is not None else 0.0
+    return return_delay_note(delays, wire)

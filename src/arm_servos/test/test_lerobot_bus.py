@@ -16,7 +16,12 @@ from test_lerobot_calibration import lerobot_normalize, owners_file, SO101_CHAIN
 
 from arm_servos.bridge import BridgeCore
 from arm_servos.drivers import DRIVERS
-from arm_servos.eeprom import check_eeprom, eeprom_mismatches
+from arm_servos.eeprom import (
+    check_eeprom,
+    eeprom_mismatches,
+    return_delay_warning,
+    return_delays,
+)
 from arm_servos.lerobot import load_calibration
 from arm_servos.safety import SafetyConfig, ServoSafety
 from arm_servos.sim.process import SimProcess
@@ -220,3 +225,39 @@ def test_the_simulated_servo_clamps_goals_to_its_position_limit_registers(tmp_pa
         assert bus.read()[1].position == 2300
         bus.set_torque(False)
         bus.close()
+
+
+@pytest.mark.parametrize('name,protocol', ARMS)
+def test_servos_at_the_factory_return_delay_are_named_with_what_they_cost(so101_urdf, tmp_path,
+                                                                          name, protocol):
+    """Each servo waits Return_Delay_Time (2 µs a unit) before each reply: at the factory's
+    250, six servos add 3 ms to every sync read, more than its bytes take. LeRobot writes 0
+    on connect, so its arms say nothing; the same servos at 250 are named, with the cost, and
+    the simulated bus waits that long (a lower bound: a loaded machine only adds to it)."""
+    _, path = owners_file(name)
+    calibration = load_calibration(path, so101_urdf, SO101_CHAIN)
+    for delay in ('', '250'):
+        link = tmp_path / f'bus{delay}'
+        extra = ['--lerobot', str(path)] + (['--return-delay', delay] if delay else [])
+        with SimProcess(link, protocol, ids=calibration.ids, extra=extra):
+            bus = DRIVERS[protocol](str(link), calibration.ids, reply_timeout=0.2,
+                                    cycle_budget=1.0)
+            bus.open()
+            delays = return_delays(bus, calibration)
+            words = return_delay_warning(bus, calibration)
+            reads = []
+            for _ in range(5):
+                began = time.perf_counter()
+                assert all(bus.read().values())
+                reads.append(time.perf_counter() - began)
+            bus.close()
+        assert sorted(delays) == sorted(calibration.names)
+        if not delay:
+            assert set(delays.values()) == {0.0} and words == ''
+            continue
+        assert set(delays.values()) == {500e-6}
+        assert words.startswith('servos wait before each reply (Return_Delay_Time; 500 us: '
+                                'shoulder_pan, shoulder_lift, elbow_flex and 3 more): '
+                                '3.00 ms of every bus cycle, beside ')
+        assert 'LeRobot writes 0' in words and len(words) < 300
+        assert min(reads) >= 6 * 500e-6

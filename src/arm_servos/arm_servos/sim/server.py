@@ -65,8 +65,7 @@ class SimBus:
     """Servos on one pty; ``link`` is a stable path (a symlink to the pty's device)."""
 
     def __init__(self, protocol: str, servos: Sequence[SimServo], link: str | Path,
-                 baudrate: int = 1_000_000, return_delay: float = 20e-6,
-                 coalesce: bool = True) -> None:
+                 baudrate: int = 1_000_000, coalesce: bool = True) -> None:
         if protocol not in CODECS:
             raise ValueError(f'unknown protocol {protocol!r}; choose from {sorted(CODECS)}')
         self.protocol = protocol
@@ -74,7 +73,6 @@ class SimBus:
         self.servos = {servo.servo_id: servo for servo in servos}
         self.link = Path(link)
         self.baudrate = baudrate
-        self.return_delay = return_delay
         # The replies of one sync read written in one go when the last one is due, as a USB
         # adapter hands them over in one transfer, rather than each when due: one wake-up of
         # this process and of the bridge per cycle instead of one per servo (a busy machine
@@ -281,7 +279,7 @@ class SimBus:
         if faults.corrupt_replies > 0:
             faults.corrupt_replies -= 1
             packet = packet[:-1] + bytes([packet[-1] ^ 0x5A])
-        due = clock + self.return_delay + faults.extra_delay + self._byte_time(len(packet))
+        due = clock + servo.reply_delay() + faults.extra_delay + self._byte_time(len(packet))
         self._line_free = max(self._line_free, due)
         if self._batch is not None:
             if faults.extra_delay > 0:
@@ -412,6 +410,9 @@ def _tight_timers() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(29, 1000, 0, 0, 0)   # PR_SET_TIMERSLACK, ns
 
 
+DEFAULT_RETURN_DELAY = '10'    # 20 µs, --return-delay when not given
+
+
 def _from_lerobot(args: argparse.Namespace) -> None:
     """Fill ids, homing offsets, drive modes, start positions (and the protocol) from a
     LeRobot calibration file."""
@@ -429,6 +430,8 @@ def _from_lerobot(args: argparse.Namespace) -> None:
     args.homing = ','.join(str(m['homing_offset']) for m in motors)
     args.drive_mode = ','.join(str(m['drive_mode']) for m in motors)
     args.limits = ','.join(f'{m["range_min"]}:{m["range_max"]}' for m in motors)
+    if args.return_delay == DEFAULT_RETURN_DELAY:   # LeRobot writes 0 on every connect
+        args.return_delay = '0'
     if args.position == '2048':   # not given: mid-range, the zero of every body joint
         args.position = ','.join(str((m['range_min'] + m['range_max']) // 2) for m in motors)
 
@@ -480,9 +483,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument('--drive-mode', default='0', help='Dynamixel Drive_Mode, one or per id')
     parser.add_argument('--limits', default='0:4095', help='Min_Position_Limit:'
                         'Max_Position_Limit in EEPROM, one or per id')
+    parser.add_argument('--return-delay', default=DEFAULT_RETURN_DELAY,
+                        help='Return_Delay_Time in 2 us units (the wait before each reply), '
+                        'one or per id; 250 is the factory setting')
     parser.add_argument('--lerobot', default='', help='a LeRobot calibration file: its ids, '
                         'homing offsets, position limits and drive modes, every joint at '
-                        'mid-range')
+                        'mid-range, return delay 0 (as LeRobot leaves the servos)')
     parser.add_argument('--control', default='', help='also take commands from this named '
                         'pipe (created; e.g. echo "error 3 overload" > PATH)')
     args = parser.parse_args(argv)
@@ -495,11 +501,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     homings = [int(v) for v in parse_ticks(args.homing, len(ids), '--homing')]
     drive_modes = [int(v) for v in parse_ticks(args.drive_mode, len(ids), '--drive-mode')]
     limits = parse_limits(args.limits, len(ids))
+    delays = [int(v) for v in parse_ticks(args.return_delay, len(ids), '--return-delay')]
     voltage = 7.4 if args.protocol == 'feetech' else 12.0
     servos = [SimServo(i, args.protocol, position=p, goal=g, tau=args.tau, voltage=voltage,
-                       homing=h, drive_mode=d, min_tick=low, max_tick=high)
-              for i, p, g, h, d, (low, high) in zip(ids, positions, goals, homings,
-                                                    drive_modes, limits)]
+                       homing=h, drive_mode=d, min_tick=low, max_tick=high, return_delay=r)
+              for i, p, g, h, d, (low, high), r in zip(ids, positions, goals, homings,
+                                                       drive_modes, limits, delays)]
     bus = SimBus(args.protocol, servos, args.link, args.baud, coalesce=not args.per_reply)
     print(f'servo_sim: {args.protocol} bus, ids {ids}, {args.baud} baud on {bus.link} '
           f'-> {bus.device}', flush=True)

@@ -54,6 +54,7 @@ class Layout:
     drive_mode: int | None = None   # Dynamixel's Drive_Mode (bit 0: reverse)
     torque_limit: int = 48       # Feetech Torque_Limit / Dynamixel Goal_Current (2 bytes)
     current_limit: int | None = None   # Dynamixel Current_Limit (2 bytes)
+    return_delay: int = 7        # Return_Delay_Time (1 byte, 2 µs a unit; Dynamixel X: 9)
 
 
 FEETECH = Layout(model=3, torque=40, goal=42, goal_size=2, position=56, position_size=2,
@@ -64,7 +65,8 @@ DYNAMIXEL = Layout(model=0, torque=64, goal=116, goal_size=4, position=132, posi
                    velocity=128, velocity_size=4, velocity_unit=0.229 * 4096 / 60.0, load=126,
                    voltage=144, voltage_size=2, temperature=146, min_limit=52, max_limit=48,
                    limit_size=4, hardware_error=70, sign_magnitude=False, homing=20,
-                   homing_size=4, drive_mode=10, torque_limit=102, current_limit=38)
+                   homing_size=4, drive_mode=10, torque_limit=102, current_limit=38,
+                   return_delay=9)
 LAYOUTS = {'feetech': FEETECH, 'dynamixel': DYNAMIXEL}
 MODEL_NUMBERS = {'feetech': 777, 'dynamixel': 1060}   # STS3215, XL430-W250
 FULL_TORQUE = {'feetech': 1000, 'dynamixel': 1750}   # Torque_Limit 100 %; Current_Limit, mA
@@ -100,6 +102,10 @@ class SimServo:
     temperature: float = 31.0
     homing: int = 0              # Homing_Offset in EEPROM (what LeRobot's calibration wrote)
     drive_mode: int = 0          # Dynamixel Drive_Mode (1: reverse); Feetech has none
+    # Return_Delay_Time, 2 µs a unit: how long the servo waits before each reply. The factory
+    # sets 250 (500 µs); LeRobot's configure_motors writes 0 on every connect. 10 (20 µs)
+    # unless told: what the simulated bus waited before it kept the register.
+    return_delay: int = 10
     block: float | None = None   # present ticks an object stops the motor at (None: free)
     faults: Faults = field(default_factory=Faults)
 
@@ -119,6 +125,7 @@ class SimServo:
         self._in_contact = False
         if self.layout.drive_mode is not None:
             self.registers[self.layout.drive_mode] = self.drive_mode & 0xFF
+        self.registers[self.layout.return_delay] = self.return_delay & 0xFF
         # A servo keeps its last goal across power cycles of the host: a stale goal.
         self._store(self.layout.goal, self.layout.goal_size,
                     round(self.position if self.goal is None else self.goal))
@@ -137,6 +144,10 @@ class SimServo:
         if self.layout.sign_magnitude:
             return -(raw & 0x7FFF) if raw & 0x8000 and size == 2 else raw
         return raw - (1 << 8 * size) if raw & (1 << (8 * size - 1)) else raw
+
+    def reply_delay(self) -> float:
+        """s the servo waits before each reply (its Return_Delay_Time register)."""
+        return self.registers[self.layout.return_delay] * 2e-6
 
     def set_homing(self, value: int) -> None:
         """Write the Homing_Offset register (the motor stays where it is)."""
