@@ -611,7 +611,7 @@ def test_a_path_out_of_time_stops_with_timeout(six_axis, solver):
 
 
 def test_a_first_paths_compile_is_not_counted_by_its_timeout(six_axis, monkeypatch):
-    """What a path sample calls is compiled on its first call (2.8 s with an empty numba cache
+    """What a path sample calls is compiled on its first call (2.2-2.8 s with an empty numba cache
     on the six_axis arm; 13 s more for DLS, at its construction), and a core test's first
     5 cm line timed out at 0 % in CI on a busy machine: the timeout counts the path, not the
     compile. The first call of the condition numbers stands in for the compile here (0.6 s,

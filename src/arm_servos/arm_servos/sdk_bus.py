@@ -102,6 +102,9 @@ class SdkServoBus(ServoBus):
         self.reopen_interval = float(reopen_interval)
         self.stats = BusStats()
         self._reply_timeout = reply_timeout
+        # s the slowest servo waits before its reply (Return_Delay_Time), once read on
+        # connect (eeprom.adopt_return_delays): the default reply timeout waits that per reply.
+        self.return_delay = 0.0
         self._port: Any = None
         self._replies = _Replies(None)
         self._packets: Any = self.packet_handler()
@@ -217,7 +220,8 @@ class SdkServoBus(ServoBus):
     def reply_timeout(self, count: int) -> float:
         if self._reply_timeout is not None:
             return self._reply_timeout
-        return count * self.status_bytes() * 10.0 / self.baudrate + REPLY_MARGIN
+        return count * (self.status_bytes() * 10.0 / self.baudrate + self.return_delay) \
+            + REPLY_MARGIN
 
     # ------------------------------------------------------------------ operations
     def ping(self, ids: Iterable[int] | None = None) -> dict[int, int | None]:

@@ -17,9 +17,9 @@ from test_lerobot_calibration import lerobot_normalize, owners_file, SO101_CHAIN
 from arm_servos.bridge import BridgeCore
 from arm_servos.drivers import DRIVERS
 from arm_servos.eeprom import (
+    adopt_return_delays,
     check_eeprom,
     eeprom_mismatches,
-    return_delay_warning,
     return_delays,
 )
 from arm_servos.lerobot import load_calibration
@@ -232,8 +232,10 @@ def test_servos_at_the_factory_return_delay_are_named_with_what_they_cost(so101_
                                                                           name, protocol):
     """Each servo waits Return_Delay_Time (2 µs a unit) before each reply: at the factory's
     250, six servos add 3 ms to every sync read, more than its bytes take. LeRobot writes 0
-    on connect, so its arms say nothing; the same servos at 250 are named, with the cost, and
-    the simulated bus waits that long (a lower bound: a loaded machine only adds to it)."""
+    on connect, so its arms say nothing; the same servos at 250 are named, with the cost, the
+    bus's default reply timeout waits for them (its 3 ms margin alone was about 0.1 ms short:
+    2 of 52 sync reads lost and retried on an idle machine, none with it), and the simulated
+    bus waits that long (a lower bound: a loaded machine only adds to it)."""
     _, path = owners_file(name)
     calibration = load_calibration(path, so101_urdf, SO101_CHAIN)
     for delay in ('', '250'):
@@ -244,7 +246,10 @@ def test_servos_at_the_factory_return_delay_are_named_with_what_they_cost(so101_
                                     cycle_budget=1.0)
             bus.open()
             delays = return_delays(bus, calibration)
-            words = return_delay_warning(bus, calibration)
+            default = DRIVERS[protocol](str(link), calibration.ids)   # its own reply timeout
+            before = default.reply_timeout(len(calibration.ids))
+            words = adopt_return_delays(default, calibration)
+            waits = default.reply_timeout(len(calibration.ids)) - before
             reads = []
             for _ in range(5):
                 began = time.perf_counter()
@@ -253,9 +258,10 @@ def test_servos_at_the_factory_return_delay_are_named_with_what_they_cost(so101_
             bus.close()
         assert sorted(delays) == sorted(calibration.names)
         if not delay:
-            assert set(delays.values()) == {0.0} and words == ''
+            assert set(delays.values()) == {0.0} and words == '' and waits == 0.0
             continue
         assert set(delays.values()) == {500e-6}
+        assert waits == pytest.approx(len(calibration.ids) * 500e-6)
         assert words.startswith('servos wait before each reply (Return_Delay_Time; 500 us: '
                                 'shoulder_pan, shoulder_lift, elbow_flex and 3 more): '
                                 '3.00 ms of every bus cycle, beside ')

@@ -73,7 +73,7 @@ from arm_servos.bridge import BridgeCore, JointReading
 from arm_servos.bus import BusUnavailableError
 from arm_servos.calibration import CalibrationError
 from arm_servos.drivers import DRIVERS
-from arm_servos.eeprom import eeprom_refusal, return_delay_warning
+from arm_servos.eeprom import adopt_return_delays, eeprom_refusal
 from arm_servos.runner import BridgeRunner, Finished
 from arm_servos.safety import SafetyConfig, ServoSafety
 
@@ -177,7 +177,7 @@ class ServoBridge(Node):
         refusal = eeprom_refusal(self.core.bus, self.core.calibration)   # RELIABILITY 43
         if refusal:
             raise StartupError(refusal)
-        slow = return_delay_warning(self.core.bus, self.core.calibration)
+        slow = adopt_return_delays(self.core.bus, self.core.calibration)
         if slow:
             self.get_logger().warning(slow)
 

@@ -366,17 +366,20 @@ class PathRun:
         return None
 
     # ------------------------------------------------------------------ the path
-    def warm_up(self) -> None:
-        """Solve and check the first sample once, with no deadline, and keep nothing: what a
-        sample calls is compiled (or loaded from numba's cache) before the clock counts."""
+    def warm_up(self) -> bool:
+        """Solve and check the first sample once, with no deadline (its result is forgotten,
+        but for the same solve cached at u = 0): what a sample calls is compiled (or loaded
+        from numba's cache) before the clock counts. False when a refusal cut it short (a
+        start pose refused before its condition number), so it did not reach all of it."""
         deadline, self.deadline = self.deadline, math.inf
         start = self.start.reshape(1, -1)
         try:
-            self._pose_checks(start)
+            ok, _ = self._pose_checks(start)
             self._copies(start, start)
-            self._states(0.0, start)
+            states, _ = self._states(0.0, start)
         finally:
             self.deadline, self.refused = deadline, {}
+        return bool(ok[0]) and bool(states)
 
     def solve(self) -> tuple[list[PathSample], PathStop | None]:
         first = PathSample(0.0, self.start.copy(), '')

@@ -430,7 +430,7 @@ def _from_lerobot(args: argparse.Namespace) -> None:
     args.homing = ','.join(str(m['homing_offset']) for m in motors)
     args.drive_mode = ','.join(str(m['drive_mode']) for m in motors)
     args.limits = ','.join(f'{m["range_min"]}:{m["range_max"]}' for m in motors)
-    if args.return_delay == DEFAULT_RETURN_DELAY:   # LeRobot writes 0 on every connect
+    if args.return_delay is None:   # not given: LeRobot writes 0 on every connect
         args.return_delay = '0'
     if args.position == '2048':   # not given: mid-range, the zero of every body joint
         args.position = ','.join(str((m['range_min'] + m['range_max']) // 2) for m in motors)
@@ -483,9 +483,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument('--drive-mode', default='0', help='Dynamixel Drive_Mode, one or per id')
     parser.add_argument('--limits', default='0:4095', help='Min_Position_Limit:'
                         'Max_Position_Limit in EEPROM, one or per id')
-    parser.add_argument('--return-delay', default=DEFAULT_RETURN_DELAY,
+    parser.add_argument('--return-delay', default=None,
                         help='Return_Delay_Time in 2 us units (the wait before each reply), '
-                        'one or per id; 250 is the factory setting')
+                        'one or per id, 0-254; 250 is the factory setting (default: 10, '
+                        'or 0 with --lerobot)')
     parser.add_argument('--lerobot', default='', help='a LeRobot calibration file: its ids, '
                         'homing offsets, position limits and drive modes, every joint at '
                         'mid-range, return delay 0 (as LeRobot leaves the servos)')
@@ -501,7 +502,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     homings = [int(v) for v in parse_ticks(args.homing, len(ids), '--homing')]
     drive_modes = [int(v) for v in parse_ticks(args.drive_mode, len(ids), '--drive-mode')]
     limits = parse_limits(args.limits, len(ids))
-    delays = [int(v) for v in parse_ticks(args.return_delay, len(ids), '--return-delay')]
+    delays = parse_ticks(args.return_delay or DEFAULT_RETURN_DELAY, len(ids), '--return-delay')
+    if any(not (0 <= d <= 254 and d == int(d)) for d in delays):
+        raise SystemExit(f'servo_sim: --return-delay takes whole 2 us units 0-254, got '
+                         f'{args.return_delay}')
+    delays = [int(d) for d in delays]
     voltage = 7.4 if args.protocol == 'feetech' else 12.0
     servos = [SimServo(i, args.protocol, position=p, goal=g, tau=args.tau, voltage=voltage,
                        homing=h, drive_mode=d, min_tick=low, max_tick=high, return_delay=r)
