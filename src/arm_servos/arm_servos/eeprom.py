@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from arm_servos.bridge import theoretical_rate
 from arm_servos.bus import BusError, signed, twos_complement
 from arm_servos.calibration import Calibration, JointCalibration
 
@@ -105,6 +106,15 @@ class RegisterReader(Protocol):
     """What the check needs of a bus (``SdkServoBus.read_register``)."""
 
     def read_register(self, servo_id: int, address: int, size: int) -> int | None: ...
+
+
+class DelayedBus(RegisterReader, Protocol):
+    """What adopting the return delays needs of a bus (``SdkServoBus``)."""
+
+    baudrate: int
+    return_delay: float
+
+    def read_bytes_per_cycle(self) -> int: ...
 
 
 CONFIRM_READS = 3   # more reads of a register that disagrees with the file, at most
@@ -211,7 +221,7 @@ def _first_names(names: list[str], shown: int = 3) -> str:
     return f'{", ".join(names[:shown])} and {len(names) - shown} more'
 
 
-def adopt_return_delays(bus: RegisterReader, calibration: Calibration) -> str:
+def adopt_return_delays(bus: DelayedBus, calibration: Calibration) -> str:
     """Read the servos' return delays, let the bus's default reply timeout wait the slowest
     one per reply (``SdkServoBus.return_delay``: six servos at the factory's 500 µs answer a
     sync read 3 ms later, about 0.1 ms past its 3 ms margin: 2 of 52 sync reads were lost
@@ -222,9 +232,6 @@ def adopt_return_delays(bus: RegisterReader, calibration: Calibration) -> str:
         delays = return_delays(bus, calibration)
     except BusError:
         return ''
-    if hasattr(bus, 'return_delay'):
-        bus.return_delay = max(delays.values(), default=0.0)
-    baudrate = getattr(bus, 'baudrate', 0)
-    per_cycle = getattr(bus, 'read_bytes_per_cycle', None)
-    wire = per_cycle() * 10.0 / baudrate if baudrate and per_cycle is not None else 0.0
-    return return_delay_note(delays, wire)
+    bus.return_delay = max(delays.values(), default=0.0)
+    return return_delay_note(delays, 1.0 / theoretical_rate(bus.read_bytes_per_cycle(),
+                                                            bus.baudrate))

@@ -410,9 +410,6 @@ def _tight_timers() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(29, 1000, 0, 0, 0)   # PR_SET_TIMERSLACK, ns
 
 
-DEFAULT_RETURN_DELAY = '10'    # 20 µs, --return-delay when not given
-
-
 def _from_lerobot(args: argparse.Namespace) -> None:
     """Fill ids, homing offsets, drive modes, start positions (and the protocol) from a
     LeRobot calibration file."""
@@ -502,7 +499,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     homings = [int(v) for v in parse_ticks(args.homing, len(ids), '--homing')]
     drive_modes = [int(v) for v in parse_ticks(args.drive_mode, len(ids), '--drive-mode')]
     limits = parse_limits(args.limits, len(ids))
-    delays = parse_ticks(args.return_delay or DEFAULT_RETURN_DELAY, len(ids), '--return-delay')
+    delays = parse_ticks(args.return_delay or str(SimServo.return_delay), len(ids),
+                         '--return-delay')
     if any(not (0 <= d <= 254 and d == int(d)) for d in delays):
         raise SystemExit(f'servo_sim: --return-delay takes whole 2 us units 0-254, got '
                          f'{args.return_delay}')
