@@ -41,6 +41,10 @@ TEST_WORKERS ?= 3
 # mend, most often a time bound a loaded machine broke (docs/tests.md, "Reruns"). 0: none.
 TEST_RERUNS ?= 1
 CORE_TEST_WORKERS ?= 2
+# Packages colcon builds at once. One more than the cores: moveit_msgs, the longest build, then
+# starts as soon as the two small packages it needs are built, instead of after every package
+# alphabetically before it (a fresh build 2 min 06 s -> 1 min 48 s here).
+BUILD_WORKERS ?= 3
 BENCH_ARGS ?=
 
 ifneq ($(filter-out jazzy kilted,$(ROS_WHEELS)),)
@@ -67,10 +71,12 @@ else
               CMAKE_PREFIX_PATH=$(VENV)
   # without_ros/ holds the subsets of control_msgs, moveit_msgs (and the two messages packages
   # moveit_msgs needs) that a ROS 2 install brings itself (its COLCON_IGNORE hides them from every
-  # other build; see without_ros/README.md).
+  # other build; see without_ros/README.md). Only rclpy uses the messages here, so arm_interfaces
+  # skips its C++ generators (ARM_INTERFACES_PYTHON_ONLY: its build 67 s -> 39 s alone).
   COLCON_ARGS := --base-paths . without_ros/control_msgs without_ros/moveit_msgs \
                  without_ros/octomap_msgs without_ros/object_recognition_msgs \
-                 --cmake-args -DPython3_EXECUTABLE=$(PY) -DBUILD_TESTING=OFF
+                 --cmake-args -DPython3_EXECUTABLE=$(PY) -DBUILD_TESTING=OFF \
+                 -DARM_INTERFACES_PYTHON_ONLY=ON
 endif
 
 BUILD_BASE := build$(SUFFIX)
@@ -106,7 +112,7 @@ setup: $(VENV_STAMP)
 
 build: setup
 	$(ACTIVATE) && colcon --log-base $(LOG_BASE) build --symlink-install \
-	  --build-base $(BUILD_BASE) --install-base $(INSTALL_BASE) \
+	  --build-base $(BUILD_BASE) --install-base $(INSTALL_BASE) --parallel-workers $(BUILD_WORKERS) \
 	  --event-handlers console_cohesion- summary+ $(COLCON_ARGS)
 	# Compile the core's numba functions into their disk cache once, here, not in the
 	# first node or test (tools/warm_compiled.py).
