@@ -76,7 +76,7 @@ else
   COLCON_ARGS := --base-paths . without_ros/control_msgs without_ros/moveit_msgs \
                  without_ros/octomap_msgs without_ros/object_recognition_msgs \
                  --cmake-args -DPython3_EXECUTABLE=$(PY) -DBUILD_TESTING=OFF \
-                 -DARM_INTERFACES_PYTHON_ONLY=ON
+                 -DARM_INTERFACES_PYTHON_ONLY=ON --no-warn-unused-cli
 endif
 
 BUILD_BASE := build$(SUFFIX)

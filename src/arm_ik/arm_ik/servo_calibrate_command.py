@@ -18,6 +18,14 @@ LeRobot file as it is::
         --from-lerobot ~/.cache/huggingface/lerobot/calibration/robots/so101_follower/blue.json \\
         --output my_so101.yaml
 
+``--return-delay 0`` instead writes Return_Delay_Time 0 into every servo of ``--template``
+(or ``--ids``) and nothing else: each servo then replies at once, as LeRobot leaves its
+arms, where the factory's 500 µs add 3 ms to every bus cycle (the bridge names such servos at
+start-up). It is an EEPROM write: torque goes off and stays off, so support the arm::
+
+    ros2 run arm_ik servo_calibrate --urdf so101.urdf --port /dev/ttyACM0 \\
+        --template my_so101.yaml --return-delay 0
+
 Exit status 0 on success, 2 on bad input (URDF, template, ids, a joint not moved, a servo not
 answering), 1 when the port cannot be opened or the file cannot be written.
 """
@@ -37,6 +45,8 @@ from arm_servos.bus import BusError
 from arm_servos.calibrate import calibrate, plans_from, ServoPlan
 from arm_servos.calibration import CalibrationError, PROTOCOLS
 from arm_servos.drivers import DRIVERS
+from arm_servos.eeprom import MAX_RETURN_DELAY, write_return_delays
+from arm_servos.sdk_bus import SdkServoBus
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -68,7 +78,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         'LeRobot file: from its folder name)')
     parser.add_argument('--baudrate', type=int, default=0,
                         help="bits/s (default: the template's, else 1000000)")
-    parser.add_argument('--output', required=True, help='calibration file to write')
+    parser.add_argument('--output', default='', help='calibration file to write (required '
+                        'unless --return-delay)')
+    parser.add_argument('--return-delay', type=int, default=None, metavar='UNITS',
+                        help='write Return_Delay_Time UNITS (2 us each; 0: reply at once) into '
+                        'every servo and exit; no calibration (EEPROM: torque goes off)')
     parser.add_argument('--yes', action='store_true', help='no prompts (scripted runs)')
     parser.add_argument('--sweep-seconds', type=float, default=10.0,
                         help='with --yes: how long to sample the sweep (default 10 s)')
@@ -123,12 +137,51 @@ def _write(output: str, text: str, count: int) -> int:
     return EXIT_OK
 
 
+def _write_return_delay(args: argparse.Namespace, bus: SdkServoBus, plans: list,
+                        protocol: str) -> int:
+    """Write Return_Delay_Time into every planned servo (torque off), then say what each
+    holds."""
+    if not args.yes:
+        input(f'Torque goes off on servos {sorted(p.servo_id for p in plans)} and stays off: '
+              'support the arm, then press Enter ')
+    try:
+        bus.open()
+        problems = write_return_delays(bus, protocol, {p.name: p.servo_id for p in plans},
+                                       args.return_delay)
+    except BusError as error:
+        print(f'servo_calibrate: {error}', file=sys.stderr)
+        return EXIT_FAILED
+    except (KeyboardInterrupt, EOFError):
+        print('servo_calibrate: interrupted', file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        bus.close()
+    for problem in problems:
+        print(f'servo_calibrate: {problem}', file=sys.stderr)
+    if problems:
+        return EXIT_FAILED
+    print(f'servo_calibrate: Return_Delay_Time {args.return_delay} '
+          f'({args.return_delay * 2} us) in servos {", ".join(str(p.servo_id) for p in plans)} '
+          '(torque is off)')
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.from_lerobot:
+        if not args.output:
+            print('servo_calibrate: --output is required', file=sys.stderr)
+            return EXIT_BAD_INPUT
         return _from_lerobot(args)
     if not args.port:
         print('servo_calibrate: --port is required (unless --from-lerobot)', file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.return_delay is None and not args.output:
+        print('servo_calibrate: --output is required (unless --return-delay)', file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.return_delay is not None and not 0 <= args.return_delay <= MAX_RETURN_DELAY:
+        print(f'servo_calibrate: --return-delay must be 0..{MAX_RETURN_DELAY} (units of 2 us), '
+              f'got {args.return_delay}', file=sys.stderr)
         return EXIT_BAD_INPUT
     if not args.sweep_seconds > 0:
         print('servo_calibrate: --sweep-seconds must be > 0', file=sys.stderr)
@@ -144,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     # adapter left at a 16 ms USB latency timer).
     bus = DRIVERS[protocol](args.port, [p.servo_id for p in plans], baudrate=baudrate,
                             reply_timeout=0.05, cycle_budget=0.5)
+    if args.return_delay is not None:
+        return _write_return_delay(args, bus, plans, protocol)
     stop = threading.Event()
     if args.yes:
         deadline = time.monotonic() + args.sweep_seconds

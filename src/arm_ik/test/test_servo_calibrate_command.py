@@ -125,3 +125,28 @@ def test_from_lerobot_refuses_a_motor_the_urdf_lacks(tmp_path):
                      '--joint-map', 'jaw=gripper', '--output', str(tmp_path / 'x.yaml'))
     _, err = run.communicate(timeout=60)
     assert run.returncode == 0, err
+
+
+def test_return_delay_writes_every_servo_of_the_template_and_nothing_else(sim, tmp_path):
+    """--return-delay 0 writes Return_Delay_Time 0 (EEPROM, torque off) into every servo of
+    the template and exits without a calibration; a value outside 0..254 exits 2."""
+    from arm_servos.drivers import DRIVERS
+    from arm_servos.eeprom import RETURN_DELAY
+    _, link = sim
+    common = ('--urdf', str(REAL_ARMS['so101'].path), '--port', link, '--template',
+              str(EXAMPLE), '--yes')
+    run = _calibrate(*common, '--return-delay', '300')
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 2 and '--return-delay must be 0..254' in err, err
+    run = _calibrate(*common, '--return-delay', '0')
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 0, err
+    assert 'Return_Delay_Time 0 (0 us) in servos 1, 2, 3, 4, 5, 6 (torque is off)' in out
+    assert not list(tmp_path.iterdir())
+    bus = DRIVERS['feetech'](link, (1, 2, 3, 4, 5, 6), reply_timeout=0.2, cycle_budget=1.0)
+    bus.open()
+    try:
+        register = RETURN_DELAY['feetech']
+        assert [bus.read_register(i, register.address, 1) for i in range(1, 7)] == [0] * 6
+    finally:
+        bus.close()

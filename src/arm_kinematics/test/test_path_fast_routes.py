@@ -16,6 +16,7 @@ from arm_kinematics.common.transforms import matrix_to_quaternion
 from arm_kinematics.description.bundled import expand_xacro, load_arm_config
 from arm_kinematics.ik.result import GoalType
 from arm_kinematics.ik.solvers.base import SolveOptions
+from arm_kinematics.motion import path_following
 from arm_kinematics.motion.laws import min_jerk
 from arm_kinematics.motion.path_conditions import condition_numbers
 from arm_kinematics.motion.path_following import PathRun
@@ -141,13 +142,13 @@ def test_pruning_states_no_halving_reaches_changes_no_path(ur5, monkeypatch):
     requests = _lines(ur5, 40, 3)
     monkeypatch.setattr(PathRun, '_unbroken_prefix', lambda self, first: ([first], None, False))
     pruned = []
-    original = PathRun._beyond_reach
+    original = path_following.beyond_reach
 
-    def counted(self, motion, same):
+    def counted(*args):
         pruned.append(1)
-        return original(self, motion, same)
+        return original(*args)
 
-    monkeypatch.setattr(PathRun, '_beyond_reach', counted)
+    monkeypatch.setattr(path_following, 'beyond_reach', counted)
     fast = [PathIK(ur5.dispatcher(), ur5.safety).follow(r, OPTIONS) for r in requests]
     monkeypatch.setattr(PathRun, '_reachable_motion', lambda self, u: math.inf)
     slow = [PathIK(ur5.dispatcher(), ur5.safety).follow(r, OPTIONS) for r in requests]

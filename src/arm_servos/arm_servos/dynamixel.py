@@ -57,6 +57,11 @@ class DynamixelBus(SdkServoBus):
     def receive(self) -> tuple[list[int], int]:
         return self._packets.rxPacket(self._replies, False)
 
+    def refused_instruction(self, error: int) -> int:
+        # Bits 0-6: the instruction's own error (e.g. 7, access: EEPROM with torque on); bit 7
+        # is a hardware alert, with the instruction carried out.
+        return error & 0x7F
+
     def hardware_errors(self, servo_id: int, error: int) -> int:
         if not error & ALERT:
             # Not a hardware error: the instruction itself was refused (e.g. data range).

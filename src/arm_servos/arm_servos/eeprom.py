@@ -23,11 +23,15 @@ its bytes take at 1 Mbaud. LeRobot writes 0 into every servo on each connect
 (``FeetechMotorsBus.configure_motors``, Koch's ``configure``), so its arms hold 0; servos set
 up otherwise often hold the factory value. The bridge says so on connect
 and waits for them (:func:`adopt_return_delays`); it writes no EEPROM of its own accord.
+``servo_calibrate --return-delay 0`` writes it once (:func:`write_return_delays`): torque
+off (a Dynamixel X refuses an EEPROM write with torque on), and on Feetech the Lock register
+(55) cleared around the write and set again (an STS keeps an EEPROM write past power-off only
+when unlocked), as LeRobot's ``disable_torque``/``enable_torque`` do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -98,6 +102,8 @@ REGISTERS: dict[str, tuple[Check, ...]] = {
 RETURN_DELAY = {'feetech': Register('Return_Delay_Time', 7, 1, _unsigned),
                 'dynamixel': Register('Return_Delay_Time', 9, 1, _unsigned)}
 RETURN_DELAY_UNIT = 2e-6    # s per unit, both vendors
+MAX_RETURN_DELAY = 254      # units: the registers' range (both vendors)
+FEETECH_LOCK = 55           # STS Lock: 1 at power-on; 0 lets an EEPROM write be kept
 # A servo that waits longer than this before each reply is named in the warning (s).
 SLOW_REPLY = 20e-6
 
@@ -106,6 +112,14 @@ class RegisterReader(Protocol):
     """What the check needs of a bus (``SdkServoBus.read_register``)."""
 
     def read_register(self, servo_id: int, address: int, size: int) -> int | None: ...
+
+
+class RegisterWriter(RegisterReader, Protocol):
+    """What writing a register needs of a bus (``SdkServoBus``)."""
+
+    def write_register(self, servo_id: int, address: int, size: int, value: int) -> bool: ...
+
+    def set_torque(self, enabled: bool, ids: Sequence[int] | None = None) -> None: ...
 
 
 class DelayedBus(RegisterReader, Protocol):
@@ -211,8 +225,8 @@ def return_delay_note(delays: Mapping[str, float], wire_time: float) -> str:
     total = sum(delays.values())
     return (f'servos wait before each reply (Return_Delay_Time; {groups}): '
             f'{total * 1e3:.2f} ms of every bus cycle, beside {wire_time * 1e3:.2f} ms of its '
-            'bytes. LeRobot writes 0 into each servo on connect: write 0 once (EEPROM) for a '
-            'cycle that much shorter')
+            'bytes. LeRobot writes 0 into each servo on connect; servo_calibrate '
+            '--return-delay 0 writes it once (EEPROM) for a cycle that much shorter')
 
 
 def _first_names(names: list[str], shown: int = 3) -> str:
@@ -235,3 +249,38 @@ def adopt_return_delays(bus: DelayedBus, calibration: Calibration) -> str:
     bus.return_delay = max(delays.values(), default=0.0)
     return return_delay_note(delays, 1.0 / theoretical_rate(bus.read_bytes_per_cycle(),
                                                             bus.baudrate))
+
+
+def write_return_delays(bus: RegisterWriter, protocol: str, servos: Mapping[str, int],
+                        units: int) -> list[str]:
+    """Write Return_Delay_Time ``units`` (2 µs each) into every servo of ``servos`` (joint
+    name → servo id), then read it back: what went wrong, in words ([] when every servo
+    holds ``units``).
+
+    Torque goes off on every servo first and stays off (the arm must be supported): a
+    Dynamixel X refuses an EEPROM write with torque on. On Feetech each servo's Lock is
+    cleared for the write and set again after it. ``ValueError`` for ``units`` outside
+    0..MAX_RETURN_DELAY or an unknown protocol; :class:`~arm_servos.bus.BusError` when the
+    port fails."""
+    if not 0 <= units <= MAX_RETURN_DELAY:
+        raise ValueError(f'return delay {units}: expected 0..{MAX_RETURN_DELAY} units of 2 us')
+    if protocol not in RETURN_DELAY:
+        raise ValueError(f'protocol {protocol!r}: expected one of {", ".join(RETURN_DELAY)}')
+    register = RETURN_DELAY[protocol]
+    feetech = protocol == 'feetech'
+    bus.set_torque(False)
+    problems = []
+    for name, servo in servos.items():
+        unlocked = not feetech or bus.write_register(servo, FEETECH_LOCK, 1, 0)
+        wrote = unlocked and bus.write_register(servo, register.address, register.size, units)
+        if feetech and unlocked:
+            bus.write_register(servo, FEETECH_LOCK, 1, 1)
+        held = bus.read_register(servo, register.address, register.size)
+        if held == units:
+            continue
+        what = ('did not unlock its EEPROM (Lock)' if not unlocked else
+                'did not take the write' if not wrote else 'acknowledged the write')
+        now = 'no answer to a read' if held is None else f'holds {held}'
+        problems.append(f'{name} (servo {servo}) {what}: its {register.name} '
+                        f'(address {register.address}) {now}, not {units}')
+    return problems

@@ -135,6 +135,11 @@ class SdkServoBus(ServoBus):
         """The error bits to report for a status error byte (Dynamixel reads a register)."""
         return error
 
+    def refused_instruction(self, error: int) -> int:
+        """The status error that says the instruction was not carried out, 0 when it was
+        (a Feetech status carries alarms only)."""
+        return 0
+
     def receive(self) -> tuple[list[int], int]:
         """One status packet through the SDK's reader: (packet, COMM_* result)."""
         return self._packets.rxPacket(self._replies)
@@ -270,22 +275,29 @@ class SdkServoBus(ServoBus):
 
     def write_register(self, servo_id: int, address: int, size: int, value: int) -> bool:
         """Write one register of one servo (raw, little-endian) and wait for its status,
-        retried; False when the servo did not acknowledge it."""
+        retried; False when the servo did not acknowledge it, or refused it (its status
+        says so: noted in ``stats``, not retried)."""
         self._ensure_open()
         data = list((value & ((1 << 8 * size) - 1)).to_bytes(size, 'little'))
         for _ in range(self.retries + 1):
             try:
                 self._discard_input()
-                result, _ = self._packets.writeTxRx(self._port, servo_id, address, size, data)
+                result, error = self._packets.writeTxRx(self._port, servo_id, address, size,
+                                                        data)
             except PORT_ERRORS as exc:
                 raise self._port_lost(exc) from None
             except GARBLED:
-                result = self.sdk.COMM_RX_CORRUPT
+                result, error = self.sdk.COMM_RX_CORRUPT, 0
             finally:
                 self._release()
             self.stats.sent += 1
             if result == self.sdk.COMM_SUCCESS:
                 self.stats.received += 1
+                refused = self.refused_instruction(error)
+                if refused:
+                    self.stats.note(f'servo {servo_id} refused a write at {address} '
+                                    f'(status error {refused})')
+                    return False
                 return True
             self._count_failure(servo_id, result)
         return False

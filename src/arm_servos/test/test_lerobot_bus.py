@@ -20,7 +20,9 @@ from arm_servos.eeprom import (
     adopt_return_delays,
     check_eeprom,
     eeprom_mismatches,
+    RETURN_DELAY,
     return_delays,
+    write_return_delays,
 )
 from arm_servos.lerobot import load_calibration
 from arm_servos.safety import SafetyConfig, ServoSafety
@@ -267,3 +269,34 @@ def test_servos_at_the_factory_return_delay_are_named_with_what_they_cost(so101_
                                 '3.00 ms of every bus cycle, beside ')
         assert 'LeRobot writes 0' in words and len(words) < 300
         assert min(reads) >= 6 * 500e-6
+
+
+@pytest.mark.parametrize('name,protocol', ARMS)
+def test_the_return_delay_is_written_as_each_servo_keeps_an_eeprom_write(so101_urdf, tmp_path,
+                                                                         name, protocol):
+    """servo_calibrate --return-delay's write, on servos at the factory's 250 with torque on.
+    The simulated servos keep EEPROM as real ones do: a Dynamixel X refuses the write while
+    its torque is on (status error 7), an STS keeps it only while its Lock is 0 (locked at
+    power-on). A plain register write changes nothing on either; the write turns torque off
+    and, on Feetech, unlocks and locks again, and every servo then holds 0."""
+    _, path = owners_file(name)
+    calibration = load_calibration(path, so101_urdf, SO101_CHAIN)
+    register = RETURN_DELAY[protocol]
+    servos = {joint.name: joint.servo_id for joint in calibration.joints}
+    link = tmp_path / 'bus'
+    with SimProcess(link, protocol, ids=calibration.ids,
+                    extra=['--lerobot', str(path), '--return-delay', '250']):
+        bus = DRIVERS[protocol](str(link), calibration.ids, reply_timeout=0.2,
+                                cycle_budget=1.0)
+        bus.open()
+        try:
+            bus.set_torque(True)
+            first = calibration.ids[0]
+            bus.write_register(first, register.address, register.size, 0)
+            assert bus.read_register(first, register.address, register.size) == 250
+            assert write_return_delays(bus, protocol, servos, 0) == []
+            assert set(return_delays(bus, calibration).values()) == {0.0}
+            with pytest.raises(ValueError, match='expected 0..254'):
+                write_return_delays(bus, protocol, servos, 255)
+        finally:
+            bus.close()

@@ -2,7 +2,7 @@
 previous answer as seed (numeric solvers), or dynamic programming over every labelled
 solution (closed forms); the joint-jump, deviation, limit, contact and singularity checks
 between samples with the step halved where they fail (the timing is motion/path_timing.py,
-the condition numbers motion/path_conditions.py).
+the condition numbers motion/path_conditions.py, the stops' words motion/path_stops.py).
 See motion/path_ik.py for the rules. No ROS.
 
 Units: m, rad (m for prismatic joints), s.
@@ -11,7 +11,6 @@ Units: m, rad (m for prismatic joints), s.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 import math
 import time
 
@@ -21,35 +20,18 @@ from arm_kinematics.ik.result import ErrorCode, GoalType, IKResult
 from arm_kinematics.ik.solvers.base import SolveOptions, Solver
 from arm_kinematics.model.arm_model import ArmModel
 from arm_kinematics.motion.path_request import PathCode, PathSettings
+from arm_kinematics.motion.path_stops import (
+    beyond_reach,
+    failure,
+    joint_at_limit,
+    nearest_limit,
+    PathSample,
+    PathStop,
+    transition,
+)
 from arm_kinematics.motion.tool_path import ToolPath
 from arm_kinematics.motion.whole_turns import whole_turn_copies
 from arm_kinematics.scene.geometry import SafetyGeometry, Verdict
-
-# Tolerance of "at a joint limit" when naming the joint that stopped a path, rad (or m).
-AT_LIMIT = 1e-3
-
-
-@dataclass
-class PathStop:
-    """Why one sample or one step is refused."""
-
-    code: PathCode
-    message: str
-    ik_code: ErrorCode = ErrorCode.OK
-    joint: str = ''
-    joint_step: float = 0.0
-    condition: float = math.nan
-    # The sample's own refusal, the same from any sample before it (no solution at all, or
-    # the branch's pose refused: its whole-turn copies share it): the halving keeps it.
-    lasting: bool = False
-
-
-@dataclass
-class PathSample:
-    u: float                 # path parameter: sample index, fractional between samples
-    q: np.ndarray
-    label: str = ''
-
 
 # Samples of a closed form's unbroken prefix solved per call (PathRun._unbroken_prefix):
 # the first call takes PREFIX_WINDOW, each next one twice as many up to PREFIX_WINDOW_MAX,
@@ -119,29 +101,6 @@ class PathRun:
             return PathStop(PathCode.TIMEOUT, f'the path took longer than its timeout of '
                          f'{self.settings.timeout:g} s')
         return None
-
-    def _failure(self, result: IKResult, previous: np.ndarray | None) -> PathStop:
-        if result.code == ErrorCode.TIMED_OUT:
-            return PathStop(PathCode.TIMEOUT, f'{result.code.name}: {result.reason}', result.code)
-        joint = '' if previous is None else self._joint_at_limit(previous)
-        if result.code == ErrorCode.JOINT_LIMITS or joint:
-            name = joint or self._named_joint(result.reason)
-            return PathStop(PathCode.JOINT_LIMIT, f'{name or "a joint"} at its limit '
-                         f'({result.code.name}: {result.reason})', result.code, name)
-        return PathStop(PathCode.UNREACHABLE, f'{result.code.name}: {result.reason}', result.code)
-
-    def _named_joint(self, reason: str) -> str:
-        return next((name for name in self.model.joint_names if name in reason), '')
-
-    def _nearest_limit(self, q: np.ndarray) -> str:
-        model = self.model
-        margin = np.minimum(q - model.lower, model.upper - q)
-        return model.joint_names[int(np.argmin(margin))]
-
-    def _joint_at_limit(self, q: np.ndarray) -> str:
-        model = self.model
-        at = np.flatnonzero((q <= model.lower + AT_LIMIT) | (q >= model.upper - AT_LIMIT))
-        return model.joint_names[int(at[0])] if at.size else ''
 
     def _pose_checks(self, candidates: np.ndarray) -> tuple[np.ndarray, list[PathStop | None]]:
         """(ok mask, stop per candidate) for the limits, contacts and singularity."""
@@ -222,7 +181,7 @@ class PathRun:
         else:
             result = self._solve(u, self.start)
             if not result.success:
-                stop = self._failure(result, None)
+                stop = failure(self.model, result, None)
                 stop.lasting = stop.code != PathCode.TIMEOUT
                 return [], stop
             solutions = [(s.label, s.q) for s in result.solutions] or \
@@ -304,7 +263,7 @@ class PathRun:
             return PathSample(u, q, label), None
         result = self._solve(u, previous.q)
         if not result.success or result.q is None:
-            return None, self._failure(result, previous.q)
+            return None, failure(self.model, result, previous.q)
         ok, stops = self._pose_checks(np.asarray(result.q, dtype=float).reshape(1, -1))
         if not ok[0]:
             return None, stops[0]
@@ -346,24 +305,6 @@ class PathRun:
         return PathStop(PathCode.JOINT_LIMIT, f'branch {"/".join(labels)} has no solution inside '
                      f'the limits here (branches {", ".join(others)} have; a branch change is '
                      'not allowed)', ErrorCode.JOINT_LIMITS)
-
-    def _transition(self, a: PathSample, b: PathSample) -> PathStop | None:
-        """The jump and deviation checks between two consecutive samples."""
-        model, settings = self.model, self.settings
-        step = np.abs(b.q - a.q)
-        worst = int(step.argmax())
-        if step[worst] > settings.max_joint_step:
-            return PathStop(PathCode.JOINT_JUMP, f'{model.joint_names[worst]} would move '
-                         f'{step[worst]:.4f} between two samples (max_joint_step '
-                         f'{settings.max_joint_step:g})', joint=model.joint_names[worst],
-                         joint_step=float(step[worst]))
-        middle = model.kernel.fk(0.5 * (a.q + b.q))[:3, 3]
-        deviation = self.path.deviation(middle, a.u, b.u)
-        if deviation > settings.max_deviation:
-            return PathStop(PathCode.DEVIATION, f'the tool would leave the path by '
-                         f'{deviation:.4f} m between two samples (max_deviation '
-                         f'{settings.max_deviation:g} m)')
-        return None
 
     # ------------------------------------------------------------------ the path
     def warm_up(self) -> bool:
@@ -423,7 +364,7 @@ class PathRun:
                     if candidate is None and stop.lasting:
                         refused[(u, allowed)] = stop
             if candidate is not None:
-                stop = self._transition(current, candidate)
+                stop = transition(self.model, self.settings, self.path, current, candidate)
             if stop is None:
                 samples.append(candidate)
                 targets.pop()
@@ -431,10 +372,10 @@ class PathRun:
             if stop.code == PathCode.TIMEOUT or \
                     self.path.size(current.u, u) <= self.settings.min_step:
                 self.failed_u = u
-                joint = self._joint_at_limit(current.q)
+                joint = joint_at_limit(self.model, current.q)
                 if stop.code == PathCode.JOINT_LIMIT:
                     # The joint the last sample holds at its limit, else the one nearest it.
-                    stop.joint = joint or self._nearest_limit(current.q)
+                    stop.joint = joint or nearest_limit(self.model, current.q)
                 elif stop.code in (PathCode.JOINT_JUMP, PathCode.DEVIATION,
                                    PathCode.UNREACHABLE):
                     if joint:
@@ -492,7 +433,7 @@ class PathRun:
             alive = np.isfinite(cost)
             if not alive.any():
                 if same.any():
-                    stop = self._beyond_reach(motion, same)
+                    stop = beyond_reach(self.model, self.settings, motion, same)
                 else:
                     stop = self._vanished(sorted(set(prev_labels)), states)
                 break
@@ -528,18 +469,6 @@ class PathRun:
             return math.inf
         levels = math.ceil(math.log2(ratio)) if ratio > 1.0 else 0
         return (2.0 ** levels) * settings.max_joint_step + 1e-9
-
-    def _beyond_reach(self, motion: np.ndarray, same: np.ndarray) -> PathStop:
-        """The jump of the nearest allowed pair of states (S, P) of two layers, none of
-        which any halving of the step reaches."""
-        largest = np.where(same, motion.max(axis=2), np.inf)
-        state, before = np.unravel_index(int(np.argmin(largest)), largest.shape)
-        joint = int(np.argmax(motion[state, before]))
-        name, step = self.model.joint_names[joint], float(motion[state, before, joint])
-        return PathStop(PathCode.JOINT_JUMP, f'{name} would move {step:.4f} between two '
-                        'samples, more than halving the step to min_step allows '
-                        f'(max_joint_step {self.settings.max_joint_step:g})', joint=name,
-                        joint_step=step)
 
     def _unbroken_prefix(self, first: PathSample
                          ) -> tuple[list[PathSample], PathStop | None, bool]:

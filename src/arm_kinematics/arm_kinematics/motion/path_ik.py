@@ -58,7 +58,7 @@ from arm_kinematics.ik.solvers.base import SolveOptions
 # The request, the result and the batch are in their own modules; importable from here too.
 from arm_kinematics.motion.batch_ik import BatchIK, BatchTooLargeError, MAX_BATCH  # noqa: F401
 from arm_kinematics.motion.path_conditions import condition_number, condition_numbers
-from arm_kinematics.motion.path_following import PathRun, PathSample, PathStop
+from arm_kinematics.motion.path_following import PathRun
 from arm_kinematics.motion.path_request import (  # noqa: F401
     DEFAULT_MAX_CARTESIAN_STEP,
     DEFAULT_MAX_CONDITION,
@@ -79,6 +79,7 @@ from arm_kinematics.motion.path_request import (  # noqa: F401
     TIMINGS,
     ToolPose,
 )
+from arm_kinematics.motion.path_stops import PathSample, PathStop
 from arm_kinematics.motion.path_timing import time_joint_path
 from arm_kinematics.motion.tool_path import arc_points, build_tool_path, slerp_quaternion  # noqa: F401
 from arm_kinematics.scene.geometry import SafetyGeometry

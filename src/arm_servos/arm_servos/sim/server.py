@@ -260,14 +260,13 @@ class SimBus:
             self._reply(servo, clock, servo.read(address, size, clock))
         elif ins.instruction == WRITE:
             address, data = codec.write_request(ins.params)
-            if not servo.faults.missing:
-                servo.write(address, data, clock)
+            refused = servo.write(address, data, clock) if not servo.faults.missing else 0
             if ins.servo_id != BROADCAST:
-                self._reply(servo, clock, b'')
+                self._reply(servo, clock, b'', refused)
 
-    def _reply(self, servo: SimServo, clock: float, params: bytes) -> float:
-        return self._send(servo, clock, self.codec.status(servo.servo_id, servo.status_error(),
-                                                          params))
+    def _reply(self, servo: SimServo, clock: float, params: bytes, refused: int = 0) -> float:
+        error = refused or servo.status_error()
+        return self._send(servo, clock, self.codec.status(servo.servo_id, error, params))
 
     def _send(self, servo: SimServo, clock: float, packet: bytes) -> float:
         faults = servo.faults

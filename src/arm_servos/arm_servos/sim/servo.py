@@ -55,6 +55,11 @@ class Layout:
     torque_limit: int = 48       # Feetech Torque_Limit / Dynamixel Goal_Current (2 bytes)
     current_limit: int | None = None   # Dynamixel Current_Limit (2 bytes)
     return_delay: int = 7        # Return_Delay_Time (1 byte, 2 µs a unit; Dynamixel X: 9)
+    # EEPROM is every address below this one (the STS's 0-39, the X series' 0-63). A
+    # Dynamixel X refuses an EEPROM write while its torque is on (status error 7, access
+    # error); an STS keeps it only while its Lock register is 0 (Feetech: at 55).
+    eeprom_end: int = 40
+    lock: int | None = 55
 
 
 FEETECH = Layout(model=3, torque=40, goal=42, goal_size=2, position=56, position_size=2,
@@ -66,11 +71,12 @@ DYNAMIXEL = Layout(model=0, torque=64, goal=116, goal_size=4, position=132, posi
                    voltage=144, voltage_size=2, temperature=146, min_limit=52, max_limit=48,
                    limit_size=4, hardware_error=70, sign_magnitude=False, homing=20,
                    homing_size=4, drive_mode=10, torque_limit=102, current_limit=38,
-                   return_delay=9)
+                   return_delay=9, eeprom_end=64, lock=None)
 LAYOUTS = {'feetech': FEETECH, 'dynamixel': DYNAMIXEL}
 MODEL_NUMBERS = {'feetech': 777, 'dynamixel': 1060}   # STS3215, XL430-W250
 FULL_TORQUE = {'feetech': 1000, 'dynamixel': 1750}   # Torque_Limit 100 %; Current_Limit, mA
 OVERLOAD_LOAD = 800            # per mille: the STS3215's default Overload_Torque (80 %)
+ACCESS_ERROR = 7               # Dynamixel Protocol 2.0 status error: access error
 OVERLOAD_TIME = 1.0            # s of pushing at that load before the protection trips
 
 
@@ -126,6 +132,10 @@ class SimServo:
         if self.layout.drive_mode is not None:
             self.registers[self.layout.drive_mode] = self.drive_mode & 0xFF
         self.registers[self.layout.return_delay] = self.return_delay & 0xFF
+        if self.layout.lock is not None:
+            # Locked at power-on: a tool unlocks before it writes EEPROM, as LeRobot's
+            # disable_torque and Feetech's own examples (unLockEprom) do.
+            self.registers[self.layout.lock] = 1
         # A servo keeps its last goal across power cycles of the host: a stale goal.
         self._store(self.layout.goal, self.layout.goal_size,
                     round(self.position if self.goal is None else self.goal))
@@ -268,9 +278,20 @@ class SimServo:
             self.registers[layout.hardware_error] = self.faults.error_bits & 0xFF
         return bytes(self.registers[address:address + size])
 
-    def write(self, address: int, data: bytes, now: float) -> None:
+    def write(self, address: int, data: bytes, now: float) -> int:
+        """Write ``data`` at ``address``: the status error of the reply (0: done). An EEPROM
+        write the servo does not keep changes nothing: a Dynamixel with its torque on refuses
+        it (ACCESS_ERROR); an STS whose Lock is set acknowledges it, but a real one loses it
+        at the next power-off, which is what the simulation keeps of it."""
         self.advance(now)
+        layout = self.layout
+        if address < layout.eeprom_end:
+            if layout.lock is None and self.torque_on:
+                return ACCESS_ERROR
+            if layout.lock is not None and self.registers[layout.lock]:
+                return 0
         self.registers[address:address + len(data)] = data
+        return 0
 
     def status_error(self) -> int:
         """The error byte of this servo's status packets."""
