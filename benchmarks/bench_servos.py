@@ -253,7 +253,7 @@ def where_time_goes(core: BridgeCore, sim: SimProcess, seconds: float) -> dict[s
             'scheduling_ms': per_cycle - wire - bridge - simulated}
 
 
-def bus_figures(protocol: str, seconds: float, return_delay: int = 10) -> dict[str, Any]:
+def bus_figures(protocol: str, seconds: float, return_delay: int = 0) -> dict[str, Any]:
     from arm_servos.bridge import theoretical_rate
     from arm_servos.sim.process import SimProcess
     link = Path(tempfile.mkdtemp(prefix='bench_servos_')) / 'bus'
@@ -292,7 +292,7 @@ def bus_figures(protocol: str, seconds: float, return_delay: int = 10) -> dict[s
     return figures
 
 
-def node_rates(seconds: float) -> dict[str, Any]:
+def node_rates(seconds: float, return_delay: int = 0) -> dict[str, Any]:
     """joint_states per second from the servo_bridge node at two configured rates."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -320,7 +320,7 @@ def node_rates(seconds: float) -> dict[str, Any]:
                 executor.spin_once(timeout_sec=0.01)
             stamps.clear()
             link = Path(tempfile.mkdtemp(prefix='bench_servos_')) / 'bus'
-            with SimProcess(link, 'feetech') as _, \
+            with SimProcess(link, 'feetech', extra=['--return-delay', str(return_delay)]) as _, \
                     ProcessGroup(env=domain.environment()) as group:
                 bridge = group.start_node('arm_ik', 'servo_bridge', namespace='/so101', params={
                     'robot_description': REAL_ARMS['so101'].urdf(),
@@ -347,9 +347,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--quick', action='store_true', help='shorter runs, for smoke tests')
     parser.add_argument('--bus-only', action='store_true', help='leave out the node figures')
     parser.add_argument('--output', type=Path, default=REPO / 'bench_results.json')
-    parser.add_argument('--return-delay', type=int, default=10,
-                        help="the simulated servos' Return_Delay_Time, 2 us units (10: 20 us, "
-                        'as measured before; 0: as LeRobot leaves them; 250: the factory)')
+    parser.add_argument('--return-delay', type=int, default=0,
+                        help="the simulated servos' Return_Delay_Time, 2 us units (0, the "
+                        'default: as LeRobot and servo_calibrate --return-delay 0 leave them; '
+                        '10: 20 us, the figures before; 250: the factory)')
     args = parser.parse_args(argv)
     # As the servo_bridge node's main() does (arm_ik.nodes.servo_bridge): its bus thread and
     # the thread delivering commands hand the GIL over every 0.5 ms, not the default 5 ms.
@@ -394,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
                   f'({shares["sdk_and_pyserial"]:.0%} SDK+pyserial, '
                   f'{shares["arm_servos"]:.0%} arm_servos) + sim CPU {row["sim_cpu_ms"]:4.2f} '
                   f'+ scheduling {row["scheduling_ms"]:5.2f}')
-    rates = {} if args.bus_only else node_rates(2.0 if args.quick else 5.0)
+    rates = {} if args.bus_only else node_rates(2.0 if args.quick else 5.0, args.return_delay)
     section['node_joint_states_hz'] = rates
     for rate, received in rates.items():
         print(f'servo_bridge rate {rate} Hz: {received:.1f} joint_states/s received over DDS')

@@ -27,7 +27,8 @@ start-up). It is an EEPROM write: torque goes off and stays off, so support the 
         --template my_so101.yaml --return-delay 0
 
 Exit status 0 on success, 2 on bad input (URDF, template, ids, a joint not moved, a servo not
-answering), 1 when the port cannot be opened or the file cannot be written.
+answering), 1 when the port cannot be opened, the file cannot be written or a servo does not
+hold the return delay written.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from arm_servos.bus import BusError
 from arm_servos.calibrate import calibrate, plans_from, ServoPlan
 from arm_servos.calibration import CalibrationError, PROTOCOLS
 from arm_servos.drivers import DRIVERS
-from arm_servos.eeprom import MAX_RETURN_DELAY, write_return_delays
+from arm_servos.eeprom import MAX_RETURN_DELAY, SilentServosError, write_return_delays
 from arm_servos.sdk_bus import SdkServoBus
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -137,17 +138,20 @@ def _write(output: str, text: str, count: int) -> int:
     return EXIT_OK
 
 
-def _write_return_delay(args: argparse.Namespace, bus: SdkServoBus, plans: list,
+def _write_return_delay(args: argparse.Namespace, bus: SdkServoBus, plans: list[ServoPlan],
                         protocol: str) -> int:
     """Write Return_Delay_Time into every planned servo (torque off), then say what each
     holds."""
-    if not args.yes:
-        input(f'Torque goes off on servos {sorted(p.servo_id for p in plans)} and stays off: '
-              'support the arm, then press Enter ')
     try:
+        if not args.yes:
+            input(f'Torque goes off on servos {sorted(p.servo_id for p in plans)} and stays '
+                  'off: support the arm, then press Enter ')
         bus.open()
         problems = write_return_delays(bus, protocol, {p.name: p.servo_id for p in plans},
                                        args.return_delay)
+    except SilentServosError as error:
+        print(f'servo_calibrate: {error}', file=sys.stderr)
+        return EXIT_BAD_INPUT
     except BusError as error:
         print(f'servo_calibrate: {error}', file=sys.stderr)
         return EXIT_FAILED
@@ -169,8 +173,9 @@ def _write_return_delay(args: argparse.Namespace, bus: SdkServoBus, plans: list,
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.from_lerobot:
-        if not args.output:
-            print('servo_calibrate: --output is required', file=sys.stderr)
+        if not args.output or args.return_delay is not None:
+            print('servo_calibrate: --from-lerobot needs --output and takes no --return-delay '
+                  '(it writes a file; --return-delay writes the servos)', file=sys.stderr)
             return EXIT_BAD_INPUT
         return _from_lerobot(args)
     if not args.port:
@@ -178,6 +183,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     if args.return_delay is None and not args.output:
         print('servo_calibrate: --output is required (unless --return-delay)', file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.return_delay is not None and args.output:
+        print('servo_calibrate: --return-delay writes the servos, not a file: leave out '
+              '--output (or calibrate in a run of its own)', file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.return_delay is not None and not 0 <= args.return_delay <= MAX_RETURN_DELAY:
         print(f'servo_calibrate: --return-delay must be 0..{MAX_RETURN_DELAY} (units of 2 us), '

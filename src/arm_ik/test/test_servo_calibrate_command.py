@@ -129,7 +129,8 @@ def test_from_lerobot_refuses_a_motor_the_urdf_lacks(tmp_path):
 
 def test_return_delay_writes_every_servo_of_the_template_and_nothing_else(sim, tmp_path):
     """--return-delay 0 writes Return_Delay_Time 0 (EEPROM, torque off) into every servo of
-    the template and exits without a calibration; a value outside 0..254 exits 2."""
+    the template and exits without a calibration; a value outside 0..254, or a servo that does
+    not answer (before anything is written), exits 2."""
     from arm_servos.drivers import DRIVERS
     from arm_servos.eeprom import RETURN_DELAY
     _, link = sim
@@ -138,6 +139,11 @@ def test_return_delay_writes_every_servo_of_the_template_and_nothing_else(sim, t
     run = _calibrate(*common, '--return-delay', '300')
     _, err = run.communicate(timeout=60)
     assert run.returncode == 2 and '--return-delay must be 0..254' in err, err
+    run = _calibrate('--urdf', str(REAL_ARMS['so101'].path), '--port', link, '--ids',
+                     '1,2,3,4,9', '--tip', 'gripper_frame_link', '--yes', '--return-delay', '0')
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 2 and 'no answer from wrist_roll (id 9): nothing written' in err
+    assert 'Traceback' not in err
     run = _calibrate(*common, '--return-delay', '0')
     out, err = run.communicate(timeout=60)
     assert run.returncode == 0, err

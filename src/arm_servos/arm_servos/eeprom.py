@@ -31,7 +31,7 @@ when unlocked), as LeRobot's ``disable_torque``/``enable_torque`` do.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -116,6 +116,8 @@ class RegisterReader(Protocol):
 
 class RegisterWriter(RegisterReader, Protocol):
     """What writing a register needs of a bus (``SdkServoBus``)."""
+
+    def ping(self, ids: Iterable[int] | None = None) -> dict[int, int | None]: ...
 
     def write_register(self, servo_id: int, address: int, size: int, value: int) -> bool: ...
 
@@ -251,21 +253,34 @@ def adopt_return_delays(bus: DelayedBus, calibration: Calibration) -> str:
                                                             bus.baudrate))
 
 
+class SilentServosError(ValueError):
+    """Servos that did not answer a ping: nothing was written (the ids or the wiring are
+    wrong)."""
+
+
 def write_return_delays(bus: RegisterWriter, protocol: str, servos: Mapping[str, int],
                         units: int) -> list[str]:
     """Write Return_Delay_Time ``units`` (2 µs each) into every servo of ``servos`` (joint
     name → servo id), then read it back: what went wrong, in words ([] when every servo
-    holds ``units``).
+    holds ``units`` and, on Feetech, is locked again).
 
-    Torque goes off on every servo first and stays off (the arm must be supported): a
-    Dynamixel X refuses an EEPROM write with torque on. On Feetech each servo's Lock is
-    cleared for the write and set again after it. ``ValueError`` for ``units`` outside
-    0..MAX_RETURN_DELAY or an unknown protocol; :class:`~arm_servos.bus.BusError` when the
-    port fails."""
+    Every servo must answer a ping first (:class:`SilentServosError` names the silent ones,
+    before any write). Torque then goes off on every servo and stays off (the arm must be
+    supported): a Dynamixel X refuses an EEPROM write with torque on. On Feetech each
+    servo's Lock is cleared for the write and set again after it (a real STS keeps a write
+    made while locked only until power-off, so it must be unlocked to last). ``ValueError``
+    for ``units`` outside 0..MAX_RETURN_DELAY or an unknown protocol;
+    :class:`~arm_servos.bus.BusError` when the port fails."""
     if not 0 <= units <= MAX_RETURN_DELAY:
         raise ValueError(f'return delay {units}: expected 0..{MAX_RETURN_DELAY} units of 2 us')
     if protocol not in RETURN_DELAY:
         raise ValueError(f'protocol {protocol!r}: expected one of {", ".join(RETURN_DELAY)}')
+    models = bus.ping(list(servos.values()))
+    silent = [f'{name} (id {servo})' for name, servo in servos.items()
+              if models.get(servo) is None]
+    if silent:
+        raise SilentServosError(f'no answer from {", ".join(silent)}: nothing written; check '
+                                'the cable, the power supply and the ids')
     register = RETURN_DELAY[protocol]
     feetech = protocol == 'feetech'
     bus.set_torque(False)
@@ -273,14 +288,16 @@ def write_return_delays(bus: RegisterWriter, protocol: str, servos: Mapping[str,
     for name, servo in servos.items():
         unlocked = not feetech or bus.write_register(servo, FEETECH_LOCK, 1, 0)
         wrote = unlocked and bus.write_register(servo, register.address, register.size, units)
-        if feetech and unlocked:
-            bus.write_register(servo, FEETECH_LOCK, 1, 1)
+        locked = not feetech or not unlocked or bus.write_register(servo, FEETECH_LOCK, 1, 1)
         held = bus.read_register(servo, register.address, register.size)
-        if held == units:
-            continue
-        what = ('did not unlock its EEPROM (Lock)' if not unlocked else
-                'did not take the write' if not wrote else 'acknowledged the write')
-        now = 'no answer to a read' if held is None else f'holds {held}'
-        problems.append(f'{name} (servo {servo}) {what}: its {register.name} '
-                        f'(address {register.address}) {now}, not {units}')
+        where = f'{name} (servo {servo})'
+        if held != units:
+            what = ('did not unlock its EEPROM (Lock)' if not unlocked else
+                    'did not take the write' if not wrote else 'acknowledged the write')
+            now = 'no answer to a read' if held is None else f'holds {held}'
+            problems.append(f'{where} {what}: its {register.name} (address '
+                            f'{register.address}) {now}, not {units}')
+        elif not locked:
+            problems.append(f'{where} holds {units} but did not lock its EEPROM again (Lock '
+                            f'at {FEETECH_LOCK}): power it off and on before relying on it')
     return problems

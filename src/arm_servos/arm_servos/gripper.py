@@ -221,5 +221,6 @@ def write_torque_limit(protocol: str, servo_id: int, fraction: float,
         value = round(limit * fraction)
         address = DYNAMIXEL_GOAL_CURRENT
     if not write(servo_id, address, 2, value):
-        return f'servo {servo_id} did not acknowledge its torque limit ({value} at {address})'
+        return (f'servo {servo_id} did not acknowledge its torque limit, or refused it ({value} '
+                f'at {address})')
     return ''
