@@ -272,8 +272,14 @@ def test_unserved_options_are_refused_in_words(stack):
 
 
 def slow_trajectory(client, delta=0.6) -> RobotTrajectory:
-    """A slow planned turn of the base by ``delta`` from where the arm is."""
-    start = client.recorder.latest()
+    """A slow planned turn of the base by ``delta`` from where the arm is held.
+
+    Held, not the latest joint state: a loaded client reads joint_states late, and an arm
+    still finishing the move before (or a rerun's arm, still moving when its first try
+    failed) gave a first point 0.029 rad from where the executor saw it, which it refused
+    (start_mismatch, tolerance 0.02 rad)."""
+    start = client.recorder.held()
+    assert start is not None, 'the arm is not held still before the trajectory is planned'
     goal = joint_goal(start + np.array([delta, 0, 0, 0, 0, 0]))
     goal.request.max_velocity_scaling_factor = 0.05
     plan = GetMotionPlan.Request()
