@@ -253,6 +253,12 @@ def adopt_return_delays(bus: DelayedBus, calibration: Calibration) -> str:
                                                             bus.baudrate))
 
 
+# Pings and reads of a one-off EEPROM write, each round with the bus's own retries: nothing
+# moves and no cycle is due, so a reply lost on a loaded machine is asked for again rather
+# than taken for a silent servo.
+PATIENT_ROUNDS = 3
+
+
 class SilentServosError(ValueError):
     """Servos that did not answer a ping: nothing was written (the ids or the wiring are
     wrong)."""
@@ -276,6 +282,11 @@ def write_return_delays(bus: RegisterWriter, protocol: str, servos: Mapping[str,
     if protocol not in RETURN_DELAY:
         raise ValueError(f'protocol {protocol!r}: expected one of {", ".join(RETURN_DELAY)}')
     models = bus.ping(list(servos.values()))
+    for _ in range(PATIENT_ROUNDS - 1):
+        quiet = [servo for servo in servos.values() if models.get(servo) is None]
+        if not quiet:
+            break
+        models.update(bus.ping(quiet))
     silent = [f'{name} (id {servo})' for name, servo in servos.items()
               if models.get(servo) is None]
     if silent:
@@ -289,7 +300,11 @@ def write_return_delays(bus: RegisterWriter, protocol: str, servos: Mapping[str,
         unlocked = not feetech or bus.write_register(servo, FEETECH_LOCK, 1, 0)
         wrote = unlocked and bus.write_register(servo, register.address, register.size, units)
         locked = not feetech or not unlocked or bus.write_register(servo, FEETECH_LOCK, 1, 1)
-        held = bus.read_register(servo, register.address, register.size)
+        held = None
+        for _ in range(PATIENT_ROUNDS):
+            held = bus.read_register(servo, register.address, register.size)
+            if held is not None:
+                break
         where = f'{name} (servo {servo})'
         if held != units:
             what = ('did not unlock its EEPROM (Lock)' if not unlocked else
