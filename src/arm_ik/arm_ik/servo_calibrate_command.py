@@ -34,9 +34,11 @@ hold the return delay written.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 import sys
 import threading
 import time
+from typing import TypeVar
 
 from arm_ik.arm_config import read_description
 from arm_ik.command_line import EXIT_BAD_INPUT, UsageErrorParser
@@ -50,6 +52,7 @@ from arm_servos.eeprom import MAX_RETURN_DELAY, SilentServosError, write_return_
 from arm_servos.sdk_bus import SdkServoBus
 
 EXIT_OK, EXIT_FAILED = 0, 1
+T = TypeVar('T')
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -138,28 +141,41 @@ def _write(output: str, text: str, count: int) -> int:
     return EXIT_OK
 
 
+def _on_the_bus(bus: SdkServoBus, work: Callable[[], T],
+                bad_input: tuple[type[Exception], ...], interrupted: str
+                ) -> tuple[T | None, int | None]:
+    """``work()`` with ``bus`` open, closed after it: (its result, None), or (None, the exit
+    status) once the error is printed (``bad_input`` errors exit 2, the bus's 1)."""
+    try:
+        bus.open()
+        return work(), None
+    except bad_input as error:
+        print(f'servo_calibrate: {error}', file=sys.stderr)
+        return None, EXIT_BAD_INPUT
+    except BusError as error:
+        print(f'servo_calibrate: {error}', file=sys.stderr)
+        return None, EXIT_FAILED
+    except (KeyboardInterrupt, EOFError):
+        print(f'servo_calibrate: {interrupted}', file=sys.stderr)
+        return None, EXIT_FAILED
+    finally:
+        bus.close()
+
+
 def _write_return_delay(args: argparse.Namespace, bus: SdkServoBus, plans: list[ServoPlan],
                         protocol: str) -> int:
     """Write Return_Delay_Time into every planned servo (torque off), then say what each
     holds."""
-    try:
+    def write() -> list[str]:
         if not args.yes:
             input(f'Torque goes off on servos {sorted(p.servo_id for p in plans)} and stays '
                   'off: support the arm, then press Enter ')
-        bus.open()
-        problems = write_return_delays(bus, protocol, {p.name: p.servo_id for p in plans},
-                                       args.return_delay)
-    except SilentServosError as error:
-        print(f'servo_calibrate: {error}', file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except BusError as error:
-        print(f'servo_calibrate: {error}', file=sys.stderr)
-        return EXIT_FAILED
-    except (KeyboardInterrupt, EOFError):
-        print('servo_calibrate: interrupted', file=sys.stderr)
-        return EXIT_FAILED
-    finally:
-        bus.close()
+        return write_return_delays(bus, protocol, {p.name: p.servo_id for p in plans},
+                                   args.return_delay)
+
+    problems, status = _on_the_bus(bus, write, (SilentServosError,), 'interrupted')
+    if status is not None:
+        return status
     for problem in problems:
         print(f'servo_calibrate: {problem}', file=sys.stderr)
     if problems:
@@ -227,21 +243,12 @@ def main(argv: list[str] | None = None) -> int:
 
         def sweeping() -> bool:
             return not stop.is_set()
-    try:
-        bus.open()
-        result = calibrate(bus, plans, protocol, baudrate, arm.joints, arm.chain, ask,
-                           lambda line: print(line, flush=True), sweeping)
-    except CalibrationError as error:
-        print(f'servo_calibrate: {error}', file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except BusError as error:
-        print(f'servo_calibrate: {error}', file=sys.stderr)
-        return EXIT_FAILED
-    except (KeyboardInterrupt, EOFError):
-        print('servo_calibrate: interrupted, nothing written', file=sys.stderr)
-        return EXIT_FAILED
-    finally:
-        bus.close()
+    result, status = _on_the_bus(
+        bus, lambda: calibrate(bus, plans, protocol, baudrate, arm.joints, arm.chain, ask,
+                               lambda line: print(line, flush=True), sweeping),
+        (CalibrationError,), 'interrupted, nothing written')
+    if status is not None:
+        return status
     header = (f'Written by servo_calibrate from {args.urdf} (chain {", ".join(arm.chain)}).\n'
               'offset: ticks at the URDF zero; range: measured travel cut to the URDF limits.')
     return _write(args.output, result.to_yaml(header), len(result.joints))
