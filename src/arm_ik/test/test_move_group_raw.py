@@ -289,6 +289,21 @@ def slow_trajectory(client, delta=0.6) -> RobotTrajectory:
     return reply.motion_plan_response.trajectory
 
 
+def moving(client, trajectory: RobotTrajectory, timeout: float = 30.0) -> None:
+    """Return once joint_states show the arm leaving ``trajectory``'s first point.
+
+    A fixed second after the goal was sent is not enough on a loaded machine: a stop event
+    that reaches move_group before the execution has begun stops nothing, the trajectory then
+    runs to its end, and the next test finds the arm still moving."""
+    planned = trajectory.joint_trajectory
+    first = dict(zip(planned.joint_names, planned.points[0].positions))
+    first = np.array([first[name] for name in JOINTS])
+    deadline = time.monotonic() + timeout
+    while np.abs(client.recorder.latest() - first).max() < 1e-4:   # a held arm: exactly 0
+        assert time.monotonic() < deadline, f'the arm did not start moving within {timeout} s'
+        time.sleep(0.05)
+
+
 def test_plan_and_execute_with_move_action(stack):
     client, _ = stack
     start = client.recorder.latest()
@@ -306,7 +321,7 @@ def test_a_goal_while_another_executes_preempts_without_a_jump(stack):
     action = client.action(ExecuteTrajectory, 'execute_trajectory')
     handle = wait(action.send_goal_async(first))
     first_result = handle.get_result_async()
-    time.sleep(1.0)
+    moving(client, first.trajectory)
     start = client.recorder.latest()
     _, second = run_goal(client, MoveGroup, 'move_action', joint_goal(start - 0.1))
     result = wait(first_result)
@@ -325,7 +340,7 @@ def test_cancel_ends_canceled_and_nothing_more_moves(stack):
     action = client.action(ExecuteTrajectory, 'execute_trajectory')
     handle = wait(action.send_goal_async(goal))
     result_future = handle.get_result_async()
-    time.sleep(1.0)
+    moving(client, goal.trajectory)
     wait(handle.cancel_goal_async())
     result = wait(result_future)
     from action_msgs.msg import GoalStatus
@@ -340,7 +355,7 @@ def test_stop_event_holds_the_arm(stack):
     action = client.action(ExecuteTrajectory, 'execute_trajectory')
     handle = wait(action.send_goal_async(goal))
     result_future = handle.get_result_async()
-    time.sleep(1.0)
+    moving(client, goal.trajectory)
     client.publisher.publish(String(data='stop'))
     result = wait(result_future)
     assert result.result.error_code.val == MoveItErrorCodes.PREEMPTED
