@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+import functools
 import threading
 import time
 
@@ -64,11 +65,9 @@ class Client:
         raise AssertionError(f'no reply from {name} within {timeout:.0f} s')
 
     def action(self, kind, name: str, timeout: float = 30.0):
-        """The node's action client of ``name``, made once and kept, like its service
-        clients: a new client's first goal can go unanswered when the server has not yet
-        matched the client's reply reader (wait_for_server sees the client's side only);
-        seen under load, a goal sent through a client made for one test never accepted
-        within 60 s."""
+        """The node's action client of ``name`` (:func:`_locked_action_client`), made once
+        and kept, like its service clients (each client made adds its entities to every
+        wake-up of the node's executor)."""
         client = self._clients.get((kind, name))
         if client is None:
             client = self._clients[(kind, name)] = _locked_action_client()(self.node, kind,
@@ -86,6 +85,7 @@ class Client:
         rclpy.try_shutdown(context=self.context)
 
 
+@functools.cache
 def _locked_action_client() -> type:
     """rclpy's ActionClient with the fix of rclpy#1123 (rclpy#1308: in Kilted, not in the
     Jazzy wheels): a request is sent and its future stored under one lock, which the
