@@ -4,7 +4,8 @@ Everything runs in the runner's main thread: the blocking step methods spin the 
 executor while they wait. No background spinner on purpose: rclpy's ActionClient (Jazzy)
 registers a goal's future only after sending the request, so a response taken by another
 thread in between is dropped ("Ignoring unexpected goal response") and the goal never
-answers. Ctrl-C lands in the main thread as KeyboardInterrupt. Each step returns a
+answers (LockedActionClient, used here too, mends that). Ctrl-C lands in the main thread as
+KeyboardInterrupt. Each step returns a
 ``StepResult`` (ok or not, and a line for the log).
 
 The results of its own MoveToTarget goals are republished on ``demo/move_results``
@@ -23,7 +24,6 @@ import time
 from action_msgs.msg import GoalStatus
 from geometry_msgs.msg import Point
 import rclpy
-from rclpy.action import ActionClient
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -34,7 +34,7 @@ from std_srvs.srv import Trigger
 from arm_bringup.scenario import IKQuery, Move
 from arm_ik.client import IKClient
 from arm_ik.goal_refusals import RefusalWords, WORDS_WAIT
-from arm_ik.middleware import call_until_answered, GoalCourier
+from arm_ik.middleware import call_until_answered, GoalCourier, LockedActionClient
 from arm_ik.nodes.common import constant_names, LATCHED_QOS
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import ArmInfo, ExecutorStatus, MotionErrorCode, SafetyStatus, TargetStatus
@@ -73,7 +73,7 @@ class DemoDriver(Node):
         self.arm = arm
         self.info: ArmInfo | None = None
         self.ik = IKClient(self, arm)
-        self.action = ActionClient(self, MoveToTarget,
+        self.action = LockedActionClient(self, MoveToTarget,
                                    f'/{arm}/trajectory_executor/move_to_target')
         self.refusals = RefusalWords(self, f'/{arm}/trajectory_executor/move_to_target')
         self.run_cycle_client = self.create_client(Trigger, f'/{arm}/target_input/run_cycle')

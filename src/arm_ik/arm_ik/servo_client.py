@@ -39,8 +39,9 @@ class BridgeClient:
                  client_name: str = 'servo_client', domain_id: int | None = None) -> None:
         from control_msgs.action import FollowJointTrajectory
         import rclpy
-        from rclpy.action import ActionClient
         from rclpy.executors import SingleThreadedExecutor
+
+        from arm_ik.middleware import LockedActionClient
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=domain_id)
         self.node = rclpy.create_node(client_name, context=self.context)
@@ -49,7 +50,7 @@ class BridgeClient:
         self.prefix = f'{ns.rstrip("/")}/{node_name}'
         self.timeout = timeout
         self._clients: dict[str, object] = {}
-        self.action = ActionClient(self.node, FollowJointTrajectory,
+        self.action = LockedActionClient(self.node, FollowJointTrajectory,
                                    f'{self.prefix}/follow_joint_trajectory')
         self._refusals = None       # arm_ik.goal_refusals.RefusalWords, before the first goal
 

@@ -1,5 +1,5 @@
-"""HandoffExecutor and ServiceLoop (arm_ik.middleware). ServiceLoop: a server node in this
-process, served by the loop, called over DDS by the test's own node."""
+"""HandoffExecutor, ServiceLoop and LockedActionClient (arm_ik.middleware). ServiceLoop: a
+server node in this process, served by the loop, called over DDS by the test's own node."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
 from arm_ik.client import SERVICE_QOS
-from arm_ik.middleware import HandoffExecutor, SERVICE_LOOP_WAKE, ServiceLoop
+from arm_ik.middleware import HandoffExecutor, LockedActionClient, SERVICE_LOOP_WAKE, ServiceLoop
+from arm_interfaces.action import MoveToTarget
 from arm_interfaces.srv import SolveIK
 from arm_testing.ros_harness import call_service, wait_for
 
@@ -147,5 +148,59 @@ def test_the_handoff_executor_starts_every_pool_thread_at_once(ros_domain):
         executor = HandoffExecutor(num_threads=4, context=context)
         assert threading.active_count() == before + 4
         executor.shutdown()
+    finally:
+        rclpy.shutdown(context=context)
+
+
+class _SlowSend:
+    """An action client handle whose goal request, once sent, takes ``pause`` s to return:
+    the window of rclpy#1123, between sending a request and storing its future."""
+
+    def __init__(self, handle, pause: float) -> None:
+        import threading
+        self._handle, self._pause = handle, pause
+        self.sent = threading.Event()
+        self.sequence = None
+
+    def send_goal_request(self, request):
+        self.sequence = self._handle.send_goal_request(request)
+        self.sent.set()
+        time.sleep(self._pause)
+        return self.sequence
+
+    def __getattr__(self, name):
+        return getattr(self._handle, name)
+
+
+def test_a_goal_reply_handled_while_the_goal_is_being_sent_is_kept(ros_domain):
+    # rclpy#1123: the reply is handled by another executor thread before send_goal_async has
+    # stored its future. Jazzy's stock ActionClient drops it ("Ignoring unexpected goal
+    # response") and the goal is never answered; the locked client handles it after the send.
+    import threading
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=ros_domain.domain_id)
+    try:
+        node = rclpy.create_node('locked_client', context=context,
+                                 start_parameter_services=False)
+        client = LockedActionClient(node, MoveToTarget, 'move_to_target')
+        slow = client._client_handle = _SlowSend(client._client_handle, pause=0.3)
+        handled = threading.Event()
+
+        def reply() -> None:
+            slow.sent.wait(REPLY)
+            response = MoveToTarget.Impl.SendGoalService.Response(accepted=True)
+            coroutine = client.execute({'goal': (slow.sequence, response)})
+            with pytest.raises(StopIteration):
+                coroutine.send(None)
+            handled.set()
+
+        replier = threading.Thread(target=reply)
+        replier.start()
+        future = client.send_goal_async(MoveToTarget.Goal())
+        replier.join(REPLY)
+        assert handled.is_set()
+        assert future.done() and future.result().accepted
+        client.destroy()
+        node.destroy_node()
     finally:
         rclpy.shutdown(context=context)

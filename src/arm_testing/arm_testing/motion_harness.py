@@ -90,7 +90,6 @@ class MotionClient:
                  fake_arm: np.ndarray | None = None,
                  measured_topic: str = 'measured_joint_states') -> None:
         import rclpy
-        from rclpy.action import ActionClient
         from rclpy.executors import SingleThreadedExecutor
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Bool, Float64MultiArray
@@ -98,6 +97,7 @@ class MotionClient:
         from trajectory_msgs.msg import JointTrajectory
         from visualization_msgs.msg import MarkerArray
 
+        from arm_ik.middleware import LockedActionClient
         from arm_ik.nodes.common import LATCHED_QOS
         from arm_interfaces.action import MoveToTarget
         from arm_interfaces.msg import ExecutorStatus
@@ -131,7 +131,8 @@ class MotionClient:
             topic = controller_topic or 'joint_trajectory_controller/joint_trajectory'
             node.create_subscription(JointTrajectory, f'{namespace}/{topic}', self.commands.add,
                                      100)
-        self.action = ActionClient(node, MoveToTarget, f'{namespace}/{EXECUTOR}/move_to_target')
+        self.action = LockedActionClient(node, MoveToTarget,
+                                         f'{namespace}/{EXECUTOR}/move_to_target')
         self.reset_client = node.create_client(Trigger, f'{namespace}/{EXECUTOR}/reset')
         self.execute_client = node.create_client(ExecuteTrajectory,
                                                  f'{namespace}/{EXECUTOR}/execute_trajectory')

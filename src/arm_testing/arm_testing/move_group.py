@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-import functools
 import threading
 import time
 
@@ -65,13 +64,13 @@ class Client:
         raise AssertionError(f'no reply from {name} within {timeout:.0f} s')
 
     def action(self, kind, name: str, timeout: float = 30.0):
-        """The node's action client of ``name`` (:func:`_locked_action_client`), made once
-        and kept, like its service clients (each client made adds its entities to every
-        wake-up of the node's executor)."""
+        """The node's action client of ``name`` (arm_ik's LockedActionClient: rclpy#1123's
+        fix), made once and kept, like its service clients (each client made adds its
+        entities to every wake-up of the node's executor)."""
+        from arm_ik.middleware import LockedActionClient
         client = self._clients.get((kind, name))
         if client is None:
-            client = self._clients[(kind, name)] = _locked_action_client()(self.node, kind,
-                                                                          name)
+            client = self._clients[(kind, name)] = LockedActionClient(self.node, kind, name)
         if not client.wait_for_server(timeout_sec=timeout):
             raise AssertionError(f'action {name} is not available')
         return client
@@ -83,40 +82,6 @@ class Client:
         self.executor.shutdown()
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
-
-
-@functools.cache
-def _locked_action_client() -> type:
-    """rclpy's ActionClient with the fix of rclpy#1123 (rclpy#1308: in Kilted, not in the
-    Jazzy wheels): a request is sent and its future stored under one lock, which the
-    responses' handling takes too. Without it, a reply that another executor thread handles
-    before the future is stored is dropped, and the goal, cancel or result is never answered:
-    seen here under load, a goal to move_group unanswered within 60 s in one module run in
-    two, with this client's executor spinning on its own thread."""
-    from rclpy.action import ActionClient
-
-    class LockedActionClient(ActionClient):
-        def __init__(self, *args, **kwargs) -> None:
-            super().__init__(*args, **kwargs)
-            self._send_lock = threading.RLock()   # a feedback callback may send
-
-        def send_goal_async(self, *args, **kwargs):
-            with self._send_lock:
-                return super().send_goal_async(*args, **kwargs)
-
-        def _cancel_goal_async(self, goal_handle):
-            with self._send_lock:
-                return super()._cancel_goal_async(goal_handle)
-
-        def _get_result_async(self, goal_handle):
-            with self._send_lock:
-                return super()._get_result_async(goal_handle)
-
-        async def execute(self, taken_data):
-            with self._send_lock:
-                return await super().execute(taken_data)
-
-    return LockedActionClient
 
 
 def _reentrant_node(name: str, context):

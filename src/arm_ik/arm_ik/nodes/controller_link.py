@@ -16,10 +16,10 @@ stays in the list ``cancel_all`` walks until the server answers the cancel, ends
 is gone (``ControllerGoalMonitor.released``): an emergency stop always cancels it again.
 
 Every request to the server (goal, result, cancel) goes out from the poll timer, which shares
-a mutually exclusive callback group with the action client: rclpy's ActionClient loses a
-response that another thread processes before the request's future is registered
-(ros2/rclpy#1123), so no request is ever sent while the client may be taking one. Callbacks
-of the futures only record what came.
+a mutually exclusive callback group with the action client, and the client is
+``LockedActionClient``: rclpy's ActionClient (the Jazzy wheels) loses a response that another
+thread processes before the request's future is registered (ros2/rclpy#1123). Callbacks of
+the futures only record what came.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ import threading
 import time
 
 from control_msgs.action import FollowJointTrajectory
-from rclpy.action import ActionClient
 from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
 
+from arm_ik.middleware import LockedActionClient
 from arm_ik.nodes.control_messages import tolerances_of
 from arm_ik.nodes.conversions import seconds_of
 from arm_kinematics.control.client_state import (
@@ -84,7 +84,7 @@ class ControllerLink:
         self.node = node
         self.waits = waits
         self.goal_time = goal_time
-        self.client = ActionClient(node, FollowJointTrajectory, action, callback_group=group)
+        self.client = LockedActionClient(node, FollowJointTrajectory, action, callback_group=group)
         self.action = node.resolve_topic_name(action)
         self._on_outcome = on_outcome
         self._lock = threading.Lock()

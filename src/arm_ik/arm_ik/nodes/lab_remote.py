@@ -10,7 +10,6 @@ import time
 from typing import Any
 
 from rcl_interfaces.srv import GetParameters, SetParameters
-from rclpy.action import ActionClient
 from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
 from rclpy.parameter import Parameter, parameter_value_to_python
@@ -19,6 +18,7 @@ from std_srvs.srv import Trigger
 
 from arm_ik.client import SERVICE_QOS
 from arm_ik.lab.controls import EXECUTOR, IK_SERVER, SAFETY
+from arm_ik.middleware import LockedActionClient
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.srv import GetJointMap, SolveIK
 
@@ -106,7 +106,7 @@ class Pipeline:
                                               callback_group=group),
             'cycle_stop': node.create_client(Trigger, f'{target}/stop_cycle',
                                              callback_group=group)}
-        self.move_client = ActionClient(node, MoveToTarget, f'{executor}/move_to_target',
+        self.move_client = LockedActionClient(node, MoveToTarget, f'{executor}/move_to_target',
                                         callback_group=group)
         self._full_names = {key: self.qualified(r.name) for key, r in self.remotes.items()}
         # Every node that holds robot_description, executor first (it refuses while the arm

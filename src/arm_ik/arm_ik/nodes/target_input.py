@@ -37,7 +37,6 @@ import time
 from geometry_msgs.msg import PointStamped, PoseStamped
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.action import ActionClient
 from rclpy.exceptions import ParameterException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -46,7 +45,7 @@ from std_srvs.srv import Trigger
 from visualization_msgs.msg import Marker
 
 from arm_ik.goal_refusals import RefusalWords, WORDS_WAIT
-from arm_ik.middleware import GoalCourier
+from arm_ik.middleware import GoalCourier, LockedActionClient
 from arm_ik.nodes import marker_messages, task_messages
 from arm_ik.nodes import target_input_parameters as params
 from arm_ik.nodes.common import (
@@ -115,7 +114,7 @@ class TargetInput(Node):
             raise StartupError(str(error)) from None
         self.base_frame = self.model.base_link
         action_name = self.get_parameter('action_name').value
-        self.client = ActionClient(self, MoveToTarget, action_name)
+        self.client = LockedActionClient(self, MoveToTarget, action_name)
         self.action_path = self.resolve_topic_name(action_name)
         # A rejection's reason: the executor's words, waited for up to WORDS_WAIT s.
         self.refusals = RefusalWords(self, self.action_path)
