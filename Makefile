@@ -41,6 +41,8 @@ TEST_WORKERS ?= 3
 # mend, most often a time bound a loaded machine broke (docs/tests.md, "Reruns"). 0: none.
 TEST_RERUNS ?= 1
 CORE_TEST_WORKERS ?= 2
+# A command put before the core tests' processes (make test: 'nice -n 19').
+CORE_NICE ?=
 # Packages colcon builds at once: one more than the cores. moveit_msgs, the longest build, then
 # starts as soon as the two small packages it needs are built, instead of after every package
 # alphabetically before it (a fresh build 2 min 06 s -> 1 min 48 s here).
@@ -137,8 +139,8 @@ CORE_PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 $(CORE_VENV)/.installed: requirements/core.txt
 	rm -rf $(CORE_VENV)
 	$(CORE_PYTHON) -m venv $(CORE_VENV)
-	$(CORE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
-	  -r requirements/core.txt
+	$(CORE_NICE) $(CORE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+	  --no-deps -r requirements/core.txt
 	touch $@
 
 # pip builds in the tree it installs from (build/, *.egg-info): it builds in a copy, so that a
@@ -147,18 +149,21 @@ test-core: $(CORE_VENV)/.installed
 	copy=$$(mktemp -d) && trap 'rm -rf "$$copy"' EXIT && \
 	  tar -C src -c --exclude=__pycache__ --exclude='*.egg-info' --exclude=build \
 	    arm_kinematics arm_testing | tar -C "$$copy" -x && \
-	  $(CORE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
-	    --force-reinstall "$$copy/arm_kinematics" "$$copy/arm_testing"
-	$(CORE_VENV)/bin/python -m pytest src/arm_kinematics -n $(CORE_TEST_WORKERS) --dist loadfile \
-	  $(DURATIONS) $(PYTEST_ARGS)
+	  $(CORE_NICE) $(CORE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+	    --no-deps --force-reinstall "$$copy/arm_kinematics" "$$copy/arm_testing"
+	$(CORE_NICE) $(CORE_VENV)/bin/python -m pytest src/arm_kinematics -n $(CORE_TEST_WORKERS) \
+	  --dist loadfile $(DURATIONS) $(PYTEST_ARGS)
 
 # The core's tests need neither ROS nor the workspace: they run beside the venv's setup, lint
 # and the build, which leave a core idle for about half their time here (a fresh clone:
-# setup 62 s at 80 % of one core, the build 209 s at 134 % of two, test-core 91 s at 156 %).
-# Each job's output is printed whole when it ends (--output-sync).
+# setup 62 s at 80 % of one core, the build 209 s at 134 % of two, test-core 91 s at 156 %),
+# at the lowest priority (CORE_NICE), so that they take that idle time and do not slow the
+# build's longest chain (with equal priority both slowed: nothing was saved). Each job's
+# output is printed whole when it ends (--output-sync).
 test:
 	@echo 'make test: the venv, lint and the build beside the core tests (each one'"'"'s output when it ends)'
-	$(MAKE) --no-print-directory -j 2 --output-sync=target lint build test-core
+	$(MAKE) --no-print-directory -j 2 --output-sync=target lint build test-core \
+	  CORE_NICE='nice -n 19'
 	tools/ensure_chromium.sh
 	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m pytest src --ignore=src/arm_kinematics \
 	  -n $(TEST_WORKERS) --dist loadfile --reruns $(TEST_RERUNS) -rR $(DURATIONS) $(PYTEST_ARGS)
