@@ -44,6 +44,11 @@ class Recorder:
         with self.lock:
             return self.items[-1][1] if self.items else None
 
+    def last_arrival(self) -> float:
+        """When the newest message arrived (wall-clock s; 0.0 before any)."""
+        with self.lock:
+            return self.items[-1][0] if self.items else 0.0
+
     def __len__(self) -> int:
         with self.lock:
             return len(self.items)
