@@ -43,8 +43,10 @@ def gradient_segments(points: Sequence[Sequence[float]]) -> tuple[np.ndarray, np
 
 
 def manipulability_along(model: ArmModel, path: np.ndarray) -> np.ndarray:
-    """w of every pose of a (K, n) joint path."""
-    return np.array([manipulability(model.jacobian(q)) for q in path])
+    """w of every pose of a (K, n) joint path (the position rows in numpy: the lab never
+    solves, and does not load numba to draw)."""
+    return np.array([manipulability(rows) for rows in
+                     model.position_jacobian_batch(np.asarray(path, dtype=float))])
 
 
 def format_number(value: float, digits: int = 3) -> str:

@@ -119,7 +119,9 @@ class LabViewer(LabMoves, Node):
         self._config = config
         geometry = _safety_geometry(self.model, config, self.arm)
 
-        self.state = LabState(self.model.fk(self.home)[:3, 3])
+        # The chain walked in numpy here and below: the lab never solves, so it does not
+        # load numba (docs/tests.md).
+        self.state = LabState(self.model.frames(self.home)[-1, :3, 3])
         self._errors = ErrorHistory(time.monotonic())
         self._last_readout = 0.0
         self._last_path: JointTrajectory | None = None
@@ -344,7 +346,7 @@ class LabViewer(LabMoves, Node):
             shown.header.stamp = self.get_clock().now().to_msg()
             self.shown_publisher.publish(shown)
         now = time.monotonic()
-        tip = None if drawn.tracked is None else self.model.fk(q)[:3, 3]
+        tip = None if drawn.tracked is None else self.model.frames(q)[-1, :3, 3]
         self._errors.update(now, drawn.tracked, tip,
                             float(self.get_parameter('error_history').value))
         if now - self._last_readout < READOUT_PERIOD:

@@ -224,8 +224,10 @@ def pose_metrics(model: ArmModel, workspace: Workspace, q: Sequence[float]) -> P
     q = np.asarray(q, dtype=float)
     if q.shape != (model.dof,) or not np.all(np.isfinite(q)):
         raise ValueError(f'pose must be {model.dof} finite numbers, got {q.tolist()}')
-    jacobian = model.jacobian(q)
-    tip = model.fk(q)[:3, 3]
+    # The position rows in numpy, not through the kernel: the markers and the lab draw these
+    # for every pose and never solve, so they do not load numba for them.
+    jacobian = model.position_jacobian_batch(q[None])[0]
+    tip = model.frames(q)[-1, :3, 3]
     return PoseMetrics(tip, manipulability(jacobian), condition_number(jacobian),
                        reach_fraction(workspace, tip))
 

@@ -75,7 +75,9 @@ def joint_frame(model: ArmModel) -> tuple[np.ndarray, np.ndarray, np.ndarray] | 
     if model.dof != 6:
         return f'needs 6 joints; {model.name or "this arm"} has {model.dof}'
     origins, axes, _ = model.joint_origins_and_axes(np.zeros(6))
-    return origins, np.array([unit(a) for a in axes]), model.fk(np.zeros(6))
+    # The numpy walk, not the kernel: recognising the family (arm_info, arm_config) solves
+    # nothing and must not load numba.
+    return origins, np.array([unit(a) for a in axes]), model.frames(np.zeros(6))[-1]
 
 
 def axis_rules(axes: np.ndarray, parallel_pairs: Sequence[tuple[int, int]],
