@@ -37,8 +37,9 @@ DURATIONS ?= --durations=15
 # as it computes): a fresh clone's make test in 14-15.5 minutes, against 18-20 with two.
 TEST_WORKERS ?= 3
 # A ROS-suite test that fails is run once more (pytest-rerunfailures) and fails the suite only
-# if it fails again; the summary lists every rerun by name (RERUN lines): each is a flake to
-# mend, most often a time bound a loaded machine broke (docs/tests.md, "Reruns"). 0: none.
+# if it fails again; the summary lists every rerun by name (RERUN lines) with the traceback of
+# its first try: each is a flake to mend, most often a time bound a loaded machine broke
+# (docs/tests.md, "Reruns"). 0: none.
 TEST_RERUNS ?= 1
 CORE_TEST_WORKERS ?= 2
 # A command put before the core tests' processes (make test: 'nice -n 19').
@@ -166,7 +167,8 @@ test:
 	  CORE_NICE='nice -n 19'
 	tools/ensure_chromium.sh
 	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m pytest src --ignore=src/arm_kinematics \
-	  -n $(TEST_WORKERS) --dist loadfile --reruns $(TEST_RERUNS) -rR $(DURATIONS) $(PYTEST_ARGS)
+	  -n $(TEST_WORKERS) --dist loadfile --reruns $(TEST_RERUNS) -rR --rerun-show-tracebacks \
+	  $(DURATIONS) $(PYTEST_ARGS)
 
 demo: build
 	$(ACTIVATE) && $(RUN_ENV) && $(PY) -m arm_bringup.demo --cycles $(CYCLES) \
