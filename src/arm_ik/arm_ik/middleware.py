@@ -217,13 +217,15 @@ RESULT_ASK_RETRY = 2.0    # s past a move's duration between requests for its re
 
 
 class LockedActionClient(ActionClient):
-    """rclpy's ActionClient with the fix of ros2/rclpy#1123 (rclpy#1308: in Kilted's rclpy,
-    not in the Jazzy wheels): a request is sent and its future stored under one lock, which
-    the handling of the replies takes too. Without it, a reply that an executor thread
-    handles between the send and the store is dropped ("Ignoring unexpected goal
-    response"), and that goal, cancel or result is never answered. Seen in this project's
-    tests under load: a goal to move_group unanswered within 60 s in 3 module runs of 5,
-    none in 5 with the lock. Every action client of arm_ik's nodes and tools is this one.
+    """rclpy's ActionClient with the fix of ros2/rclpy#1123 (rclpy#1308): a request is sent
+    and its future stored under one lock, which the handling of the replies takes too.
+    Without it, a reply that an executor thread handles between the send and the store is
+    dropped ("Ignoring unexpected goal response"), and that goal, cancel or result is never
+    answered. The Jazzy wheels' rclpy (7.1) has no lock there; Kilted's (9.1.2) takes one,
+    but then stores a second future for the goal outside it and returns that one, which the
+    reply never completes. Seen in this project's tests under load on Jazzy: a goal to
+    move_group unanswered within 60 s in 3 module runs of 5, none in 5 with the lock. Every
+    action client of arm_ik's nodes and tools is this one.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -243,10 +245,14 @@ class LockedActionClient(ActionClient):
             return super()._get_result_async(goal_handle)
 
     async def execute(self, taken_data: Any) -> None:
-        # ActionClient.execute awaits only the feedback callback: a plain function here, so
-        # the lock is never held across a suspension.
-        with self._send_lock:
-            return await super().execute(taken_data)
+        # The replies under the lock (their handling awaits nothing); the feedback outside
+        # it, since a user's feedback callback may block or await.
+        replies = {key: value for key, value in taken_data.items() if key != 'feedback'}
+        if replies:
+            with self._send_lock:
+                await super().execute(replies)
+        if 'feedback' in taken_data:
+            await super().execute({'feedback': taken_data['feedback']})
 
 
 class _Tracked:
@@ -407,7 +413,7 @@ def call_until_answered(client: Any, request: Any, spin: Callable[[], None], tim
 # (Jazzy, this venv) ActionClient.send_goal_async sends the request and only then registers
 # the future its response completes, with no lock, so a call from another thread (the lab's
 # browser callbacks) can lose the response and leave a future that never completes
-# (ros2/rclpy#1123; a fix is proposed in ros2/rclpy#1308). lab_viewer posts its goal
+# (ros2/rclpy#1123; LockedActionClient above mends it too). lab_viewer posts its goal
 # sends here. No figure is measured in this project: the lab has always sent goals this way.
 
 

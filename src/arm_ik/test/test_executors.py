@@ -175,14 +175,14 @@ class _SlowSend:
 def test_a_goal_reply_handled_while_the_goal_is_being_sent_is_kept(ros_domain):
     # rclpy#1123: the reply is handled by another executor thread before send_goal_async has
     # stored its future. Jazzy's stock ActionClient drops it ("Ignoring unexpected goal
-    # response") and the goal is never answered; the locked client handles it after the send.
+    # response"), Kilted's completes a future it does not return, and the goal is never
+    # answered; the locked client handles it after the send.
     import threading
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=ros_domain.domain_id)
+    node = rclpy.create_node('locked_client', context=context, start_parameter_services=False)
+    client = LockedActionClient(node, MoveToTarget, 'move_to_target')
     try:
-        node = rclpy.create_node('locked_client', context=context,
-                                 start_parameter_services=False)
-        client = LockedActionClient(node, MoveToTarget, 'move_to_target')
         slow = client._client_handle = _SlowSend(client._client_handle, pause=0.3)
         handled = threading.Event()
 
@@ -200,7 +200,7 @@ def test_a_goal_reply_handled_while_the_goal_is_being_sent_is_kept(ros_domain):
         replier.join(REPLY)
         assert handled.is_set()
         assert future.done() and future.result().accepted
+    finally:
         client.destroy()
         node.destroy_node()
-    finally:
         rclpy.shutdown(context=context)

@@ -167,7 +167,7 @@ class LabMoves:
         goal.motion_law = law if law in (laws.MIN_JERK, laws.EXPONENTIAL) else laws.MIN_JERK
         goal.speed_scale = float(self.layout.value('motor_speed'))
         note = self._take_over()
-        return self._send_goal(goal, self.model.fk(self.home)[:3, 3], 'home pose', note)
+        return self._send_goal(goal, self.model.frames(self.home)[-1, :3, 3], 'home pose', note)
 
     def _send_goal(self, goal: MoveToTarget.Goal, target: np.ndarray, what: str,
                    note: str = '') -> Outcome:
