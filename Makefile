@@ -34,7 +34,7 @@ DURATIONS ?= --durations=15
 # Parallel pytest workers (pytest-xdist; 0: one process, as before). A test module stays in
 # one worker with its process group (--dist loadfile), each test on a ROS domain of its own
 # (docs/tests.md, "Parallel workers"). Three on this 2-core machine (the suite waits as much
-# as it computes): a fresh clone's make test in 14-15.5 minutes, against 18-20 with two.
+# as it computes): a fresh clone's make test in 13-14.5 minutes, against 18-20 with two.
 TEST_WORKERS ?= 3
 # A ROS-suite test that fails is run once more (pytest-rerunfailures) and fails the suite only
 # if it fails again; the summary lists every rerun by name (RERUN lines) with the traceback of
