@@ -33,6 +33,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
+from arm_testing.motion_harness import wait_until  # noqa: E402
 from arm_testing.move_group import wait  # noqa: E402
 
 JOINTS = ['base_yaw', 'shoulder_pitch', 'elbow_pitch', 'wrist_roll', 'wrist_pitch',
@@ -298,10 +299,8 @@ def moving(client, trajectory: RobotTrajectory, timeout: float = 30.0) -> None:
     planned = trajectory.joint_trajectory
     first = dict(zip(planned.joint_names, planned.points[0].positions))
     first = np.array([first[name] for name in JOINTS])
-    deadline = time.monotonic() + timeout
-    while np.abs(client.recorder.latest() - first).max() < 1e-4:   # a held arm: exactly 0
-        assert time.monotonic() < deadline, f'the arm did not start moving within {timeout} s'
-        time.sleep(0.05)
+    wait_until(lambda: np.abs(client.recorder.latest() - first).max() >= 1e-4,   # held: 0
+               timeout, "the arm leaving the trajectory's first point")
 
 
 def test_plan_and_execute_with_move_action(stack):
