@@ -18,12 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+import faulthandler
 import math
+import sys
+import threading
 import time
 
 from action_msgs.msg import GoalStatus
 from geometry_msgs.msg import Point
 import rclpy
+from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -35,7 +39,7 @@ from arm_bringup.scenario import IKQuery, Move
 from arm_ik.client import IKClient
 from arm_ik.goal_refusals import RefusalWords, WORDS_WAIT
 from arm_ik.middleware import call_until_answered, GoalCourier, LockedActionClient
-from arm_ik.nodes.common import constant_names, LATCHED_QOS
+from arm_ik.nodes.common import constant_names, destroy_with_actions, LATCHED_QOS
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import ArmInfo, ExecutorStatus, MotionErrorCode, SafetyStatus, TargetStatus
 
@@ -51,6 +55,7 @@ REJECTED = object()      # a goal's end: rejected (its words: self.refusals)
 GOAL_ANSWER_WAIT = 5.0   # s for the executor to accept or reject a goal, before a resend
 IK_WAIT = 15.0           # s for an IK answer, resends included
 ALREADY_RUNNING = 'the cycle is already running'   # target_input's words (tasks/cycle.py)
+TEARDOWN_WAIT = 10.0     # s for the node's and its DDS participant's destruction (0.5 s here)
 
 
 @dataclass
@@ -95,14 +100,31 @@ class DemoDriver(Node):
     # ------------------------------------------------------------------ life cycle
     @classmethod
     def create(cls, arm: str) -> DemoDriver:
-        """Init rclpy with Ctrl-C left to Python (KeyboardInterrupt) and build the node."""
-        rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
-        return cls(arm)
+        """Init a context of the driver's own, with Ctrl-C left to Python (KeyboardInterrupt),
+        and build the node in it."""
+        context = Context()
+        rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
+        return cls(arm, context=context)
 
-    def close(self) -> None:
-        self._executor.shutdown(timeout_sec=2.0)
-        self.destroy_node()
-        rclpy.try_shutdown()
+    def close(self, wait: float = TEARDOWN_WAIT) -> bool:
+        """Destroy the node and its context, and with it the DDS participant; False (with
+        the Python stacks on stderr) when that has not ended within ``wait`` s.
+
+        The teardown runs in a thread of its own so that a middleware stuck in it cannot hold
+        the demo once its work is done and reported (a CI run's demo block did not end for
+        270 s after the summary). The caller then ends the process without the interpreter's
+        exit, whose destructors would wait on the same middleware."""
+        def teardown() -> None:
+            self._executor.shutdown(timeout_sec=2.0)
+            destroy_with_actions(self)
+            self.context.try_shutdown()
+            self.context.destroy()
+        worker = threading.Thread(target=teardown, name='demo teardown', daemon=True)
+        worker.start()
+        worker.join(wait)
+        if worker.is_alive():
+            faulthandler.dump_traceback(sys.stderr)
+        return not worker.is_alive()
 
     # ------------------------------------------------------------------ callbacks
     def _on_info(self, message: ArmInfo) -> None:

@@ -25,7 +25,13 @@ import sys
 import tempfile
 import time
 
-from arm_bringup.demo import MEASURED, shield, STAND_IN_STALE_PERIODS, start_stand_in
+from arm_bringup.demo import (
+    MEASURED,
+    shield,
+    STAND_IN_STALE_PERIODS,
+    start_stand_in,
+    START_TIMEOUT,
+)
 from arm_bringup.pipeline import (
     ArmSource,
     expand_description,
@@ -142,6 +148,40 @@ def start(group: ProcessGroup, arm: ArmSource, description: str, srdf: str,
                      params={**chain, **({'robot_description_semantic': srdf} if srdf else {})})
 
 
+def wait_until_served(namespace: str, timeout: float, group: ProcessGroup) -> list[str]:
+    """The actions of move_group (``move_action``, ``execute_trajectory``) that no client can
+    see yet after ``timeout`` s, or the processes that ended meanwhile; empty once all are
+    served. pymoveit2 gives up on an execution whose server it does not see yet ("Action
+    server 'execute_trajectory' is not yet available"), so "served" is said only after."""
+    from moveit_msgs.action import ExecuteTrajectory, MoveGroup
+    import rclpy
+    from rclpy.action import ActionClient
+    from rclpy.context import Context
+    from rclpy.signals import SignalHandlerOptions
+
+    from arm_ik.nodes.common import destroy_with_actions
+    context = Context()
+    rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node('move_group_ready_probe', context=context,
+                             start_parameter_services=False)
+    try:
+        base = namespace.rstrip('/')
+        clients = {name: ActionClient(node, kind, f'{base}/{name}') for name, kind in
+                   (('move_action', MoveGroup), ('execute_trajectory', ExecuteTrajectory))}
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            dead = [f'{p.name} ended' for p in group.processes if not p.alive()]
+            waiting = [name for name, client in clients.items() if not client.server_is_ready()]
+            if dead or not waiting:
+                return dead
+            time.sleep(0.1)
+        return waiting
+    finally:
+        destroy_with_actions(node)
+        context.try_shutdown()
+        context.destroy()
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
@@ -171,6 +211,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(f'move_group: servo_bridge: {enable_servo_bridge(namespace)}', flush=True)
                 controller = 'servo_bridge'
             start(group, arm, description, srdf, namespace, controller)
+            missing = wait_until_served(namespace, START_TIMEOUT, group)
+            if missing:
+                print(f'move_group: not served within {START_TIMEOUT:g} s: '
+                      f'{", ".join(missing)} (logs in {log_dir})', file=sys.stderr, flush=True)
+                shield()
+                return 1
             route = {'stand_in': 'through controller_stand_in',
                      'servo_bridge': 'through servo_bridge on the simulated bus'}.get(
                 controller, 'on simulated joint_states')

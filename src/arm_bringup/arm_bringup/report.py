@@ -18,6 +18,7 @@ class Summary:
     steps_ok: int = 0
     steps_failed: int = 0
     failures: list[str] = field(default_factory=list)
+    torn_down: bool = True       # the driver's node and DDS participant were destroyed
 
     def record(self, result: StepResult, indent: str = '    ') -> None:
         """Count one step and print it."""

@@ -43,6 +43,7 @@ import functools
 from pathlib import Path
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -286,3 +287,15 @@ def test_a_failing_block_is_caught(terminals):
     found = problems(block, code, 'collision: a\n' + output)
     assert code == 0 and len(found) == 1 and LEFT_RUNNING in found[0], found
     assert 'sleep 60' in found[0], found
+    # A block that hangs is stopped with where its processes were: ps's listing and, from
+    # SIGABRT with PYTHONFAULTHANDLER, its Python threads' stacks.
+    code, output = terminal.run_shell(f'{sys.executable} -c "import time; time.sleep(60)"',
+                                      timeout=3.0)
+    assert code is None and 'timed out after 3 s' in output, output
+    assert 'time.sleep(60)' in output and 'File "<string>", line 1 in <module>' in output, output
+    # A block that failed runs again when its test asks again (the suite's rerun), so that
+    # a rerun is not the first outcome replayed; one that passed runs once.
+    second_run_passes = Block('bash', 10**6, 'echo run >> runs.txt\n'
+                              'test "$(wc -l < runs.txt)" -ge 2', 'run', '', '(probe)')
+    assert [terminal.block(second_run_passes)[0] for _ in range(3)] == [1, 0, 0]
+    assert terminal.run_shell('wc -l < runs.txt')[1].strip() == '2'

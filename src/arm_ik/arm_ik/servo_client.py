@@ -180,6 +180,7 @@ class BridgeClient:
     def close(self) -> None:
         import rclpy
         self.node.destroy_node()
+        self.action.destroy()       # destroy_node leaves it (nodes.common.destroy_with_actions)
         self.executor.shutdown()
         rclpy.try_shutdown(context=self.context)
 

@@ -204,3 +204,28 @@ def test_a_goal_reply_handled_while_the_goal_is_being_sent_is_kept(ros_domain):
         client.destroy()
         node.destroy_node()
         rclpy.shutdown(context=context)
+
+
+def test_destroy_with_actions_destroys_the_action_servers_and_clients_too(ros_domain):
+    from rclpy.action import ActionServer
+    from rclpy.exceptions import InvalidHandle
+
+    from arm_ik.nodes.common import destroy_with_actions
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=ros_domain.domain_id)
+    try:
+        nodes = [rclpy.create_node(name, context=context, start_parameter_services=False)
+                 for name in ('plain', 'with_actions')]
+        clients = [LockedActionClient(node, MoveToTarget, 'move_to_target') for node in nodes]
+        servers = [ActionServer(node, MoveToTarget, 'move_to_target', lambda goal: None)
+                   for node in nodes]
+        # rclpy's destroy_node leaves them (their destroy() removes them from the node's
+        # waitables), and with them the node, to the interpreter's exit.
+        nodes[0].destroy_node()
+        assert {clients[0], servers[0]} <= set(nodes[0].waitables)
+        destroy_with_actions(nodes[1])
+        assert not set(nodes[1].waitables) & {clients[1], servers[1]}
+        with pytest.raises(InvalidHandle):
+            clients[1].server_is_ready()
+    finally:
+        rclpy.shutdown(context=context)

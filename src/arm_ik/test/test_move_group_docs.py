@@ -47,6 +47,8 @@ def test_the_pymoveit2_script_runs_as_written_on_the_ur5(tmp_path):
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                   start_new_session=True)
         try:
+            served = next((line for line in runner.stdout if ' served in ' in line), None)
+            assert served, 'the move_group runner ended before it served'
             path = tmp_path / 'moveit_user.py'
             path.write_text(script(), encoding='utf-8')
             done = subprocess.run([sys.executable, str(path)], env=env, cwd=tmp_path,

@@ -14,6 +14,7 @@ from rcl_interfaces.msg import (
     SetParametersResult,
 )
 import rclpy
+from rclpy.action import ActionClient, ActionServer
 from rclpy.callback_groups import CallbackGroup
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
@@ -309,6 +310,22 @@ class DescriptionReload:
 
 
 
+def destroy_with_actions(node: Node) -> None:
+    """``node.destroy_node()``, and then its action servers and clients.
+
+    rclpy's destroy_node (Jazzy 7.1, Kilted 9.1) destroys a node's publishers, subscriptions,
+    services, clients, timers and guard conditions at once "to work around a possible hang"
+    (ros2/build_cop#248), but not its action servers and clients: one left alive keeps the
+    node, and the process's DDS participant, until the interpreter's exit destroys them in
+    whatever order it meets them. They go after the node's own destroy_node, which may still
+    end a goal through them."""
+    actions = [waitable for waitable in node.waitables
+               if isinstance(waitable, (ActionClient, ActionServer))]
+    node.destroy_node()
+    for action in actions:
+        action.destroy()
+
+
 class _CtrlC:
     """Python's part of SIGINT: a KeyboardInterrupt before the node spins (a long start-up
     stops at once), nothing while it spins. rclpy's own handler, which runs first, shuts the
@@ -366,7 +383,7 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None,
             node.get_logger().debug(f'during shutdown: {type(error).__name__}: {error}')
     finally:
         if node is not None:
-            node.destroy_node()
+            destroy_with_actions(node)
         rclpy.try_shutdown()
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
