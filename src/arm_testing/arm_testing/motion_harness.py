@@ -447,13 +447,17 @@ class MotionClient:
         settle = 1 if hold else 0
         assert all(m.position == after[-1].position for m in after[settle:]), \
             'joint_states moved after the event'
-        late = 0
+        late = []
         for arrived, command in self.commands.timed_since(since - 5.0):
             stamps = self._command_stamps(command, states)
             # Undated (a JointTrajectory): counted when it arrived after the event.
             if (min(stamps) >= since) if stamps else arrived >= since:
-                late += 1
-        assert late <= hold, f'{late} controller commands after the event'
+                late.append(f'{"dated" if stamps else "undated"}, arrived '
+                            f'{arrived - since:+.3f} s, {list(getattr(command, "data", []))}')
+        assert len(late) <= hold, \
+            f'{len(late)} controller commands after the event (held pose ' \
+            f'{list(after[-1].position)}; {len(states)} states in the window):\n' + \
+            '\n'.join(late[:5] + (['...'] if len(late) > 8 else []) + late[5:][-3:])
 
     def _command_stamps(self, command: Any, states: list[Any]) -> list[float]:
         if not hasattr(command, 'data'):
