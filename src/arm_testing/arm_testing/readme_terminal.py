@@ -211,8 +211,9 @@ class Terminal:
 
     @staticmethod
     def _where(group: int) -> str:
-        """The processes of a hung block's ``group`` (state, kernel wait, command), after
-        SIGABRT has made its Python processes print their threads' stacks into the output."""
+        """The processes of a hung block's ``group`` (state, kernel wait, command), listed
+        before SIGABRT makes its Python processes print their threads' stacks into the
+        block's output."""
         listing = subprocess.run(['ps', '-ww', '-o', 'pid=,stat=,etime=,wchan:24=,args=', '-s',
                                   str(group)], capture_output=True, text=True,
                                  check=False).stdout
