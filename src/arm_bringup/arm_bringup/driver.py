@@ -38,8 +38,13 @@ from std_srvs.srv import Trigger
 from arm_bringup.scenario import IKQuery, Move
 from arm_ik.client import IKClient
 from arm_ik.goal_refusals import RefusalWords, WORDS_WAIT
-from arm_ik.middleware import call_until_answered, GoalCourier, LockedActionClient
-from arm_ik.nodes.common import constant_names, destroy_with_actions, LATCHED_QOS
+from arm_ik.middleware import (
+    call_until_answered,
+    destroy_with_actions,
+    GoalCourier,
+    LockedActionClient,
+)
+from arm_ik.nodes.common import constant_names, LATCHED_QOS
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.msg import ArmInfo, ExecutorStatus, MotionErrorCode, SafetyStatus, TargetStatus
 

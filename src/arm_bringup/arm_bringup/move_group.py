@@ -159,7 +159,7 @@ def wait_until_served(namespace: str, timeout: float, group: ProcessGroup) -> li
     from rclpy.context import Context
     from rclpy.signals import SignalHandlerOptions
 
-    from arm_ik.nodes.common import destroy_with_actions
+    from arm_ik.middleware import destroy_with_actions
     context = Context()
     rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node('move_group_ready_probe', context=context,

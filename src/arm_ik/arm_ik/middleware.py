@@ -30,7 +30,7 @@ import threading
 import time
 from typing import Any
 
-from rclpy.action import ActionClient
+from rclpy.action import ActionClient, ActionServer
 from rclpy.callback_groups import CallbackGroup
 from rclpy.event_handler import EventHandler
 from rclpy.executors import (
@@ -379,6 +379,23 @@ class GoalCourier:
     def _feedback(self, token: int, attempt: int, message: Any) -> None:
         if self._live(token, attempt) is not None:
             self._on_feedback(token, message.feedback)
+
+
+# ---------------------------------------------------------------------------- node teardown
+def destroy_with_actions(node: Node) -> None:
+    """``node.destroy_node()``, and then its action servers and clients.
+
+    rclpy's destroy_node (Jazzy 7.1, Kilted 9.1) destroys a node's publishers, subscriptions,
+    services, clients, timers and guard conditions at once "to work around a possible hang"
+    (ros2/build_cop#248), but not its action servers and clients: one left alive keeps the
+    node, and the process's DDS participant, until the interpreter's exit destroys them in
+    whatever order it meets them. They go after the node's own destroy_node, which may still
+    end a goal through them."""
+    actions = [waitable for waitable in node.waitables
+               if isinstance(waitable, (ActionClient, ActionServer))]
+    node.destroy_node()
+    for action in actions:
+        action.destroy()
 
 
 # ---------------------------------------------------------------------------- service resend

@@ -179,8 +179,9 @@ class BridgeClient:
 
     def close(self) -> None:
         import rclpy
-        self.node.destroy_node()
-        self.action.destroy()       # destroy_node leaves it (nodes.common.destroy_with_actions)
+
+        from arm_ik.middleware import destroy_with_actions
+        destroy_with_actions(self.node)
         self.executor.shutdown()
         rclpy.try_shutdown(context=self.context)
 

@@ -12,7 +12,13 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
 from arm_ik.client import SERVICE_QOS
-from arm_ik.middleware import HandoffExecutor, LockedActionClient, SERVICE_LOOP_WAKE, ServiceLoop
+from arm_ik.middleware import (
+    destroy_with_actions,
+    HandoffExecutor,
+    LockedActionClient,
+    SERVICE_LOOP_WAKE,
+    ServiceLoop,
+)
 from arm_interfaces.action import MoveToTarget
 from arm_interfaces.srv import SolveIK
 from arm_testing.ros_harness import call_service, wait_for
@@ -210,7 +216,6 @@ def test_destroy_with_actions_destroys_the_action_servers_and_clients_too(ros_do
     from rclpy.action import ActionServer
     from rclpy.exceptions import InvalidHandle
 
-    from arm_ik.nodes.common import destroy_with_actions
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=ros_domain.domain_id)
     try:

@@ -14,7 +14,6 @@ from rcl_interfaces.msg import (
     SetParametersResult,
 )
 import rclpy
-from rclpy.action import ActionClient, ActionServer
 from rclpy.callback_groups import CallbackGroup
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
@@ -24,7 +23,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from arm_ik.batched_subscription import BatchedSubscription
-from arm_ik.middleware import HandoffExecutor
+from arm_ik.middleware import destroy_with_actions, HandoffExecutor
 from arm_ik.nodes.parameters import Param, ParameterError, ParameterTable
 from arm_kinematics.arm import Arm, ArmConfig, ArmConfigError, build_arm, load_config_chain
 from arm_kinematics.common.log_line import brief_names
@@ -308,22 +307,6 @@ class DescriptionReload:
         self._node.get_logger().info('robot_description replaced: model rebuilt')
 
 
-
-
-def destroy_with_actions(node: Node) -> None:
-    """``node.destroy_node()``, and then its action servers and clients.
-
-    rclpy's destroy_node (Jazzy 7.1, Kilted 9.1) destroys a node's publishers, subscriptions,
-    services, clients, timers and guard conditions at once "to work around a possible hang"
-    (ros2/build_cop#248), but not its action servers and clients: one left alive keeps the
-    node, and the process's DDS participant, until the interpreter's exit destroys them in
-    whatever order it meets them. They go after the node's own destroy_node, which may still
-    end a goal through them."""
-    actions = [waitable for waitable in node.waitables
-               if isinstance(waitable, (ActionClient, ActionServer))]
-    node.destroy_node()
-    for action in actions:
-        action.destroy()
 
 
 class _CtrlC:
